@@ -1,0 +1,34 @@
+import { Hono } from 'hono';
+import { randomUUID } from 'node:crypto';
+import type { Services } from '@toolport/core';
+import type { AppEnv } from './http/env';
+import { errorToProblem, problem } from './http/problem';
+import { healthRoutes } from './routes/health';
+import { keyRoutes } from './routes/keys';
+import { sessionRoutes } from './routes/session';
+import { settingsRoutes } from './routes/settings';
+
+/** The whole public HTTP surface, as one Hono app over the given services. */
+export function createApp(svc: Services) {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    c.set('svc', svc);
+    c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || randomUUID());
+    await next();
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+  });
+
+  const api = new Hono<AppEnv>()
+    .route('/', sessionRoutes)
+    .route('/', keyRoutes)
+    .route('/', settingsRoutes);
+  api.notFound((c) => problem(c, 404, 'No such API route.'));
+  app.route('/api', api);
+  app.route('/', healthRoutes);
+
+  app.onError((err, c) => errorToProblem(err, c));
+  app.notFound((c) => problem(c, 404, 'Nothing here.'));
+  return app;
+}

@@ -1,0 +1,45 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { isToolportError, type ErrorCode } from '@toolport/core';
+import type { AppEnv } from './env';
+
+export const statusFor: Record<ErrorCode, ContentfulStatusCode> = {
+  VALIDATION: 422,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  GONE: 410,
+  LIMIT_EXCEEDED: 429,
+  PAYLOAD_TOO_LARGE: 413,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+const titles: Record<number, string> = {
+  400: 'Bad request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not found', 409: 'Conflict', 410: 'Gone',
+  413: 'Payload too large', 415: 'Unsupported media type', 422: 'Unprocessable content', 429: 'Too many requests',
+  500: 'Internal error', 503: 'Service unavailable',
+};
+
+export function problem(c: Context<AppEnv>, status: ContentfulStatusCode, detail: string, extra: Record<string, unknown> = {}) {
+  return c.body(
+    JSON.stringify({ type: 'about:blank', title: titles[status] ?? 'Error', status, detail, ...extra }),
+    status,
+    { 'content-type': 'application/problem+json' },
+  );
+}
+
+/** The one mapping from the error family to problem+json. Unexpected errors are logged, never echoed. */
+export function errorToProblem(err: unknown, c: Context<AppEnv>) {
+  if (isToolportError(err) && err.expose) {
+    const { retryAfterSeconds, status: override, ...rest } = err.details;
+    const status = (typeof override === 'number' ? override : statusFor[err.code]) as ContentfulStatusCode;
+    if (retryAfterSeconds) c.header('Retry-After', String(retryAfterSeconds));
+    if (status === 401 && !c.res.headers.get('WWW-Authenticate')) c.header('WWW-Authenticate', 'Bearer');
+    return problem(c, status, err.message, { code: err.code, ...rest });
+  }
+  const svc = c.get('svc');
+  svc?.log.error('unexpected error', { err, requestId: c.get('requestId'), path: c.req.path });
+  return problem(c, 500, 'Something went wrong on our side. Try again in a moment.', { requestId: c.get('requestId') });
+}

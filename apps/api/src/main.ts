@@ -1,0 +1,36 @@
+import { ConfigError, parseConfig } from '@toolport/core';
+import { startServer } from './server';
+
+async function main() {
+  let config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const server = await startServer(config);
+  const mode = config.embedded ? 'embedded (PGlite, in-process queue)' : 'Postgres + Redis';
+  server.svc.log.info('toolport started', { url: config.publicUrl, mode, role: config.role });
+  if (process.stdout.isTTY || config.embedded) console.log(`\n  Toolport is running: open ${config.publicUrl}\n`);
+
+  const stop = async (signal: string) => {
+    server.svc.log.info('shutting down', { signal });
+    await server.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(78);
+  }
+  console.error(err);
+  process.exit(1);
+});

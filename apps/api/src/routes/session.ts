@@ -1,0 +1,41 @@
+import { Hono } from 'hono';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import { getMe, login, logout, rotateUserKey, signup, type Ctx } from '@toolport/core';
+import { requirePerson, SESSION_COOKIE } from '../http/auth';
+import { readJson } from '../http/body';
+import type { AppEnv } from '../http/env';
+import type { Context } from 'hono';
+
+const anonymous = (c: Context<AppEnv>): Ctx => ({ svc: c.get('svc'), actor: { kind: 'system' } });
+const asPerson = (c: Context<AppEnv>): Ctx => ({ svc: c.get('svc'), actor: c.get('actor') });
+
+function setSession(c: Context<AppEnv>, token: string, expiresAt: Date) {
+  setCookie(c, SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: c.get('svc').config.publicUrl.startsWith('https:'),
+    path: '/',
+    expires: expiresAt,
+  });
+}
+
+export const sessionRoutes = new Hono<AppEnv>()
+  .post('/session/signup', async (c) => {
+    const { user, session } = await signup({ ctx: anonymous(c), input: await readJson(c) });
+    setSession(c, session.token, session.expiresAt);
+    return c.json({ user }, 201);
+  })
+  .post('/session/login', async (c) => {
+    const clientAddress = getConnInfo(c).remote.address;
+    const { user, session } = await login({ ctx: anonymous(c), input: await readJson(c), clientAddress });
+    setSession(c, session.token, session.expiresAt);
+    return c.json({ user });
+  })
+  .post('/session/logout', requirePerson, async (c) => {
+    await logout({ ctx: asPerson(c), token: c.get('sessionToken')! });
+    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    return c.body(null, 204);
+  })
+  .get('/me', requirePerson, async (c) => c.json(await getMe({ ctx: asPerson(c) })))
+  .post('/me/rotate-mcp-url', requirePerson, async (c) => c.json(await rotateUserKey({ ctx: asPerson(c) })));

@@ -1,0 +1,88 @@
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { users } from './accounts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** One row per add-on id, kept after deletion so an id is never reused. */
+export const addons = pgTable(
+  'addons',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    visibility: text('visibility', { enum: ['private', 'public'] }).notNull().default('private'),
+    webhookUrl: text('webhook_url').notNull(),
+    /** Set when the webhook answered 410 Gone; calls are refused until the developer pushes again. */
+    webhookDisabledAt: ts('webhook_disabled_at'),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [index('addons_owner_idx').on(t.ownerId)],
+);
+
+export const addonVersions = pgTable(
+  'addon_versions',
+  {
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    manifest: jsonb('manifest').notNull(),
+    warnings: jsonb('warnings').notNull().default([]),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.addonId, t.version] })],
+);
+
+/** The tools of an add-on's current version, with their compiled input schema. */
+export const tools = pgTable(
+  'tools',
+  {
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    title: text('title').notNull(),
+    summary: text('summary').notNull(),
+    destructive: boolean('destructive').notNull().default(false),
+    readOnly: boolean('read_only').notNull().default(false),
+    confirm: boolean('confirm').notNull().default(false),
+    inputSchema: jsonb('input_schema').notNull(),
+    position: integer('position').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.addonId, t.name] })],
+);
+
+/** Webhook signing secrets, encrypted at rest; a rotated one keeps signing until `expiresAt`. */
+export const addonSecrets = pgTable(
+  'addon_secrets',
+  {
+    id: text('id').primaryKey(),
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    secretEnc: text('secret_enc').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at'),
+  },
+  (t) => [index('addon_secrets_addon_idx').on(t.addonId)],
+);
+
+export const installs = pgTable(
+  'installs',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.addonId] }), index('installs_addon_idx').on(t.addonId)],
+);
+
+/** A switch per installed tool; no row means off. Rows for tools a new version dropped are ignored. */
+export const toolSwitches = pgTable(
+  'tool_switches',
+  {
+    userId: text('user_id').notNull(),
+    addonId: text('addon_id').notNull(),
+    toolName: text('tool_name').notNull(),
+    enabled: boolean('enabled').notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.addonId, t.toolName] })],
+);

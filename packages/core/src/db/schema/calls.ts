@@ -1,0 +1,68 @@
+import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { users } from './accounts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    callId: text('call_id').notNull().unique(),
+    grantId: text('grant_id'),
+    appName: text('app_name').notNull(),
+    addonId: text('addon_id').notNull(),
+    toolName: text('tool_name').notNull(),
+    /** The exact JSON text that will be sent if allowed. */
+    arguments: text('arguments').notNull(),
+    confirm: jsonb('confirm'),
+    status: text('status', { enum: ['pending', 'allowed', 'denied', 'expired', 'cancelled', 'revoked'] })
+      .notNull()
+      .default('pending'),
+    decidedBy: text('decided_by'),
+    decidedAt: ts('decided_at'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('approvals_user_status_idx').on(t.userId, t.status)],
+);
+
+export const calls = pgTable(
+  'calls',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    grantId: text('grant_id'),
+    appName: text('app_name').notNull(),
+    addonId: text('addon_id').notNull(),
+    toolName: text('tool_name').notNull(),
+    argsDigest: text('args_digest').notNull(),
+    decision: text('decision'),
+    decidedBy: text('decided_by'),
+    outcome: text('outcome').notNull(),
+    detail: text('detail'),
+    latencyMs: integer('latency_ms').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('calls_user_created_idx').on(t.userId, t.createdAt.desc(), t.id.desc())],
+);
+
+export const deliveries = pgTable(
+  'deliveries',
+  {
+    id: text('id').primaryKey(),
+    addonId: text('addon_id').notNull(),
+    callId: text('call_id').notNull(),
+    type: text('type').notNull(),
+    attempt: integer('attempt').notNull(),
+    /** The add-on's pseudonymous id for the person; never the real one. */
+    subject: text('subject'),
+    status: integer('status'),
+    latencyMs: integer('latency_ms').notNull(),
+    errorClass: text('error_class'),
+    detail: text('detail'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    meta: jsonb('meta'),
+  },
+  (t) => [index('deliveries_addon_created_idx').on(t.addonId, t.createdAt.desc())],
+);

@@ -1,0 +1,4 @@
+export * from './accounts';
+export * from './addons';
+export * from './oauth';
+export * from './calls';

@@ -1,0 +1,71 @@
+import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { users } from './accounts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** Registered AI apps: dynamic registrations (RFC 7591) and client ID metadata documents. */
+export const oauthClients = pgTable('oauth_clients', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+  /** Everything else the app registered, as registered (echoed back by RFC 7591). */
+  metadata: jsonb('metadata').notNull(),
+  kind: text('kind', { enum: ['dcr', 'cimd'] }).notNull().default('dcr'),
+  secretHash: text('secret_hash'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+/** A person letting an app in: the "connection" shown in the dashboard. Revoking it ends every token. */
+export const oauthGrants = pgTable(
+  'oauth_grants',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => oauthClients.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('oauth_grants_user_idx').on(t.userId)],
+);
+
+export const oauthCodes = pgTable('oauth_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  grantId: text('grant_id').notNull().references(() => oauthGrants.id, { onDelete: 'cascade' }),
+  clientId: text('client_id').notNull(),
+  redirectUri: text('redirect_uri').notNull(),
+  codeChallenge: text('code_challenge').notNull(),
+  resource: text('resource').notNull(),
+  scope: text('scope').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  usedAt: ts('used_at'),
+});
+
+/** Refresh tokens, rotated on use; a reused one revokes its whole family (the grant). */
+export const oauthRefreshTokens = pgTable(
+  'oauth_refresh_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    grantId: text('grant_id').notNull().references(() => oauthGrants.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull(),
+    scope: text('scope').notNull(),
+    resource: text('resource').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+  },
+  (t) => [index('oauth_refresh_grant_idx').on(t.grantId)],
+);
+
+/** Access-token signing keys; the private half is encrypted with the master secret. */
+export const signingKeys = pgTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  alg: text('alg').notNull(),
+  publicJwk: jsonb('public_jwk').notNull(),
+  privateJwkEnc: text('private_jwk_enc').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  /** Still published in the JWKS (to verify tokens it signed) but no longer signing. */
+  retiredAt: ts('retired_at'),
+});

@@ -1,0 +1,14 @@
+import { randomBytes } from 'node:crypto';
+
+export type IdPrefix =
+  | 'usr' | 'ses' | 'key' | 'sec' | 'ins' | 'cli' | 'grt' | 'rtf' | 'apr' | 'call' | 'dlv' | 'psh' | 'kid';
+
+/** Prefixed, URL-safe random id: `call_3kQ...`. 16 random bytes. */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBytes(16).toString('base64url')}`;
+}
+
+/** A secret token with a recognisable prefix; only its hash is stored. */
+export function newToken(prefix: string, bytes = 32): string {
+  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}

@@ -1,0 +1,54 @@
+/** A small HTTP client for tests: JSON in and out, and a cookie jar like a browser's. */
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export class Client {
+  cookies = new Map<string, string>();
+  constructor(readonly baseUrl: string, public bearer?: string) {}
+
+  async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
+    const h: Record<string, string> = { ...headers };
+    if (body !== undefined && !h['content-type']) h['content-type'] = 'application/json';
+    if (this.bearer && !h.authorization) h.authorization = `Bearer ${this.bearer}`;
+    if (this.cookies.size && !h.cookie) h.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const res = await fetch(new URL(path, this.baseUrl), {
+      method,
+      headers: h,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      redirect: 'manual',
+    });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [k, ...v] = pair!.split('=');
+      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line)) this.cookies.delete(k!.trim());
+      else this.cookies.set(k!.trim(), v.join('='));
+    }
+    const text = await res.text();
+    let parsed: any = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+  get<T = any>(path: string, headers?: Record<string, string>) { return this.request<T>('GET', path, undefined, headers); }
+  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>) { return this.request<T>('POST', path, body ?? {}, headers); }
+  put<T = any>(path: string, body?: unknown, headers?: Record<string, string>) { return this.request<T>('PUT', path, body ?? {}, headers); }
+  patch<T = any>(path: string, body?: unknown, headers?: Record<string, string>) { return this.request<T>('PATCH', path, body ?? {}, headers); }
+  delete<T = any>(path: string, headers?: Record<string, string>) { return this.request<T>('DELETE', path, undefined, headers); }
+}
+
+let counter = 0;
+/** Signs a new person up and returns their client (cookie set) and profile. */
+export async function newPerson(baseUrl: string, label = 'person') {
+  const client = new Client(baseUrl);
+  const email = `${label}-${process.pid}-${Date.now()}-${counter++}@example.com`;
+  const res = await client.post('/api/session/signup', { email, password: 'correct horse battery' });
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
+  return { client, email, password: 'correct horse battery', user: res.body.user as { id: string; email: string; mcpUrl: string } };
+}

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { Redis } from 'ioredis';
+import { parseConfig, createLogger, type Config } from '@toolport/core';
+import { startServer, type RunningServer } from '../../apps/api/src/server';
+
+/** Which deployment the suite runs against: `embedded` (PGlite, in-process) or `services` (Postgres + Redis). */
+export const TARGET = (process.env.TEST_TARGET ?? 'embedded') as 'embedded' | 'services';
+export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_TEST_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh tenant space for one test file: its own database (or PGlite), its own Redis prefix. */
+export interface Backing {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+export async function createBacking(): Promise<Backing> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-test-'));
+  if (TARGET === 'embedded') {
+    return {
+      env: { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true' },
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const name = `tp_test_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    env: {
+      DATA_DIR: dataDir,
+      DATABASE_URL: url.toString(),
+      REDIS_URL: REDIS_TEST_URL,
+      REDIS_PREFIX: name,
+      TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    },
+    async drop() {
+      const a = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} });
+      await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+      await a.end();
+      const redis = new Redis(REDIS_TEST_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${name}*`, 'COUNT', 1000);
+          cursor = next;
+          if (keys.length) await redis.del(...keys);
+        } while (cursor !== '0');
+      } catch {
+        /* nothing to clean */
+      } finally {
+        redis.disconnect();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Toolport extends RunningServer {
+  config: Config;
+  backing: Backing;
+  /** Stops the server and drops its database. */
+  stop(): Promise<void>;
+}
+
+/** Starts Toolport in this process on a free port, on the suite's target. */
+export async function startToolport(opts: { env?: Record<string, string>; backing?: Backing; keepBacking?: boolean } = {}): Promise<Toolport> {
+  const backing = opts.backing ?? (await createBacking());
+  const port = await freePort();
+  const config = parseConfig({
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    ...backing.env,
+    ...opts.env,
+  });
+  // Embedded tests keep PGlite in memory: each test file gets a clean database in ~1 s.
+  if (TARGET === 'embedded' && !config.database.url) config.database = {};
+  const server = await startServer(config, { log: createLogger({}, !process.env.TEST_LOGS) });
+  return {
+    ...server,
+    config,
+    backing,
+    async stop() {
+      await server.close();
+      if (!opts.keepBacking) await backing.drop();
+    },
+  };
+}
