@@ -1,0 +1,57 @@
+/** Why an outbound request failed; stored as the delivery's error class. */
+export type OutboundErrorClass =
+  | 'bad_url'
+  | 'dns'
+  | 'blocked_address'
+  | 'connect'
+  | 'tls'
+  | 'timeout'
+  | 'too_large'
+  | 'protocol';
+
+export interface OutboundRequest {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Absolute deadline (epoch ms) for the whole exchange, body included. */
+  deadline: number;
+  /** Largest response body accepted, in bytes. */
+  maxBytes: number;
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** An HTTP client for untrusted URLs: checked addresses, no redirects, capped, one deadline. */
+export interface OutboundClient {
+  request(req: OutboundRequest): Promise<OutboundResponse>;
+  close(): void;
+}
+
+export interface ConfirmDescriptor {
+  message: string;
+  info?: Array<{ name: string; value: string }>;
+  style?: 'destructive' | 'default';
+}
+
+/** MCP content blocks as an add-on may return them. */
+export type ContentBlock = Record<string, unknown> & { type: string };
+
+/** What an add-on's answer means, after parsing and checking it. */
+export type WebhookAnswer =
+  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown> }
+  | { kind: 'refusal'; message: string }
+  | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
+  | {
+      kind: 'failure';
+      errorClass: OutboundErrorClass | 'http_status' | 'gone' | 'bad_answer' | 'redirect' | 'deadline';
+      retryable: boolean;
+      status?: number;
+      /** For the developer's delivery log only; never shown to the app. */
+      detail: string;
+    };

@@ -1,0 +1,30 @@
+import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
+
+/** One delivery to an add-on's webhook. Carries ids and the call's own data, never secrets. */
+export interface CallJob {
+  /** `call_...`: the webhook-id on every attempt, the idempotency key. */
+  callId: string;
+  type: 'tool.call' | 'tool.confirm';
+  addonId: string;
+  tool: string;
+  /** The arguments' exact JSON text, sent byte for byte. */
+  arguments: string;
+  /** The person's pseudonymous id for this add-on. */
+  subject: string;
+  app: { name: string; clientId: string };
+  /** Epoch ms after which nothing is delivered. */
+  deadline: number;
+}
+
+/** What the waiting caller learns. `failure.message` is a short, safe sentence for the app. */
+export type CallOutcome =
+  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown> }
+  | { kind: 'refusal'; message: string }
+  | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
+  | { kind: 'failure'; errorClass: string; message: string };
+
+/** Hands a job to a worker and resolves with its outcome, whichever process ran it. */
+export interface Dispatcher {
+  dispatch(job: CallJob, signal?: AbortSignal): Promise<CallOutcome>;
+  close(): Promise<void>;
+}
