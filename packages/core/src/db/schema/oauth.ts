@@ -1,4 +1,4 @@
-import { index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './accounts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -13,6 +13,8 @@ export const oauthClients = pgTable('oauth_clients', {
   kind: text('kind', { enum: ['dcr', 'cimd'] }).notNull().default('dcr'),
   secretHash: text('secret_hash'),
   createdAt: ts('created_at').notNull().defaultNow(),
+  /** When a client ID metadata document was last fetched; refetched after about an hour. */
+  fetchedAt: ts('fetched_at'),
 });
 
 /** A person letting an app in: the "connection" shown in the dashboard. Revoking it ends every token. */
@@ -24,6 +26,8 @@ export const oauthGrants = pgTable(
     clientId: text('client_id').notNull().references(() => oauthClients.id, { onDelete: 'cascade' }),
     scope: text('scope').notNull(),
     resource: text('resource').notNull(),
+    /** The redirect URI the person consented to; its host is shown in the dashboard. */
+    redirectUri: text('redirect_uri'),
     createdAt: ts('created_at').notNull().defaultNow(),
     lastUsedAt: ts('last_used_at'),
     revokedAt: ts('revoked_at'),
@@ -68,4 +72,11 @@ export const signingKeys = pgTable('signing_keys', {
   createdAt: ts('created_at').notNull().defaultNow(),
   /** Still published in the JWKS (to verify tokens it signed) but no longer signing. */
   retiredAt: ts('retired_at'),
+});
+
+/** Fixed-window counters (dynamic registrations per client address), shared by every API process. */
+export const oauthRateLimits = pgTable('oauth_rate_limits', {
+  key: text('key').primaryKey(),
+  count: integer('count').notNull().default(0),
+  windowStart: ts('window_start').notNull().defaultNow(),
 });
