@@ -1,0 +1,338 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { ToolportError } from '../errors';
+import { OutboundError } from './http-client';
+import { signatureHeaders } from './signing';
+import type { ConfirmDescriptor, ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
+
+export type WebhookKind = 'tool.call' | 'tool.confirm' | 'ping';
+type Failure = Extract<WebhookAnswer, { kind: 'failure' }>;
+
+export interface PostWebhookInput {
+  client: OutboundClient;
+  url: string;
+  /** Every valid signing secret (two while a rotation overlaps). */
+  secrets: string[];
+  /** The call's id; the same on every retry. */
+  id: string;
+  /** The JSON body, sent byte for byte and signed as is. */
+  body: string;
+  kind: WebhookKind;
+  /** Epoch ms by which the whole exchange must be over. */
+  deadline: number;
+  /** Largest result accepted, in bytes of its text. */
+  maxResultBytes?: number;
+}
+
+export interface WebhookDelivery {
+  answer: WebhookAnswer;
+  status?: number;
+  latencyMs: number;
+}
+
+export const MAX_RESULT_BYTES = 64 * 1024;
+const MAX_SENTENCE = 500;
+const MAX_INFO = 20;
+const MAX_INFO_TEXT = 200;
+const DETAIL_SNIPPET = 200;
+const USER_AGENT = 'Toolport-Webhooks/1';
+
+const failure = (
+  errorClass: Failure['errorClass'],
+  retryable: boolean,
+  detail: string,
+  status?: number,
+): Failure => (status === undefined ? { kind: 'failure', errorClass, retryable, detail } : { kind: 'failure', errorClass, retryable, status, detail });
+
+// Line breaks become spaces; other control and bidi-override characters go (they could hide or reorder text).
+const CONTROL = /[\p{Cc}\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/gu;
+
+/** Trims, strips control characters and cuts to `max` code points. */
+export function cleanSentence(text: string, max: number): string {
+  const flat = text.replace(/[\r\n\t]+/g, ' ').replace(CONTROL, '').trim();
+  const chars = Array.from(flat);
+  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
+}
+
+const snippet = (body: Buffer) => cleanSentence(body.subarray(0, DETAIL_SNIPPET * 4).toString('utf8'), DETAIL_SNIPPET);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function isUri(v: unknown): v is string {
+  if (typeof v !== 'string' || !v) return false;
+  try {
+    new URL(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Copies optional string/number fields when present, refusing a wrong type. Unknown fields are dropped. */
+function copyOptional(from: Record<string, unknown>, to: Record<string, unknown>, fields: Record<string, 'string' | 'number' | 'object'>): string | undefined {
+  for (const [name, type] of Object.entries(fields)) {
+    const v = from[name];
+    if (v === undefined) continue;
+    if (type === 'object' ? !isObject(v) : typeof v !== type) return `${name} must be ${type === 'object' ? 'an object' : `a ${type}`}`;
+    to[name] = v;
+  }
+  return undefined;
+}
+
+/** Checks one MCP content block; returns the block rebuilt from known fields, or why it is refused. */
+function checkBlock(b: unknown, i: number): ContentBlock | string {
+  const at = `content[${i}]`;
+  if (!isObject(b) || typeof b.type !== 'string') return `${at} is not a content block`;
+  const out: ContentBlock = { type: b.type };
+  let problem: string | undefined;
+  switch (b.type) {
+    case 'text':
+      if (typeof b.text !== 'string') return `${at}.text must be a string`;
+      out.text = b.text;
+      break;
+    case 'image':
+    case 'audio':
+      if (typeof b.data !== 'string' || !BASE64.test(b.data)) return `${at}.data must be base64`;
+      if (typeof b.mimeType !== 'string' || !b.mimeType) return `${at}.mimeType must be a string`;
+      out.data = b.data;
+      out.mimeType = b.mimeType;
+      break;
+    case 'resource_link':
+      if (!isUri(b.uri)) return `${at}.uri must be a URI`;
+      if (typeof b.name !== 'string') return `${at}.name must be a string`;
+      out.uri = b.uri;
+      out.name = b.name;
+      problem = copyOptional(b, out, { title: 'string', description: 'string', mimeType: 'string', size: 'number' });
+      break;
+    case 'resource': {
+      const r = b.resource;
+      if (!isObject(r) || !isUri(r.uri)) return `${at}.resource.uri must be a URI`;
+      const res: Record<string, unknown> = { uri: r.uri };
+      if (typeof r.text === 'string') res.text = r.text;
+      else if (typeof r.blob === 'string' && BASE64.test(r.blob)) res.blob = r.blob;
+      else return `${at}.resource needs text or base64 blob`;
+      problem = copyOptional(r, res, { mimeType: 'string' });
+      out.resource = res;
+      break;
+    }
+    default:
+      return `${at}.type "${cleanSentence(b.type, 40)}" is not a content type`;
+  }
+  problem ??= copyOptional(b, out, { annotations: 'object' });
+  return problem ? `${at}.${problem}` : out;
+}
+
+function checkConfirm(c: unknown): ConfirmDescriptor | null | string {
+  if (c === null) return null;
+  if (!isObject(c)) return 'confirm must be null or an object';
+  if (typeof c.message !== 'string') return 'confirm.message must be a string';
+  const message = cleanSentence(c.message, Number.MAX_SAFE_INTEGER);
+  if (!message) return 'confirm.message is empty';
+  // Shown to the person deciding: refused rather than cut, so nothing is silently hidden.
+  if (Array.from(message).length > MAX_SENTENCE) return `confirm.message is longer than ${MAX_SENTENCE} characters`;
+  const out: ConfirmDescriptor = { message };
+  if (c.info !== undefined) {
+    if (!Array.isArray(c.info) || c.info.length > MAX_INFO) return `confirm.info must be a list of at most ${MAX_INFO}`;
+    const info: Array<{ name: string; value: string }> = [];
+    for (const [i, item] of c.info.entries()) {
+      if (!isObject(item) || typeof item.name !== 'string' || typeof item.value !== 'string') return `confirm.info[${i}] needs a name and a value, both strings`;
+      const name = cleanSentence(item.name, Number.MAX_SAFE_INTEGER);
+      const value = cleanSentence(item.value, Number.MAX_SAFE_INTEGER);
+      if (!name) return `confirm.info[${i}].name is empty`;
+      if (Array.from(name).length > MAX_INFO_TEXT || Array.from(value).length > MAX_INFO_TEXT) return `confirm.info[${i}] is longer than ${MAX_INFO_TEXT} characters`;
+      info.push({ name, value });
+    }
+    out.info = info;
+  }
+  if (c.style !== undefined) {
+    if (c.style !== 'destructive' && c.style !== 'default') return 'confirm.style must be "destructive" or "default"';
+    out.style = c.style;
+  }
+  return out;
+}
+
+/** Reads a 2xx answer by the rules of DESIGN.md "Answers". */
+function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: number): WebhookAnswer {
+  const status = res.status;
+  const bad = (why: string) => failure('bad_answer', false, `HTTP ${status}: ${why}`, status);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    return bad(res.body.length ? `not JSON: ${snippet(res.body)}` : 'empty body');
+  }
+  if (!isObject(parsed)) return bad('the answer is not a JSON object');
+  const has = (k: string) => Object.hasOwn(parsed as object, k);
+  const keys = (kind === 'ping' ? ['challenge'] : kind === 'tool.confirm' ? ['confirm', 'error'] : ['text', 'json', 'content', 'error']).filter(has);
+  if (keys.length !== 1) {
+    const expected = kind === 'ping' ? '{"challenge"}' : kind === 'tool.confirm' ? '{"confirm"} or {"error"}' : 'exactly one of {"text"}, {"json"}, {"content"}, {"error"}';
+    return bad(`expected ${expected}, got keys ${cleanSentence(Object.keys(parsed).slice(0, 5).join(', '), 80) || 'none'}`);
+  }
+  const tooLarge = (bytes: number) =>
+    bytes > maxResultBytes ? failure('too_large', false, `HTTP ${status}: result is ${bytes} bytes, limit ${maxResultBytes}`, status) : undefined;
+
+  switch (keys[0]) {
+    case 'challenge':
+      if (typeof parsed.challenge !== 'string') return bad('challenge must be a string');
+      return { kind: 'result', content: [{ type: 'text', text: parsed.challenge }] };
+    case 'text': {
+      if (typeof parsed.text !== 'string') return bad('text must be a string');
+      return tooLarge(Buffer.byteLength(parsed.text)) ?? { kind: 'result', content: [{ type: 'text', text: parsed.text }] };
+    }
+    case 'json': {
+      const text = JSON.stringify(parsed.json);
+      const value = parsed.json;
+      // structuredContent must be an object in MCP; any other JSON value is wrapped as { "result": value }.
+      const structuredContent = isObject(value) ? value : { result: value };
+      return tooLarge(Buffer.byteLength(text)) ?? { kind: 'result', content: [{ type: 'text', text }], structuredContent };
+    }
+    case 'content': {
+      if (!Array.isArray(parsed.content)) return bad('content must be a list of content blocks');
+      const blocks: ContentBlock[] = [];
+      for (const [i, b] of parsed.content.entries()) {
+        const checked = checkBlock(b, i);
+        if (typeof checked === 'string') return bad(checked);
+        blocks.push(checked);
+      }
+      return tooLarge(Buffer.byteLength(JSON.stringify(blocks))) ?? { kind: 'result', content: blocks };
+    }
+    case 'error': {
+      if (typeof parsed.error !== 'string') return bad('error must be a sentence (a string)');
+      const message = cleanSentence(parsed.error, MAX_SENTENCE);
+      return message ? { kind: 'refusal', message } : bad('error is empty');
+    }
+    case 'confirm': {
+      const confirm = checkConfirm(parsed.confirm);
+      return typeof confirm === 'string' ? bad(confirm) : { kind: 'confirm', confirm };
+    }
+    default:
+      return bad('unexpected answer');
+  }
+}
+
+function classifyStatus(res: OutboundResponse): Failure {
+  const s = res.status;
+  if (s >= 300 && s < 400) {
+    const location = res.headers.location;
+    const to = typeof location === 'string' ? ` to ${cleanSentence(location, DETAIL_SNIPPET)}` : '';
+    return failure('redirect', false, `HTTP ${s}${to} (redirects are not followed)`, s);
+  }
+  const body = res.body.length ? `: ${snippet(res.body)}` : '';
+  if (s === 410) return failure('gone', false, `HTTP 410${body}`, s);
+  const retryable = s === 408 || s === 429 || (s >= 500 && s < 600);
+  return failure('http_status', retryable, `HTTP ${s}${body}`, s);
+}
+
+const FINAL_CLASSES = new Set(['blocked_address', 'bad_url', 'too_large']);
+
+/**
+ * POSTs one signed delivery and reads the add-on's answer. Never throws for anything the add-on
+ * does: every outcome is classified, with `retryable` saying whether another attempt may help.
+ * Signed with the time of this attempt, so each retry carries a fresh timestamp and the same id.
+ */
+export async function postWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
+  const { client, url, secrets, id, body, kind, deadline } = input;
+  const maxResultBytes = input.maxResultBytes ?? MAX_RESULT_BYTES;
+  const started = performance.now();
+  const latency = () => Math.round((performance.now() - started) * 10) / 10;
+  if (deadline <= Date.now()) return { answer: failure('deadline', false, 'the call deadline passed before delivery'), latencyMs: 0 };
+
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    ...signatureHeaders({ id, timestamp: Math.floor(Date.now() / 1000), body, secrets }),
+  };
+  let res: OutboundResponse;
+  try {
+    // JSON escaping can double a text on the wire, so read more than the result cap to tell "too large" apart.
+    res = await client.request({ url, method: 'POST', headers, body, deadline, maxBytes: maxResultBytes * 2 + 4096 });
+  } catch (err) {
+    if (!(err instanceof OutboundError)) throw err;
+    return { answer: failure(err.errorClass, !FINAL_CLASSES.has(err.errorClass), err.message), latencyMs: latency() };
+  }
+  const answer = res.status >= 200 && res.status < 300 ? readAnswer(kind, res, maxResultBytes) : classifyStatus(res);
+  return { answer, status: res.status, latencyMs: latency() };
+}
+
+const kb = (bytes: number) => `${Math.round(bytes / 1024)} KB`;
+
+/** The short sentence an AI app gets instead of an answer. Never carries a detail of the failure. */
+export function safeSentence(answer: WebhookAnswer, maxResultBytes = MAX_RESULT_BYTES): string {
+  if (answer.kind === 'refusal') return answer.message;
+  if (answer.kind !== 'failure') return 'The add-on answered with something Toolport could not read.';
+  switch (answer.errorClass) {
+    case 'timeout':
+    case 'deadline':
+      return 'The add-on took too long to answer.';
+    case 'too_large':
+      return `The add-on's result is larger than ${kb(maxResultBytes)}.`;
+    case 'gone':
+      return 'The add-on is no longer available.';
+    case 'http_status':
+      return answer.status === 429 ? 'The add-on is busy right now; try again later.' : 'The add-on failed while handling the call.';
+    case 'bad_answer':
+    case 'protocol':
+      return 'The add-on answered with something Toolport could not read.';
+    default:
+      return 'The add-on could not be reached.';
+  }
+}
+
+function pingReason(a: Failure, timeoutMs: number): string {
+  switch (a.errorClass) {
+    case 'blocked_address':
+      return 'The webhook URL leads to a private, loopback, link-local or metadata address, which Toolport does not call.';
+    case 'bad_url':
+      return 'The webhook URL must be an http or https URL without credentials.';
+    case 'timeout':
+    case 'deadline':
+      return `The webhook did not answer the ping within ${Math.max(1, Math.round(timeoutMs / 1000))} s (timed out).`;
+    case 'dns':
+      return 'The webhook is unreachable: its host name does not resolve.';
+    case 'connect':
+      return 'The webhook is unreachable: the connection failed.';
+    case 'tls':
+      return 'The webhook is unreachable: the TLS handshake or certificate failed.';
+    case 'redirect':
+      return `The webhook answered with a redirect (HTTP ${a.status}); Toolport does not follow redirects.`;
+    case 'too_large':
+      return 'The webhook answered the ping with too much data.';
+    case 'protocol':
+      return 'The webhook answered with broken HTTP.';
+    case 'bad_answer':
+      return 'The webhook must answer the ping with JSON {"challenge": "<the challenge it received>"}.';
+    default:
+      return `The webhook answered HTTP ${a.status}.`;
+  }
+}
+
+export interface PingWebhookInput {
+  client: OutboundClient;
+  url: string;
+  secrets: string[];
+  /** Epoch ms. */
+  deadline: number;
+}
+
+/** Sends a signed ping challenge; resolves only when the webhook echoes it back. */
+export async function pingWebhook({ client, url, secrets, deadline }: PingWebhookInput): Promise<void> {
+  const challenge = randomBytes(18).toString('base64url');
+  const timeoutMs = deadline - Date.now();
+  const { answer } = await postWebhook({
+    client,
+    url,
+    secrets,
+    id: `ping_${randomBytes(16).toString('base64url')}`,
+    body: JSON.stringify({ type: 'ping', challenge }),
+    kind: 'ping',
+    deadline,
+    maxResultBytes: 1024,
+  });
+  let reason: string | undefined;
+  if (answer.kind === 'failure') reason = pingReason(answer, timeoutMs);
+  else if (answer.kind !== 'result' || answer.content[0]?.text !== challenge) reason = 'The webhook answered with a different challenge than the one it was sent.';
+  if (reason) {
+    throw new ToolportError('VALIDATION', 'The webhook did not answer the ping challenge.', { errors: [{ path: '/webhook', message: reason }] });
+  }
+}
