@@ -1,0 +1,232 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { checkArguments } from './arguments';
+import type { AddonDefinition, CallContext, ConfirmDescriptor, Tool, ToolAnswer } from './define';
+import { isAddOnError } from './errors';
+
+export interface HandlerOptions {
+  /**
+   * The `whsec_...` signing secrets to accept. During a rotation give the new and the old one; a
+   * function is read on every request, so secrets can change without a restart.
+   */
+  secrets: string[] | (() => string[]);
+  /** Deliveries whose `webhook-timestamp` is further than this from now (either way) are refused. */
+  toleranceSeconds?: number;
+  /** Larger request bodies are refused with 413 before they are verified. Default 1 MB. */
+  maxBodyBytes?: number;
+  /**
+   * Answers to `tool.call` are remembered by `webhook-id` for the tolerance window, so a retry of a
+   * call whose answer was lost gets the same answer instead of running the tool twice. Per process.
+   */
+  dedupe?: boolean;
+  /** Where unexpected errors go; they are never sent to Toolport. Default: console.error. */
+  onError?: (err: unknown, where: { tool?: string; callId?: string }) => void;
+}
+
+/** The sentence an app sees when `run` throws something other than AddOnError. */
+export const GENERIC_FAILURE = 'The add-on failed; try again later.';
+const RESULT_LIMIT_BYTES = 64 * 1024;
+const MAX_REMEMBERED = 10_000;
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+// Every refusal before verification looks the same: no hint about which check failed.
+const unauthorized = () => new Response('Unauthorized', { status: 401, headers: { 'content-type': 'text/plain' } });
+
+class TooLarge extends Error {}
+
+async function readBody(request: Request, max: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > max) throw new TooLarge();
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw new TooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function signatureMatches(webhooks: Webhook[], id: string, timestamp: number, body: string, header: string): boolean {
+  const passed = header
+    .split(' ')
+    .filter((s) => s.startsWith('v1,'))
+    .map((s) => Buffer.from(s.slice(3)));
+  if (!passed.length) return false;
+  const at = new Date(timestamp * 1000);
+  let ok = false;
+  for (const wh of webhooks) {
+    // The library computes the HMAC; the comparison is ours so the tolerance window can be configured.
+    const expected = Buffer.from(wh.sign(id, at, body).slice(3));
+    for (const p of passed) {
+      if (p.length === expected.length && timingSafeEqual(p, expected)) ok = true;
+    }
+  }
+  return ok;
+}
+
+function answerOf(result: ToolAnswer): Record<string, unknown> | undefined {
+  if (typeof result === 'string') return { text: result };
+  if (result && typeof result === 'object') {
+    if ('json' in result) return { json: result.json === undefined ? null : result.json };
+    if ('content' in result && Array.isArray(result.content)) return { content: result.content };
+    if ('text' in result && typeof result.text === 'string') return { text: result.text };
+  }
+  return undefined;
+}
+
+interface Delivery {
+  type?: unknown;
+  tool?: unknown;
+  arguments?: unknown;
+  challenge?: unknown;
+  call?: { id?: unknown; deadline?: unknown; attempt?: unknown };
+  user?: { id?: unknown };
+  app?: { name?: unknown; clientId?: unknown };
+}
+
+export function createHandler(def: AddonDefinition, options: HandlerOptions): (request: Request) => Promise<Response> {
+  const tolerance = options.toleranceSeconds ?? 300;
+  const maxBody = options.maxBodyBytes ?? 1_000_000;
+  const dedupe = options.dedupe ?? true;
+  const onError =
+    options.onError ??
+    ((err, where) => console.error(`[toolport add-on ${def.id}] ${where.tool ?? 'delivery'} failed${where.callId ? ` (call ${where.callId})` : ''}:`, err));
+  const byName = new Map<string, Tool<any>>(Object.entries(def.tools));
+  const webhookCache = new Map<string, Webhook>();
+  const remembered = new Map<string, { expires: number; answer: Promise<Record<string, unknown>> }>();
+
+  const webhooksFor = (): Webhook[] => {
+    const list = typeof options.secrets === 'function' ? options.secrets() : options.secrets;
+    return list.filter(Boolean).map((s) => {
+      let wh = webhookCache.get(s);
+      if (!wh) {
+        wh = new Webhook(s);
+        webhookCache.set(s, wh);
+      }
+      return wh;
+    });
+  };
+  // Fail at start, not on the first delivery, when a static secret is malformed.
+  if (typeof options.secrets !== 'function') webhooksFor();
+
+  function contextOf(d: Delivery, webhookId: string): CallContext {
+    const deadline = typeof d.call?.deadline === 'string' ? new Date(d.call.deadline) : new Date(NaN);
+    const valid = Number.isFinite(deadline.getTime()) ? deadline : new Date(Date.now() + 30_000);
+    return {
+      userId: String(d.user?.id ?? ''),
+      callId: String(d.call?.id ?? webhookId),
+      attempt: typeof d.call?.attempt === 'number' ? d.call.attempt : 1,
+      deadline: valid,
+      signal: AbortSignal.timeout(Math.max(0, valid.getTime() - Date.now())),
+      app: { name: String(d.app?.name ?? ''), clientId: String(d.app?.clientId ?? '') },
+      webhookId,
+    };
+  }
+
+  async function runTool(t: Tool<any>, name: string, args: Record<string, unknown>, ctx: CallContext) {
+    try {
+      const answer = answerOf(await t.run(args, ctx));
+      if (!answer) {
+        onError(new TypeError('run must return a string, { json }, { content } or { text }'), { tool: name, callId: ctx.callId });
+        return { error: GENERIC_FAILURE };
+      }
+      const size = Buffer.byteLength(JSON.stringify(answer));
+      if (size > RESULT_LIMIT_BYTES) {
+        onError(new RangeError(`the result is ${size} bytes; Toolport refuses results over 64 KB`), { tool: name, callId: ctx.callId });
+      }
+      return answer;
+    } catch (err) {
+      if (isAddOnError(err)) return { error: err.message };
+      onError(err, { tool: name, callId: ctx.callId });
+      return { error: GENERIC_FAILURE };
+    }
+  }
+
+  async function confirmTool(t: Tool<any>, name: string, args: Record<string, unknown>, ctx: CallContext) {
+    if (!t.confirm) {
+      // Only reached when the registered manifest says `confirm` but this code has no handler:
+      // keep the approval rather than skip it.
+      const fallback: ConfirmDescriptor = { message: `Run “${t.title}”?`, style: t.destructive ? 'destructive' : 'default' };
+      return { confirm: fallback };
+    }
+    try {
+      const c = await t.confirm(args, ctx);
+      return { confirm: c ?? null };
+    } catch (err) {
+      if (isAddOnError(err)) return { error: err.message };
+      onError(err, { tool: name, callId: ctx.callId });
+      return { error: GENERIC_FAILURE };
+    }
+  }
+
+  function remember(key: string, make: () => Promise<Record<string, unknown>>) {
+    if (!dedupe) return make();
+    const now = Date.now();
+    const hit = remembered.get(key);
+    if (hit && hit.expires > now) return hit.answer;
+    if (remembered.size >= MAX_REMEMBERED) {
+      for (const [k, v] of remembered) if (v.expires <= now || remembered.size >= MAX_REMEMBERED) remembered.delete(k);
+    }
+    const answer = make();
+    remembered.set(key, { expires: now + Math.max(tolerance, 60) * 1000, answer });
+    return answer;
+  }
+
+  return async function handle(request: Request): Promise<Response> {
+    if (request.method !== 'POST') return unauthorized();
+    const id = request.headers.get('webhook-id');
+    const ts = request.headers.get('webhook-timestamp');
+    const sig = request.headers.get('webhook-signature');
+    if (!id || !ts || !sig || id.length > 256 || sig.length > 4096 || !/^\d{1,12}$/.test(ts)) return unauthorized();
+    const timestamp = Number(ts);
+    if (Math.abs(Date.now() / 1000 - timestamp) > tolerance) return unauthorized();
+
+    let raw: Uint8Array;
+    try {
+      raw = await readBody(request, maxBody);
+    } catch (err) {
+      if (err instanceof TooLarge) return json(413, { error: 'The delivery is too large.' });
+      return unauthorized();
+    }
+    const body = Buffer.from(raw).toString('utf8');
+    let webhooks: Webhook[];
+    try {
+      webhooks = webhooksFor();
+    } catch (err) {
+      onError(err, {});
+      return unauthorized();
+    }
+    if (!signatureMatches(webhooks, id, timestamp, body, sig)) return unauthorized();
+
+    let d: Delivery;
+    try {
+      d = JSON.parse(body);
+      if (!d || typeof d !== 'object') throw new TypeError('not an object');
+    } catch {
+      return json(400, { error: 'The delivery is not a JSON object.' });
+    }
+
+    if (d.type === 'ping') return json(200, { challenge: typeof d.challenge === 'string' ? d.challenge : '' });
+    if (d.type !== 'tool.call' && d.type !== 'tool.confirm') return json(400, { error: `Unknown delivery type.` });
+
+    const name = typeof d.tool === 'string' ? d.tool : '';
+    const t = byName.get(name);
+    if (!t) return json(200, { error: `This add-on has no tool named "${name.slice(0, 64)}".` });
+    const checked = checkArguments(t.arguments ?? {}, d.arguments);
+    if (!checked.ok) return json(200, { error: checked.problems.join(' ') });
+    const ctx = contextOf(d, id);
+    if (!ctx.userId) return json(400, { error: 'The delivery names no user.' });
+
+    if (d.type === 'tool.confirm') return json(200, await confirmTool(t, name, checked.value, ctx));
+    return json(200, await remember([id, ctx.callId, ctx.userId, name].join("\u0000"), () => runTool(t, name, checked.value, ctx)));
+  };
+}
