@@ -62,3 +62,10 @@ export const pushSubscriptions = pgTable(
   },
   (t) => [index('push_subscriptions_user_idx').on(t.userId)],
 );
+
+/** Service-wide secrets generated on first start (the Web Push VAPID key pair), sealed with the master secret. */
+export const serviceSecrets = pgTable('service_secrets', {
+  name: text('name').primaryKey(),
+  valueEnc: text('value_enc').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});

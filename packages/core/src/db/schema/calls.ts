@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './accounts';
 
@@ -24,7 +25,11 @@ export const approvals = pgTable(
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('approvals_user_status_idx').on(t.userId, t.status)],
+  (t) => [
+    index('approvals_user_status_idx').on(t.userId, t.status),
+    // The expiry sweeper reads only pending rows, however large the table grows.
+    index('approvals_pending_expiry_idx').on(t.expiresAt).where(sql`status = 'pending'`),
+  ],
 );
 
 export const calls = pgTable(
