@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { signatureHeaders } from '@toolport/core/outbound/signing';
 import { AddOnError, boolean, choice, defineAddon, GENERIC_FAILURE, number, serveNode, text, tool, type ArgsOf } from '@toolport/addon-kit';
 
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
@@ -147,6 +148,32 @@ describe('addon-kit handler', () => {
     const res = await send({ type: 'ping', challenge: 'abc123' });
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { challenge: 'abc123' });
+  });
+
+  it('echoes a registration ping signed with a secret it does not know yet, but only with fresh headers', async () => {
+    assert.deepEqual((await send({ type: 'ping', challenge: 'c1' }, { secret: newSecret() })).body, { challenge: 'c1' });
+    assert.equal((await send({ type: 'ping', challenge: 'c2' }, { headers: { 'webhook-signature': undefined } })).status, 401);
+    assert.equal((await send({ type: 'ping', challenge: 'c3' }, { at: new Date(Date.now() - 600_000) })).status, 401);
+    const strict = defineAddon({ id: 'strict', name: 's', description: 's', webhook: 'https://s', tools: {} }).handler({ secrets: [secretA], strictPing: true });
+    const raw = JSON.stringify({ type: 'ping', challenge: 'c4' });
+    const headers = signatureHeaders({ id: 'msg_1', timestamp: Date.now() / 1000, body: raw, secrets: [newSecret()] });
+    assert.equal((await strict(new Request('http://x/', { method: 'POST', headers, body: raw }))).status, 401);
+    const good = signatureHeaders({ id: 'msg_1', timestamp: Date.now() / 1000, body: raw, secrets: [secretA] });
+    assert.deepEqual(await (await strict(new Request('http://x/', { method: 'POST', headers: good, body: raw }))).json(), { challenge: 'c4' });
+  });
+
+  it("verifies deliveries signed by Toolport's own signer, including both secrets during a rotation", async () => {
+    const raw = JSON.stringify(delivery('echo', { text: 'srv' }));
+    const post = (headers: Record<string, string>, body = raw) => fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+    const one = await post(signatureHeaders({ id: 'call_srv1', timestamp: Date.now() / 1000, body: raw, secrets: [secretA] }));
+    assert.equal(one.status, 200);
+    assert.deepEqual(await one.json(), { text: 'srv for usr_pseudo1' });
+    const rotated = await post(signatureHeaders({ id: 'call_srv2', timestamp: Date.now() / 1000, body: raw, secrets: [newSecret(), secretA] }));
+    assert.equal(rotated.status, 200);
+    const stale = await post(signatureHeaders({ id: 'call_srv3', timestamp: Date.now() / 1000 - 400, body: raw, secrets: [secretA] }));
+    assert.equal(stale.status, 401);
+    const tampered = await post(signatureHeaders({ id: 'call_srv4', timestamp: Date.now() / 1000, body: raw, secrets: [secretA] }), raw.replace('srv', 'srw'));
+    assert.equal(tampered.status, 401);
   });
 
   it('answers a string as text, with typed args and the user from the delivery', async () => {

@@ -19,6 +19,13 @@ export interface HandlerOptions {
    * call whose answer was lost gets the same answer instead of running the tool twice. Per process.
    */
   dedupe?: boolean;
+  /**
+   * At registration Toolport pings the webhook signed with the secret it is about to show you, which
+   * this add-on cannot know yet. So a ping with well-formed, fresh headers is echoed even when its
+   * signature does not verify (it runs nothing and reveals nothing). `strictPing: true` verifies pings
+   * too, once the secret is configured.
+   */
+  strictPing?: boolean;
   /** Where unexpected errors go; they are never sent to Toolport. Default: console.error. */
   onError?: (err: unknown, where: { tool?: string; callId?: string }) => void;
 }
@@ -205,17 +212,17 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): (r
       onError(err, {});
       return unauthorized();
     }
-    if (!signatureMatches(webhooks, id, timestamp, body, sig)) return unauthorized();
-
-    let d: Delivery;
+    const verified = signatureMatches(webhooks, id, timestamp, body, sig);
+    let d: Delivery | undefined;
     try {
       d = JSON.parse(body);
-      if (!d || typeof d !== 'object') throw new TypeError('not an object');
     } catch {
-      return json(400, { error: 'The delivery is not a JSON object.' });
+      d = undefined;
     }
-
-    if (d.type === 'ping') return json(200, { challenge: typeof d.challenge === 'string' ? d.challenge : '' });
+    const isPing = !!d && typeof d === 'object' && d.type === 'ping' && typeof d.challenge === 'string';
+    if (!verified && !(isPing && !options.strictPing)) return unauthorized();
+    if (!d || typeof d !== 'object') return json(400, { error: 'The delivery is not a JSON object.' });
+    if (isPing) return json(200, { challenge: d.challenge });
     if (d.type !== 'tool.call' && d.type !== 'tool.confirm') return json(400, { error: `Unknown delivery type.` });
 
     const name = typeof d.tool === 'string' ? d.tool : '';
