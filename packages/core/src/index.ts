@@ -30,3 +30,27 @@ export { newSigningSecret, signatureHeaders } from './outbound/signing';
 export type { SignatureInput } from './outbound/signing';
 export { postWebhook, pingWebhook, safeSentence, MAX_RESULT_BYTES } from './outbound/webhook';
 export type { PostWebhookInput, PingWebhookInput, WebhookDelivery, WebhookKind } from './outbound/webhook';
+export {
+  authorizationServerMetadata,
+  protectedResourceMetadata,
+  resourceMetadataUrl,
+  wwwAuthenticate,
+  issuerOf,
+  TOOLS_SCOPE,
+} from './oauth/metadata';
+export type { TokenAuthMethod } from './oauth/metadata';
+export { oauthError, oauthCodeOf } from './oauth/errors';
+export type { OAuthErrorCode } from './oauth/errors';
+export { registerClient, findClient, sanitizeClientName, REGISTRATION_LIMIT } from './oauth/clients';
+export type { OAuthClient, ClientMetadata } from './oauth/clients';
+export { redirectUriProblem, matchRedirectUri } from './oauth/redirect-uris';
+export { prepareAuthorization, decideAuthorization, AUTHORIZE_PARAMS } from './oauth/authorize';
+export type { AuthorizeOutcome, ConsentView, PersonSession } from './oauth/authorize';
+export { exchangeToken, revokeToken } from './oauth/tokens';
+export type { TokenResponse, TokenRequest } from './oauth/tokens';
+export { rotateSigningKey, publicJwks, signAccessToken, ensureSigningKeys, ACCESS_TOKEN_TTL_S } from './oauth/keys';
+export type { AccessTokenInput } from './oauth/keys';
+export { verifyAccessToken, GATE_CACHE_MS } from './oauth/verify';
+export type { VerifiedAccess } from './oauth/verify';
+export { listConnections, revokeConnection, revokeGrant, GATES_CHANNEL } from './oauth/grants';
+export type { Connection } from './oauth/grants';

@@ -1,0 +1,31 @@
+import { ToolportError } from '../errors';
+
+/** Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2, RFC 7009 §2.2.1 and RFC 8707 §2. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'unsupported_token_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'access_denied'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
+  | 'too_many_requests'
+  | 'server_error';
+
+/** An OAuth error the adapter answers as `{error, error_description}` with the right status. */
+export function oauthError(error: OAuthErrorCode, description: string, extra: Record<string, unknown> = {}): ToolportError {
+  const status = error === 'invalid_client' ? 401 : error === 'too_many_requests' ? 429 : 400;
+  const code = status === 401 ? 'UNAUTHORIZED' : status === 429 ? 'LIMIT_EXCEEDED' : 'VALIDATION';
+  return new ToolportError(code, description, { oauth: error, status, ...extra });
+}
+
+/** Reads the OAuth error code of an error made by `oauthError`, if it is one. */
+export function oauthCodeOf(err: ToolportError): OAuthErrorCode | undefined {
+  const code = err.details.oauth;
+  return typeof code === 'string' ? (code as OAuthErrorCode) : undefined;
+}

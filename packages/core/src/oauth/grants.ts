@@ -1,0 +1,90 @@
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { oauthClients, oauthGrants } from '../db/schema/index';
+import { notFound } from '../errors';
+import type { Services } from '../services';
+import { dropGateCache } from './verify';
+
+export const GATES_CHANNEL = 'gates';
+
+/**
+ * Ends a connection: every token of the grant stops working (refresh tokens and codes check the
+ * grant; access tokens are checked by `verifyAccessToken` within its cache bound, at once where the
+ * bus message arrives). Returns whether this call revoked it.
+ */
+export async function revokeGrant(svc: Services, grantId: string, userId?: string): Promise<boolean> {
+  const where = userId
+    ? and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt))
+    : and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt));
+  const [row] = await svc.db
+    .update(oauthGrants)
+    .set({ revokedAt: svc.clock.now() })
+    .where(where)
+    .returning({ id: oauthGrants.id, userId: oauthGrants.userId });
+  if (!row) return false;
+  dropGateCache(svc, { grantId: row.id });
+  await svc.bus.publish(GATES_CHANNEL, { userId: row.userId, grantId: row.id });
+  return true;
+}
+
+function hostOf(uri: string | null | undefined): string | null {
+  if (!uri) return null;
+  try {
+    const url = new URL(uri);
+    return url.host || `${url.protocol}${url.pathname.split('/')[1] ?? ''}`.replace(/:$/, '');
+  } catch {
+    return null;
+  }
+}
+
+export interface Connection {
+  id: string;
+  appName: string;
+  clientId: string;
+  unverified: true;
+  redirectHost: string | null;
+  scope: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/** The apps the person has let in and not revoked, newest first. */
+export async function listConnections({ ctx }: { ctx: Ctx }): Promise<Connection[]> {
+  const rows = await ctx.svc.db
+    .select({
+      id: oauthGrants.id,
+      appName: oauthClients.name,
+      clientId: oauthGrants.clientId,
+      redirectUri: oauthGrants.redirectUri,
+      redirectUris: oauthClients.redirectUris,
+      scope: oauthGrants.scope,
+      createdAt: oauthGrants.createdAt,
+      lastUsedAt: oauthGrants.lastUsedAt,
+    })
+    .from(oauthGrants)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .where(and(eq(oauthGrants.userId, personId(ctx)), isNull(oauthGrants.revokedAt)))
+    .orderBy(desc(oauthGrants.createdAt));
+  return rows.map((r) => ({
+    id: r.id,
+    appName: r.appName,
+    clientId: r.clientId,
+    unverified: true,
+    redirectHost: hostOf(r.redirectUri ?? r.redirectUris[0]),
+    scope: r.scope,
+    createdAt: r.createdAt.toISOString(),
+    lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
+  }));
+}
+
+/** Revokes one of the person's connections; another person's id (or an unknown one) is NOT_FOUND. */
+export async function revokeConnection({ ctx, id }: { ctx: Ctx; id: string }): Promise<void> {
+  const userId = personId(ctx);
+  if (await revokeGrant(ctx.svc, id, userId)) return;
+  const [exists] = await ctx.svc.db
+    .select({ id: oauthGrants.id })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.id, id), eq(oauthGrants.userId, userId)));
+  if (!exists) throw notFound('That connection');
+}

@@ -1,0 +1,64 @@
+import { eq } from 'drizzle-orm';
+import { mcpUrlFor } from '../accounts/accounts';
+import { users } from '../db/schema/index';
+import { notFound } from '../errors';
+import type { Services } from '../services';
+
+export const TOOLS_SCOPE = 'tools';
+export const SCOPES = [TOOLS_SCOPE] as const;
+export const TOKEN_AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as const;
+export type TokenAuthMethod = (typeof TOKEN_AUTH_METHODS)[number];
+
+/** The issuer is `publicUrl`, byte for byte, in the metadata, in tokens and in the `iss` redirect parameter. */
+export const issuerOf = (svc: Services) => svc.config.publicUrl;
+
+/** RFC 8414 authorization server metadata (also served as openid-configuration for clients that only look there). */
+export function authorizationServerMetadata(svc: Services) {
+  const issuer = issuerOf(svc);
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    registration_endpoint: `${issuer}/oauth/register`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    jwks_uri: `${issuer}/oauth/jwks`,
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: [...TOKEN_AUTH_METHODS],
+    revocation_endpoint_auth_methods_supported: [...TOKEN_AUTH_METHODS],
+    authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
+  };
+}
+
+/** Where RFC 9728 §3.1 puts the metadata of a resource: the well-known segment before the resource's path. */
+export function resourceMetadataUrl(svc: Services, userKey: string): string {
+  const mcp = new URL(mcpUrlFor(svc, userKey));
+  return `${mcp.origin}/.well-known/oauth-protected-resource${mcp.pathname}`;
+}
+
+/** RFC 9728 protected resource metadata for one person's MCP URL; NOT_FOUND for an unknown user key. */
+export async function protectedResourceMetadata(svc: Services, userKey: string) {
+  const [row] = await svc.db.select({ userKey: users.userKey }).from(users).where(eq(users.userKey, userKey));
+  if (!row) throw notFound('That MCP URL');
+  return {
+    resource: mcpUrlFor(svc, row.userKey),
+    authorization_servers: [issuerOf(svc)],
+    scopes_supported: [...SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Toolport',
+  };
+}
+
+/**
+ * The `WWW-Authenticate` value of the MCP endpoint's 401 (RFC 6750 §3, RFC 9728 §5.1): where to find
+ * the resource metadata, the scope to ask for, and `error` when a token was sent but is not good.
+ */
+export function wwwAuthenticate(svc: Services, userKey: string, error?: 'invalid_token' | 'insufficient_scope'): string {
+  const parts = [`resource_metadata="${resourceMetadataUrl(svc, userKey)}"`, `scope="${TOOLS_SCOPE}"`];
+  if (error) parts.push(`error="${error}"`);
+  return `Bearer ${parts.join(', ')}`;
+}

@@ -1,0 +1,166 @@
+import { eq, sql } from 'drizzle-orm';
+import { errors as joseErrors, jwtVerify, type JWTHeaderParameters } from 'jose';
+import { mcpUrlFor } from '../accounts/accounts';
+import { oauthClients, oauthGrants, users } from '../db/schema/index';
+import { ToolportError } from '../errors';
+import type { Services } from '../services';
+import { keyStore } from './keys';
+import { issuerOf } from './metadata';
+
+/** How long a grant's gate lookup is reused; a bus message on 'gates' drops it at once. */
+export const GATE_CACHE_MS = 5000;
+/** lastUsedAt is written at most this often per grant. */
+const LAST_USED_WRITE_MS = 60_000;
+const CLOCK_TOLERANCE_S = 5;
+const MAX_TOKEN_LENGTH = 4096;
+
+export interface VerifiedAccess {
+  userId: string;
+  grantId: string;
+  clientId: string;
+  appName: string;
+  scope: string;
+}
+
+interface Gate {
+  userId: string;
+  clientId: string;
+  appName: string;
+  revoked: boolean;
+  aiApps: boolean;
+  userKey: string;
+}
+
+class GateCache {
+  readonly entries = new Map<string, { gate: Gate | null; at: number }>();
+  readonly lastUsedWrites = new Map<string, number>();
+  /** Bumped on every invalidation, so a lookup that raced with one does not store stale data. */
+  epoch = 0;
+  subscribed?: Promise<unknown>;
+
+  drop(message: { userId?: unknown; grantId?: unknown }) {
+    this.epoch++;
+    if (typeof message.grantId === 'string') this.entries.delete(message.grantId);
+    if (typeof message.userId === 'string') {
+      for (const [grantId, entry] of this.entries) if (!entry.gate || entry.gate.userId === message.userId) this.entries.delete(grantId);
+    }
+    if (message.grantId === undefined && message.userId === undefined) this.entries.clear();
+  }
+}
+
+const caches = new WeakMap<Services, GateCache>();
+function gateCache(svc: Services): GateCache {
+  let cache = caches.get(svc);
+  if (!cache) {
+    const created = new GateCache();
+    created.subscribed = svc.bus.subscribe('gates', (m) => created.drop((m ?? {}) as Record<string, unknown>));
+    caches.set(svc, (cache = created));
+  }
+  return cache;
+}
+
+/** Drops cached gate lookups in this process (the bus does the same for the others). */
+export function dropGateCache(svc: Services, message: { userId?: string; grantId?: string }) {
+  caches.get(svc)?.drop(message);
+}
+
+async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> {
+  const cache = gateCache(svc);
+  await cache.subscribed;
+  const now = Date.now();
+  const hit = cache.entries.get(grantId);
+  if (hit && now - hit.at < GATE_CACHE_MS) return hit.gate;
+  const epoch = cache.epoch;
+  const [row] = await svc.db
+    .select({
+      userId: oauthGrants.userId,
+      clientId: oauthGrants.clientId,
+      revokedAt: oauthGrants.revokedAt,
+      appName: oauthClients.name,
+      aiApps: users.aiApps,
+      userKey: users.userKey,
+    })
+    .from(oauthGrants)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .innerJoin(users, eq(users.id, oauthGrants.userId))
+    .where(eq(oauthGrants.id, grantId));
+  const gate = row
+    ? { userId: row.userId, clientId: row.clientId, appName: row.appName, revoked: !!row.revokedAt, aiApps: row.aiApps, userKey: row.userKey }
+    : null;
+  if (cache.epoch === epoch) cache.entries.set(grantId, { gate, at: now });
+  if (cache.entries.size > 10_000) cache.entries.delete(cache.entries.keys().next().value!);
+  return gate;
+}
+
+function touchGrant(svc: Services, grantId: string) {
+  const cache = gateCache(svc);
+  const now = Date.now();
+  if (now - (cache.lastUsedWrites.get(grantId) ?? 0) < LAST_USED_WRITE_MS) return;
+  cache.lastUsedWrites.set(grantId, now);
+  if (cache.lastUsedWrites.size > 10_000) cache.lastUsedWrites.delete(cache.lastUsedWrites.keys().next().value!);
+  const at = svc.clock.now();
+  const since = new Date(at.getTime() - LAST_USED_WRITE_MS).toISOString();
+  // The condition keeps it to one write a minute across processes too; nobody waits for it.
+  svc.db
+    .update(oauthGrants)
+    .set({ lastUsedAt: at })
+    .where(sql`${oauthGrants.id} = ${grantId} and (${oauthGrants.lastUsedAt} is null or ${oauthGrants.lastUsedAt} < ${since}::timestamptz)`)
+    .then(
+      () => {},
+      (err: unknown) => svc.log.warn('could not record a connection as used', { err, grantId }),
+    );
+}
+
+const invalid = (reason: string) => new ToolportError('UNAUTHORIZED', reason);
+
+/**
+ * Verifies an access token for the MCP endpoint at `mcpUrl`: signature (ES256 only), type, issuer,
+ * audience exactly `mcpUrl`, lifetime; then the gates: the grant is live, the person's user key is
+ * still the one in the URL, and AI apps are on. A database failure throws (never "allowed", never 401).
+ */
+export async function verifyAccessToken(svc: Services, token: string, mcpUrl: string): Promise<VerifiedAccess> {
+  if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('The access token is malformed.');
+  const keys = keyStore(svc);
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(
+      token,
+      async (header: JWTHeaderParameters) => {
+        const key = await keys.verifyKey(header.kid);
+        if (!key) throw invalid('The access token was signed by an unknown key.');
+        return key;
+      },
+      {
+        algorithms: ['ES256'],
+        typ: 'at+jwt',
+        issuer: issuerOf(svc),
+        audience: mcpUrl,
+        clockTolerance: CLOCK_TOLERANCE_S,
+        currentDate: svc.clock.now(),
+        requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id', 'gid'],
+      },
+    ));
+  } catch (err) {
+    if (err instanceof ToolportError) throw err;
+    if (err instanceof joseErrors.JWTExpired) throw invalid('The access token has expired.');
+    if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud') throw invalid('The access token is for another MCP URL.');
+    if (err instanceof joseErrors.JOSEError) throw invalid('The access token is not valid.');
+    throw err;
+  }
+  const { sub, aud, gid, client_id: clientId, scope } = payload as Record<string, unknown>;
+  if (aud !== mcpUrl || typeof sub !== 'string' || typeof gid !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string') {
+    throw invalid('The access token is not valid.');
+  }
+
+  const gate = await lookupGate(svc, gid);
+  if (!gate || gate.userId !== sub || gate.clientId !== clientId) throw invalid('The access token is not valid.');
+  if (gate.revoked) throw invalid('This app was disconnected. Connect it again.');
+  if (mcpUrlFor(svc, gate.userKey) !== mcpUrl) throw invalid('This MCP URL is no longer in use.');
+  if (!gate.aiApps) {
+    throw new ToolportError('FORBIDDEN', 'AI apps are turned off for this account. Turn them on in the Toolport dashboard.', {
+      reason: 'ai_apps_off',
+    });
+  }
+  touchGrant(svc, gid);
+  return { userId: sub, grantId: gid, clientId, appName: gate.appName, scope };
+}
