@@ -106,10 +106,11 @@ export interface Addon {
 }
 
 function manifestTool(name: string, t: Tool<any>): ManifestTool {
-  const out: ManifestTool = { name, title: t.title, summary: t.summary, arguments: [] };
+  const out = { name, title: t.title, summary: t.summary } as ManifestTool;
   if (t.destructive) out.destructive = true;
   if (t.readOnly) out.readOnly = true;
   if (t.confirm) out.confirm = true;
+  out.arguments = [];
   for (const [argName, arg] of Object.entries(t.arguments ?? {}) as Array<[string, ArgMap[string]]>) {
     const a: ManifestArgument = { name: argName, summary: arg.summary, kind: arg.kind };
     if (!arg.required) a.required = false;
