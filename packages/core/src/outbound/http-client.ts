@@ -39,7 +39,8 @@ function classify(err: unknown, afterResponse: boolean): OutboundError {
   const code = String((err as NodeJS.ErrnoException | undefined)?.code ?? '');
   const reason = code || (err instanceof Error ? err.message : 'unknown error');
   if (DNS_CODES.has(code)) return new OutboundError('dns', `host name not resolved (${reason})`, { cause: err });
-  if (TLS_CODE.test(code)) return new OutboundError('tls', `TLS failed (${reason})`, { cause: err });
+  const tlsRecord = code === 'EPROTO' && err instanceof Error && err.message.includes('SSL routines');
+  if (TLS_CODE.test(code) || tlsRecord) return new OutboundError('tls', `TLS failed (${reason})`, { cause: err });
   if (code.startsWith('HPE_') || code === 'ERR_INVALID_HTTP_RESPONSE' || afterResponse) {
     return new OutboundError('protocol', `broken HTTP answer (${reason})`, { cause: err });
   }
