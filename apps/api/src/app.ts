@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
 import { errorToProblem, problem } from './http/problem';
+import { deliveryRoutes } from './routes/deliveries';
 import { healthRoutes } from './routes/health';
 import { keyRoutes } from './routes/keys';
 import { sessionRoutes } from './routes/session';
@@ -23,6 +24,7 @@ export function createApp(svc: Services) {
   const api = new Hono<AppEnv>()
     .route('/', sessionRoutes)
     .route('/', keyRoutes)
+    .route('/', deliveryRoutes)
     .route('/', settingsRoutes);
   api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);

@@ -1,5 +1,6 @@
 import { ConfigError, parseConfig } from '@toolport/core';
 import { startServer } from './server';
+import { startWorker } from './worker';
 
 async function main() {
   let config;
@@ -12,7 +13,8 @@ async function main() {
     }
     throw err;
   }
-  const server = await startServer(config);
+  // ROLE=worker runs only the call worker (with /healthz and /readyz); the other roles serve the API.
+  const server = config.role === 'worker' ? await startWorker(config) : await startServer(config);
   const mode = config.embedded ? 'embedded (PGlite, in-process queue)' : 'Postgres + Redis';
   server.svc.log.info('toolport started', { url: config.publicUrl, mode, role: config.role });
   if (process.stdout.isTTY || config.embedded) console.log(`\n  Toolport is running: open ${config.publicUrl}\n`);

@@ -31,6 +31,27 @@ export type { SignatureInput } from './outbound/signing';
 export { postWebhook, pingWebhook, safeSentence, MAX_RESULT_BYTES } from './outbound/webhook';
 export type { PostWebhookInput, PingWebhookInput, WebhookDelivery, WebhookKind } from './outbound/webhook';
 export {
+  ADDONS_CHANNEL,
+  CANCEL_CHANNEL,
+  CALLS_QUEUE,
+  checkEvictionPolicy,
+  createBullDispatcher,
+  createInProcessDispatcher,
+  deliverCall,
+  resultChannel,
+  runDelivery,
+  startCallWorker,
+  startQueue,
+  webhookBody,
+} from './queue/index';
+export type { AttemptResult, CallWorker, CallWorkerOptions, RedisSettings } from './queue/index';
+export { createRedisBus } from './events/redis-bus';
+export type { RedisBus } from './events/redis-bus';
+export { createInProcessBus } from './events/bus';
+export type { EventBus } from './events/bus';
+export { listDeliveries } from './addons/deliveries';
+export type { DeliveryEntry } from './addons/deliveries';
+export {
   authorizationServerMetadata,
   protectedResourceMetadata,
   resourceMetadataUrl,

@@ -6,6 +6,11 @@ import type { Database, Db } from './db/client';
 import { createDatabase } from './db/client';
 import type { EventBus } from './events/bus';
 import { createInProcessBus } from './events/bus';
+import { createRedisBus } from './events/redis-bus';
+import { createOutboundClient } from './outbound/http-client';
+import type { OutboundClient } from './outbound/types';
+import { startQueue } from './queue/index';
+import type { Dispatcher } from './queue/types';
 import type { Logger } from './log';
 import { createLogger } from './log';
 import type { Secrets } from './secrets';
@@ -20,6 +25,12 @@ export interface Services {
   clock: Clock;
   log: Logger;
   bus: EventBus;
+  /** The SSRF-checked, pooled client for add-on webhooks. */
+  outbound: OutboundClient;
+  /** Hands calls to a worker: in-process by default, BullMQ when Redis is configured. */
+  dispatcher: Dispatcher;
+  /** Extra readiness checks by name (`/readyz`), e.g. the queue's Redis. */
+  readiness: Record<string, () => Promise<void>>;
   /** Things to close on shutdown, last added first. */
   closers: Array<() => Promise<void>>;
 }
@@ -36,7 +47,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const log = overrides.log ?? createLogger({ role: config.role });
   const database = await createDatabase(config.database);
   await database.migrate();
-  const bus = createInProcessBus();
+  const bus = config.redis ? createRedisBus(config.redis.url, config.redis.prefix) : createInProcessBus();
+  const outbound = createOutboundClient({ allowPrivate: config.webhookAllowPrivate });
   const svc: Services = {
     config,
     database,
@@ -45,8 +57,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     clock: overrides.clock ?? systemClock,
     log,
     bus,
-    closers: [() => database.close(), () => bus.close()],
+    outbound,
+    // Set just below: the dispatcher works with the services it belongs to.
+    dispatcher: undefined!,
+    readiness: {},
+    closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
+  svc.dispatcher = await startQueue(svc);
   return svc;
 }
 

@@ -14,5 +14,15 @@ export const healthRoutes = new Hono<AppEnv>()
       checks.database = 'unavailable';
       ready = false;
     }
+    // Checks the services registered, e.g. `queue` (Redis) when Redis is configured.
+    for (const [name, check] of Object.entries(svc.readiness)) {
+      try {
+        await check();
+        checks[name] = 'ok';
+      } catch {
+        checks[name] = 'unavailable';
+        ready = false;
+      }
+    }
     return c.json({ status: ready ? 'ready' : 'not ready', checks }, ready ? 200 : 503);
   });

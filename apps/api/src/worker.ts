@@ -1,0 +1,39 @@
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { closeServices, createServices, type Config, type ServiceOverrides, type Services } from '@toolport/core';
+import type { AppEnv } from './http/env';
+import { healthRoutes } from './routes/health';
+
+export interface RunningWorker {
+  svc: Services;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * ROLE=worker: only the call worker (the services start it for this role), plus `/healthz` and
+ * `/readyz` on PORT for the orchestrator; no public API in this process.
+ */
+export async function startWorker(config: Config, overrides: ServiceOverrides = {}): Promise<RunningWorker> {
+  const svc = await createServices(config, overrides);
+  const app = new Hono<AppEnv>();
+  app.use('*', async (c, next) => {
+    c.set('svc', svc);
+    await next();
+  });
+  app.route('/', healthRoutes);
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    svc,
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      (closing ??= (async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await closeServices(svc);
+      })()),
+  };
+}

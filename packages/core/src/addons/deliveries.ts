@@ -1,0 +1,70 @@
+import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { notFound, validation } from '../errors';
+import { addons, deliveries } from '../db/schema/index';
+
+const PAGE = 50;
+
+export interface DeliveryEntry {
+  id: string;
+  callId: string;
+  type: string;
+  attempt: number;
+  status: number | null;
+  latencyMs: number;
+  errorClass: string | null;
+  detail: string | null;
+  /** The add-on's pseudonymous id for the person. */
+  subject: string | null;
+  createdAt: Date;
+}
+
+const encodeCursor = (row: DeliveryEntry) => Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(at ?? '');
+  if (!id || Number.isNaN(createdAt.getTime())) {
+    throw validation('The cursor is not one this API gave out.', [{ path: '/cursor', message: 'Use the nextCursor of the previous page.' }]);
+  }
+  return { createdAt, id };
+}
+
+/** The developer's delivery log of one of their add-ons: newest first, a page at a time. */
+export async function listDeliveries({ ctx, addonId, cursor }: { ctx: Ctx; addonId: string; cursor?: string }) {
+  const [addon] = await ctx.svc.db
+    .select({ id: addons.id })
+    .from(addons)
+    .where(and(eq(addons.id, addonId), eq(addons.ownerId, personId(ctx)), isNull(addons.deletedAt)));
+  if (!addon) throw notFound('That add-on');
+
+  const after = cursor ? decodeCursor(cursor) : undefined;
+  const rows: DeliveryEntry[] = await ctx.svc.db
+    .select({
+      id: deliveries.id,
+      callId: deliveries.callId,
+      type: deliveries.type,
+      attempt: deliveries.attempt,
+      status: deliveries.status,
+      latencyMs: deliveries.latencyMs,
+      errorClass: deliveries.errorClass,
+      detail: deliveries.detail,
+      subject: deliveries.subject,
+      createdAt: deliveries.createdAt,
+    })
+    .from(deliveries)
+    .where(
+      and(
+        eq(deliveries.addonId, addonId),
+        after
+          ? or(lt(deliveries.createdAt, after.createdAt), and(eq(deliveries.createdAt, after.createdAt), lt(deliveries.id, after.id)))
+          : undefined,
+      ),
+    )
+    .orderBy(desc(deliveries.createdAt), desc(deliveries.id))
+    .limit(PAGE + 1);
+  const more = rows.length > PAGE;
+  const items = more ? rows.slice(0, PAGE) : rows;
+  return { deliveries: items, nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
+}

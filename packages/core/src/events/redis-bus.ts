@@ -1,0 +1,84 @@
+import { Redis } from 'ioredis';
+import type { EventBus } from './bus';
+
+export interface RedisBus extends EventBus {
+  /** Round trip to Redis on the publishing connection: for readiness checks. */
+  ping(): Promise<void>;
+}
+
+/**
+ * Pub/sub over two connections (a subscribed connection can do nothing else). Every channel is
+ * `${prefix}:${channel}`; handlers are multiplexed so Redis sees one SUBSCRIBE per channel.
+ */
+export function createRedisBus(url: string, prefix: string): RedisBus {
+  const pub = new Redis(url, { maxRetriesPerRequest: 3, connectionName: `${prefix}:bus-pub` });
+  const sub = new Redis(url, { maxRetriesPerRequest: null, connectionName: `${prefix}:bus-sub` });
+  const handlers = new Map<string, Set<(message: unknown) => void>>();
+  // Serialises SUBSCRIBE/UNSUBSCRIBE per channel so a quick unsubscribe + subscribe cannot cross.
+  const pending = new Map<string, Promise<unknown>>();
+  const full = (channel: string) => `${prefix}:${channel}`;
+
+  const serial = (channel: string, op: () => Promise<unknown>) => {
+    const next = (pending.get(channel) ?? Promise.resolve()).then(op, op);
+    pending.set(channel, next);
+    void next.finally(() => {
+      if (pending.get(channel) === next) pending.delete(channel);
+    }).catch(() => {});
+    return next;
+  };
+
+  sub.on('messageBuffer', (channelBuf: Buffer, payload: Buffer) => {
+    const set = handlers.get(channelBuf.toString());
+    if (!set?.size) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return;
+    }
+    for (const handler of [...set]) {
+      // Each handler gets its own copy, as the in-process bus gives.
+      handler(set.size === 1 ? message : structuredClone(message));
+    }
+  });
+  // ioredis re-subscribes by itself after a reconnect; errors are retried, not thrown at callers.
+  sub.on('error', () => {});
+  pub.on('error', () => {});
+
+  return {
+    async publish(channel, message) {
+      await pub.publish(full(channel), JSON.stringify(message));
+    },
+    async subscribe(channel, handler) {
+      const name = full(channel);
+      let set = handlers.get(name);
+      if (!set) handlers.set(name, (set = new Set()));
+      const first = set.size === 0;
+      set.add(handler);
+      if (first) await serial(name, () => sub.subscribe(name));
+      else await pending.get(name);
+      let done = false;
+      return async () => {
+        if (done) return;
+        done = true;
+        const current = handlers.get(name);
+        if (!current) return;
+        current.delete(handler);
+        if (current.size === 0) {
+          handlers.delete(name);
+          await serial(name, async () => {
+            // A subscriber may have come back while we waited for our turn.
+            if (!handlers.has(name) && sub.status === 'ready') await sub.unsubscribe(name);
+          });
+        }
+      };
+    },
+    async ping() {
+      await pub.ping();
+    },
+    async close() {
+      handlers.clear();
+      await Promise.allSettled([pub.quit(), sub.quit()]);
+    },
+  };
+}

@@ -1,0 +1,215 @@
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { and, eq, max } from 'drizzle-orm';
+import { deliveries } from '../db/schema/index';
+import type { Logger } from '../log';
+import type { Services } from '../services';
+import { CANCEL_CHANNEL, cancelled, deliverCall, resultChannel, tooLate } from './deliver';
+import type { CallJob, CallOutcome, Dispatcher } from './types';
+
+export interface RedisSettings {
+  url: string;
+  /** BullMQ key prefix and pub/sub channel prefix: `${prefix}:calls:*`, `${prefix}:result:{callId}`. */
+  prefix: string;
+}
+
+export const CALLS_QUEUE = 'calls';
+/** Past the deadline the waiting caller stops listening, leaving the worker this long to publish. */
+const RESULT_GRACE_MS = 1_500;
+const KEEP_COMPLETED = { age: 3600, count: 10_000 };
+const KEEP_FAILED = { age: 24 * 3600, count: 10_000 };
+const CLEAN_EVERY_MS = 10 * 60_000;
+
+const unavailable = (): CallOutcome => ({
+  kind: 'failure',
+  errorClass: 'unavailable',
+  message: 'Toolport could not queue the call; try again shortly.',
+});
+
+/** BullMQ refuses to start on an evicting Redis only by warning; say so clearly, once, at start. */
+export async function checkEvictionPolicy(redis: Redis, log: Logger): Promise<void> {
+  try {
+    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const policy = reply?.[1];
+    if (policy && policy !== 'noeviction') {
+      log.warn(`Redis maxmemory-policy is "${policy}": set it to "noeviction", or Redis may silently drop queued calls.`);
+    }
+  } catch {
+    log.info('Cannot read the Redis maxmemory-policy (CONFIG is disabled); make sure it is "noeviction".');
+  }
+}
+
+/** The API side: enqueue the call (job id = call id) and wait for its outcome on a per-call channel. */
+export function createBullDispatcher(svc: Services, redis: RedisSettings): Dispatcher & { ping(): Promise<void> } {
+  // Fail fast on the API side: a caller should hear "unavailable", not hang while Redis is down.
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: 2, connectionName: `${redis.prefix}:api` });
+  connection.on('error', () => {});
+  const queue = new Queue<CallJob>(CALLS_QUEUE, {
+    connection,
+    prefix: redis.prefix,
+    defaultJobOptions: { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
+  });
+  queue.on('error', (err) => svc.log.warn('call queue error', { err }));
+  void checkEvictionPolicy(connection, svc.log);
+
+  return {
+    async dispatch(job, signal) {
+      if (signal?.aborted) return cancelled();
+      let settle!: (outcome: CallOutcome) => void;
+      const outcome = new Promise<CallOutcome>((resolve) => (settle = resolve));
+      // Subscribed before the job exists, so even the fastest worker's answer is heard.
+      const unsubscribe = await svc.bus.subscribe(resultChannel(job.callId), (msg) => settle(msg as CallOutcome));
+      const timer = setTimeout(() => settle(tooLate()), Math.max(0, job.deadline - Date.now()) + RESULT_GRACE_MS);
+      const onAbort = () => {
+        settle(cancelled());
+        // Workers stop retrying (and skip the job if they pick it up now); a waiting job is dropped.
+        void svc.bus.publish(CANCEL_CHANNEL, { callId: job.callId, deadline: job.deadline }).catch(() => {});
+        void queue.remove(job.callId).catch(() => {});
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        await queue.add('call', job, { jobId: job.callId }).catch((err) => {
+          svc.log.error('cannot enqueue a call', { err, callId: job.callId });
+          settle(unavailable());
+        });
+        return await outcome;
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        await unsubscribe().catch(() => {});
+      }
+    },
+    async ping() {
+      await connection.ping();
+    },
+    async close() {
+      await queue.close();
+      await connection.quit().catch(() => {});
+    },
+  };
+}
+
+function readJob(data: unknown): CallJob | undefined {
+  const j = data as Partial<CallJob> | null;
+  const ok =
+    !!j &&
+    typeof j.callId === 'string' &&
+    (j.type === 'tool.call' || j.type === 'tool.confirm') &&
+    typeof j.addonId === 'string' &&
+    typeof j.tool === 'string' &&
+    typeof j.arguments === 'string' &&
+    typeof j.subject === 'string' &&
+    typeof j.deadline === 'number' &&
+    typeof j.app?.name === 'string' &&
+    typeof j.app?.clientId === 'string';
+  return ok ? (j as CallJob) : undefined;
+}
+
+/**
+ * After a worker died mid-call, continue its attempt numbers rather than repeat them; a worker
+ * killed mid-request left no row for that attempt, hence at least one attempt per pickup.
+ */
+async function nextAttempt(svc: Services, job: CallJob, pickups: number): Promise<number> {
+  const [row] = await svc.db
+    .select({ last: max(deliveries.attempt) })
+    .from(deliveries)
+    .where(and(eq(deliveries.addonId, job.addonId), eq(deliveries.callId, job.callId)));
+  return Math.max((row?.last ?? 0) + 1, pickups);
+}
+
+export interface CallWorker {
+  close(): Promise<void>;
+}
+
+export interface CallWorkerOptions {
+  concurrency?: number;
+  /** A dead worker's job is picked up again after at most about lockDuration + stalledInterval. */
+  lockDuration?: number;
+  stalledInterval?: number;
+}
+
+/**
+ * The worker side: runs the retry loop inside the processor (fast, deadline-bound backoff rather
+ * than BullMQ's delayed retries), publishes the outcome, completes the job.
+ */
+export async function startCallWorker(svc: Services, redis: RedisSettings, opts: CallWorkerOptions = {}): Promise<CallWorker> {
+  // BullMQ workers need maxRetriesPerRequest: null on their own connections.
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null, connectionName: `${redis.prefix}:worker` });
+  connection.on('error', () => {});
+  await checkEvictionPolicy(connection, svc.log);
+
+  // Cancellations arrive by broadcast; remembered until the call's deadline in case its job starts later.
+  const cancelledCalls = new Map<string, number>();
+  const running = new Map<string, AbortController>();
+  const unsubscribe = await svc.bus.subscribe(CANCEL_CHANNEL, (msg) => {
+    const { callId, deadline } = (msg ?? {}) as { callId?: unknown; deadline?: unknown };
+    if (typeof callId !== 'string') return;
+    cancelledCalls.set(callId, typeof deadline === 'number' ? deadline : Date.now() + 60_000);
+    running.get(callId)?.abort();
+  });
+
+  const processor = async (job: Job<CallJob>) => {
+    const data = readJob(job.data);
+    if (!data) throw new UnrecoverableError('The job is not a call.');
+    const controller = new AbortController();
+    if (cancelledCalls.has(data.callId)) controller.abort();
+    running.set(data.callId, controller);
+    try {
+      const firstAttempt = job.attemptsStarted > 1 ? await nextAttempt(svc, data, job.attemptsStarted) : 1;
+      const outcome = await deliverCall(svc, data, { signal: controller.signal, firstAttempt });
+      await svc.bus.publish(resultChannel(data.callId), outcome);
+      // The job keeps only what happened, never the result itself.
+      return outcome.kind === 'failure' ? `failure:${outcome.errorClass}` : outcome.kind;
+    } finally {
+      running.delete(data.callId);
+    }
+  };
+
+  const worker = new Worker<CallJob>(CALLS_QUEUE, processor, {
+    connection,
+    prefix: redis.prefix,
+    concurrency: opts.concurrency ?? 64,
+    lockDuration: opts.lockDuration ?? 5_000,
+    stalledInterval: opts.stalledInterval ?? 5_000,
+    maxStalledCount: 1,
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: KEEP_FAILED,
+  });
+  worker.on('error', (err) => svc.log.warn('call worker error', { err }));
+  // A job that failed outside the processor's care (stalled twice, unreadable) still gets an answer.
+  worker.on('failed', (job, err) => {
+    if (!job?.id) return;
+    svc.log.error('call job failed', { err, callId: job.id });
+    void svc.bus
+      .publish(resultChannel(job.id), { kind: 'failure', errorClass: 'internal', message: 'Toolport could not deliver the call; try again.' })
+      .catch(() => {});
+  });
+
+  const janitor = new Queue(CALLS_QUEUE, { connection, prefix: redis.prefix });
+  const clean = async () => {
+    try {
+      await janitor.clean(KEEP_COMPLETED.age * 1000, 1000, 'completed');
+      await janitor.clean(KEEP_FAILED.age * 1000, 1000, 'failed');
+    } catch (err) {
+      svc.log.warn('call queue cleanup failed', { err });
+    }
+  };
+  const sweep = setInterval(() => void clean(), CLEAN_EVERY_MS);
+  sweep.unref();
+  const forget = setInterval(() => {
+    const now = Date.now();
+    for (const [callId, until] of cancelledCalls) if (until < now) cancelledCalls.delete(callId);
+  }, 30_000);
+  forget.unref();
+
+  return {
+    async close() {
+      clearInterval(sweep);
+      clearInterval(forget);
+      await unsubscribe().catch(() => {});
+      await worker.close();
+      await janitor.close();
+      await connection.quit().catch(() => {});
+    },
+  };
+}

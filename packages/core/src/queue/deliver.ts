@@ -1,0 +1,245 @@
+import { hostname } from 'node:os';
+import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { addons, addonSecrets, deliveries } from '../db/schema/index';
+import { newId } from '../ids';
+import type { WebhookAnswer } from '../outbound/types';
+import { MAX_RESULT_BYTES, postWebhook, safeSentence } from '../outbound/webhook';
+import type { Services } from '../services';
+import type { CallJob, CallOutcome } from './types';
+
+/**
+ * Bus channel on which `{ addonId }` announces that an add-on's webhook URL, secrets or disabled
+ * flag changed; every process drops its cached delivery target for that add-on.
+ */
+export const ADDONS_CHANNEL = 'addons';
+/** Bus channel on which `{ callId }` says the app cancelled a call: stop retrying, send nothing more. */
+export const CANCEL_CHANNEL = 'calls:cancel';
+/** Bus channel carrying a call's outcome to whichever process waits for it. */
+export const resultChannel = (callId: string) => `result:${callId}`;
+
+/** One slow attempt may not eat the whole call: a hung connection still leaves room for a retry. */
+export const ATTEMPT_CAP_MS = 10_000;
+const TARGET_TTL_MS = 5_000;
+const MAX_ATTEMPTS = 6;
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_MAX_MS = 4_000;
+/** An attempt with less time than this left would only time out. */
+const MIN_ATTEMPT_MS = 200;
+const WORKER = `${hostname()}:${process.pid}`;
+
+interface Target {
+  webhookUrl: string;
+  disabled: boolean;
+  secrets: string[];
+}
+
+interface TargetCache {
+  entries: Map<string, { target: Target | null; expires: number }>;
+  ready: Promise<unknown>;
+}
+
+const caches = new WeakMap<Services, TargetCache>();
+
+function cacheOf(svc: Services): TargetCache {
+  let cache = caches.get(svc);
+  if (!cache) {
+    const entries = new Map<string, { target: Target | null; expires: number }>();
+    const ready = svc.bus
+      .subscribe(ADDONS_CHANNEL, (msg) => {
+        const addonId = (msg as { addonId?: unknown } | null)?.addonId;
+        if (typeof addonId === 'string') entries.delete(addonId);
+        else entries.clear();
+      })
+      .catch((err) => svc.log.warn('cannot follow add-on changes; relying on the cache lifetime', { err }));
+    caches.set(svc, (cache = { entries, ready }));
+  }
+  return cache;
+}
+
+/** The add-on's webhook and live secrets, cached a few seconds; null when it does not exist. */
+async function loadTarget(svc: Services, addonId: string): Promise<Target | null> {
+  const cache = cacheOf(svc);
+  await cache.ready;
+  const hit = cache.entries.get(addonId);
+  if (hit && hit.expires > Date.now()) return hit.target;
+  const [row] = await svc.db
+    .select({ webhookUrl: addons.webhookUrl, disabledAt: addons.webhookDisabledAt })
+    .from(addons)
+    .where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
+  let target: Target | null = null;
+  if (row) {
+    const secrets = await svc.db
+      .select({ secretEnc: addonSecrets.secretEnc })
+      .from(addonSecrets)
+      .where(and(eq(addonSecrets.addonId, addonId), or(isNull(addonSecrets.expiresAt), gt(addonSecrets.expiresAt, svc.clock.now()))))
+      .orderBy(desc(addonSecrets.createdAt));
+    target = { webhookUrl: row.webhookUrl, disabled: row.disabledAt !== null, secrets: secrets.map((s) => svc.secrets.webhookBox.open(s.secretEnc)) };
+  }
+  cache.entries.set(addonId, { target, expires: Date.now() + TARGET_TTL_MS });
+  return target;
+}
+
+/** The webhook body of DESIGN.md, with the arguments' JSON text inserted byte for byte. */
+export function webhookBody(job: CallJob, attempt: number): string {
+  const call = JSON.stringify({ id: job.callId, deadline: new Date(job.deadline).toISOString(), attempt });
+  return (
+    `{"type":${JSON.stringify(job.type)},"addon":${JSON.stringify(job.addonId)},"tool":${JSON.stringify(job.tool)},` +
+    `"arguments":${job.arguments},"call":${call},"user":${JSON.stringify({ id: job.subject })},` +
+    `"app":${JSON.stringify({ name: job.app.name, clientId: job.app.clientId })}}`
+  );
+}
+
+export interface AttemptResult {
+  outcome: CallOutcome;
+  /** Worth another attempt (connection error, timeout, 5xx, 408, 429), time permitting. */
+  retryable: boolean;
+}
+
+const failure = (errorClass: string, message: string, retryable = false): AttemptResult => ({
+  outcome: { kind: 'failure', errorClass, message },
+  retryable,
+});
+
+async function record(
+  svc: Services,
+  job: CallJob,
+  attempt: number,
+  row: { status?: number; latencyMs: number; errorClass?: string; detail?: string; outcome: string },
+) {
+  try {
+    await svc.db.insert(deliveries).values({
+      id: newId('dlv'),
+      addonId: job.addonId,
+      callId: job.callId,
+      type: job.type,
+      attempt,
+      subject: job.subject,
+      status: row.status ?? null,
+      latencyMs: Math.max(0, Math.round(row.latencyMs)),
+      errorClass: row.errorClass ?? null,
+      detail: row.detail?.slice(0, 500) ?? null,
+      meta: { outcome: row.outcome, worker: WORKER },
+      // Milliseconds, like the cursor of the delivery log that pages on it.
+      createdAt: svc.clock.now(),
+    });
+  } catch (err) {
+    // The call's outcome matters more than its log line.
+    svc.log.error('cannot record a delivery', { err, callId: job.callId, addonId: job.addonId });
+  }
+}
+
+async function disableWebhook(svc: Services, addonId: string) {
+  await svc.db
+    .update(addons)
+    .set({ webhookDisabledAt: svc.clock.now() })
+    .where(and(eq(addons.id, addonId), isNull(addons.webhookDisabledAt)));
+  caches.get(svc)?.entries.delete(addonId);
+  await svc.bus.publish(ADDONS_CHANNEL, { addonId }).catch(() => {});
+}
+
+function toOutcome(answer: WebhookAnswer): CallOutcome {
+  if (answer.kind === 'failure') return { kind: 'failure', errorClass: answer.errorClass, message: safeSentence(answer) };
+  return answer;
+}
+
+/**
+ * One attempt at delivering a call: refuses after the deadline, sends it signed, records one
+ * deliveries row. Safe to repeat: the call id is the add-on's idempotency key.
+ */
+export async function runDelivery(svc: Services, job: CallJob, attempt: number): Promise<AttemptResult> {
+  const started = Date.now();
+  if (started >= job.deadline - MIN_ATTEMPT_MS) {
+    await record(svc, job, attempt, {
+      latencyMs: 0,
+      errorClass: 'deadline',
+      outcome: 'failure',
+      detail: 'Not sent: the call reached its deadline before it could be delivered.',
+    });
+    return { outcome: tooLate(), retryable: false };
+  }
+  const target = await loadTarget(svc, job.addonId);
+  if (!target || target.disabled || !target.secrets.length) {
+    const detail = !target
+      ? 'Not sent: the add-on no longer exists.'
+      : target.disabled
+        ? 'Not sent: the webhook is disabled since it answered 410 Gone. Push the add-on again to enable it.'
+        : 'Not sent: the add-on has no live signing secret. Rotate its secret.';
+    await record(svc, job, attempt, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
+    return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false };
+  }
+
+  const deadline = Math.min(job.deadline, Date.now() + ATTEMPT_CAP_MS);
+  const { answer, status, latencyMs } = await postWebhook({
+    client: svc.outbound,
+    url: target.webhookUrl,
+    secrets: target.secrets,
+    id: job.callId,
+    body: webhookBody(job, attempt),
+    kind: job.type,
+    deadline,
+    maxResultBytes: MAX_RESULT_BYTES,
+  });
+
+  if (answer.kind !== 'failure') {
+    await record(svc, job, attempt, { status, latencyMs, outcome: answer.kind });
+    return { outcome: answer, retryable: false };
+  }
+  let detail = answer.detail;
+  if (answer.errorClass === 'gone' || status === 410) {
+    await disableWebhook(svc, job.addonId);
+    detail = `${detail} The webhook is now disabled: calls are refused until you push the add-on again.`;
+  }
+  await record(svc, job, attempt, { status: status ?? answer.status, latencyMs, errorClass: answer.errorClass, detail, outcome: 'failure' });
+  return { outcome: toOutcome(answer), retryable: answer.retryable };
+}
+
+/** Full jitter: a random wait up to an exponentially growing cap (AWS architecture blog). */
+export const backoffMs = (attempt: number) =>
+  Math.floor(Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1)));
+
+/** What the app hears when the deadline passed without an answer. */
+export const tooLate = (): CallOutcome => toOutcome({ kind: 'failure', errorClass: 'deadline', retryable: false, detail: '' });
+
+export const cancelled = (): CallOutcome => ({ kind: 'failure', errorClass: 'cancelled', message: 'The call was cancelled.' });
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Delivers a call with retries: exponential backoff with full jitter, for retryable failures only,
+ * and never past the call's deadline or after `signal` aborts.
+ */
+export async function deliverCall(
+  svc: Services,
+  job: CallJob,
+  opts: { signal?: AbortSignal; firstAttempt?: number } = {},
+): Promise<CallOutcome> {
+  const { signal } = opts;
+  let attempt = opts.firstAttempt ?? 1;
+  for (let tries = 1; ; tries++, attempt++) {
+    if (signal?.aborted) return cancelled();
+    let result: AttemptResult;
+    try {
+      result = await runDelivery(svc, job, attempt);
+    } catch (err) {
+      // Our side failed (database, secrets): logged in full, retried like a connection error.
+      svc.log.error('delivery attempt failed', { err, callId: job.callId, addonId: job.addonId, attempt });
+      result = failure('internal', 'Toolport could not deliver the call; try again.', true);
+    }
+    const { outcome, retryable } = result;
+    if (!retryable || tries >= MAX_ATTEMPTS) return outcome;
+    const wait = backoffMs(tries);
+    if (Date.now() + wait + MIN_ATTEMPT_MS >= job.deadline) return outcome;
+    await sleep(wait, signal);
+  }
+}

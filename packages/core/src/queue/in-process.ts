@@ -1,0 +1,53 @@
+import type { Services } from '../services';
+import { cancelled, deliverCall } from './deliver';
+import type { CallJob, CallOutcome, Dispatcher } from './types';
+
+/** The embedded default: calls run in this process, at most `concurrency` at a time. */
+export function createInProcessDispatcher(svc: Services, opts: { concurrency?: number } = {}): Dispatcher {
+  const limit = opts.concurrency ?? 64;
+  let running = 0;
+  let closed = false;
+  const waiting: Array<() => void> = [];
+  const inFlight = new Set<Promise<unknown>>();
+
+  const release = () => {
+    running--;
+    waiting.shift()?.();
+  };
+
+  /** Resolves true once a slot is ours, false if the caller gave up first. */
+  const acquire = (signal?: AbortSignal) =>
+    new Promise<boolean>((resolve) => {
+      if (running < limit) {
+        running++;
+        return resolve(true);
+      }
+      const take = () => {
+        signal?.removeEventListener('abort', giveUp);
+        running++;
+        resolve(true);
+      };
+      const giveUp = () => {
+        const i = waiting.indexOf(take);
+        if (i >= 0) waiting.splice(i, 1);
+        resolve(false);
+      };
+      waiting.push(take);
+      signal?.addEventListener('abort', giveUp, { once: true });
+    });
+
+  return {
+    async dispatch(job: CallJob, signal?: AbortSignal): Promise<CallOutcome> {
+      if (closed) return { kind: 'failure', errorClass: 'unavailable', message: 'Toolport is shutting down; try again.' };
+      if (signal?.aborted || !(await acquire(signal))) return cancelled();
+      const run = deliverCall(svc, job, { signal }).finally(release);
+      inFlight.add(run);
+      void run.finally(() => inFlight.delete(run)).catch(() => {});
+      return run;
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

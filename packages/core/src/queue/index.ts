@@ -1,0 +1,32 @@
+import type { Services } from '../services';
+import { createBullDispatcher, startCallWorker } from './bullmq';
+import { createInProcessDispatcher } from './in-process';
+import type { Dispatcher } from './types';
+
+export { ADDONS_CHANNEL, CANCEL_CHANNEL, deliverCall, resultChannel, runDelivery, webhookBody } from './deliver';
+export type { AttemptResult } from './deliver';
+export { createInProcessDispatcher } from './in-process';
+export { CALLS_QUEUE, checkEvictionPolicy, createBullDispatcher, startCallWorker } from './bullmq';
+export type { CallWorker, CallWorkerOptions, RedisSettings } from './bullmq';
+
+/**
+ * The dispatcher for these services: BullMQ when Redis is configured (and, unless ROLE=api, a
+ * worker in this process), else the in-process queue. Registers what must be closed.
+ */
+export async function startQueue(svc: Services): Promise<Dispatcher> {
+  const redis = svc.config.redis;
+  if (!redis) {
+    const dispatcher = createInProcessDispatcher(svc);
+    svc.closers.push(() => dispatcher.close());
+    return dispatcher;
+  }
+  const dispatcher = createBullDispatcher(svc, redis);
+  svc.closers.push(() => dispatcher.close());
+  svc.readiness.queue = () => dispatcher.ping();
+  if (svc.config.role !== 'api') {
+    const worker = await startCallWorker(svc, redis);
+    // Closed before the dispatcher and the bus (closers run last added first).
+    svc.closers.push(() => worker.close());
+  }
+  return dispatcher;
+}
