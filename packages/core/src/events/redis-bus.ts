@@ -36,10 +36,7 @@ export function createRedisBus(url: string, prefix: string): RedisBus {
     } catch {
       return;
     }
-    for (const handler of [...set]) {
-      // Each handler gets its own copy, as the in-process bus gives.
-      handler(set.size === 1 ? message : structuredClone(message));
-    }
+    for (const handler of [...set]) handler(message);
   });
   // ioredis re-subscribes by itself after a reconnect; errors are retried, not thrown at callers.
   sub.on('error', () => {});
