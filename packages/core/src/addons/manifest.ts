@@ -1,0 +1,448 @@
+import { ToolportError, type FieldError } from '../errors';
+import { validatorFor } from './arguments';
+import { lintManifest } from './lint';
+import {
+  RESERVED_KEYS,
+  checkInputSchema,
+  codePoints,
+  compileArguments,
+  isPlainObject,
+  newSchemaCheckState,
+  ptr,
+  textProblem,
+  type SchemaCheckState,
+} from './schema';
+import type { ArgumentKind, CompiledTool, Manifest, ManifestArgument, ManifestCheck, ManifestTool } from './types';
+
+export const MANIFEST_LIMITS = {
+  name: 60,
+  description: 300,
+  webhook: 2048,
+  tools: 16,
+  title: 60,
+  summary: 300,
+  arguments: 10,
+  textMaxLength: 65_536,
+  choices: 100,
+  choiceLength: 200,
+} as const;
+
+export const ADDON_ID = /^[a-z][a-z0-9-]{1,29}$/;
+export const TOOL_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+export const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
+
+/** Problems listed in one refusal; a manifest with more gets one last line counting the rest. */
+const MAX_LISTED = 200;
+
+const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'tools'];
+const TOOL_KEYS = ['name', 'title', 'summary', 'destructive', 'readOnly', 'confirm', 'arguments', 'inputSchema'];
+const ARGUMENT_KEYS = ['name', 'summary', 'kind', 'required'];
+const KIND_NAMES = ['text', 'number', 'choice'];
+/** Kind names developers reach for, and the kind they mean. */
+const KIND_ALIASES: Record<string, string> = {
+  string: '{"text": {"maxLength": N}}',
+  str: '{"text": {"maxLength": N}}',
+  integer: '{"number": {"whole": true}}',
+  int: '{"number": {"whole": true}}',
+  float: '{"number": {}}',
+  enum: '{"choice": [...]}',
+  select: '{"choice": [...]}',
+  bool: '"boolean"',
+};
+const KIND_HELP = 'a kind is {"text": {"maxLength": N}}, {"number": {"minimum": a, "maximum": b, "whole": bool}}, "boolean" or {"choice": ["a", "b"]}';
+
+class Problems {
+  readonly list: FieldError[] = [];
+  add(path: string, message: string) {
+    this.list.push({ path, message });
+  }
+}
+
+const show = (v: unknown) => {
+  const s = typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? s.slice(0, 37) + '...' : s;
+};
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+function suggest(key: string, allowed: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const a of allowed) {
+    const d = a.toLowerCase() === lower ? 0 : editDistance(lower, a.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [a, d];
+  }
+  return best;
+}
+
+/** Refuses keys outside `allowed`, naming the closest allowed key when it looks like a typo. */
+function unknownKeys(obj: Record<string, unknown>, allowed: readonly string[], path: string, what: string, p: Problems) {
+  for (const key of Object.keys(obj)) {
+    if (allowed.includes(key)) continue;
+    const near = suggest(key, allowed);
+    p.add(ptr(path, key), near
+      ? `Unknown key \`${key}\` in ${what}; did you mean \`${near}\`?`
+      : `Unknown key \`${key}\` in ${what}; it takes ${allowed.filter((k) => k !== '$schema').map((k) => `\`${k}\``).join(', ')}.`);
+  }
+}
+
+/** Prose: NFC, trimmed, length in code points. */
+function text(
+  obj: Record<string, unknown>, key: string, path: string, p: Problems,
+  { label, max, allowEmpty = false, prose = true }: { label: string; max: number; allowEmpty?: boolean; prose?: boolean },
+): string | undefined {
+  const at = ptr(path, key);
+  const v = obj[key];
+  if (v === undefined) {
+    p.add(at, `${label} is missing: give \`${key}\` (${allowEmpty ? 'up to' : '1 to'} ${max} characters).`);
+    return undefined;
+  }
+  if (typeof v !== 'string') {
+    p.add(at, `${label} must be a string (got ${show(v)}).`);
+    return undefined;
+  }
+  const problem = textProblem(v, prose);
+  if (problem) {
+    p.add(at, `${label} ${problem}.`);
+    return undefined;
+  }
+  const s = v.normalize('NFC').trim();
+  if (!allowEmpty && s.length === 0) {
+    p.add(at, `${label} must not be empty.`);
+    return undefined;
+  }
+  const n = codePoints(s);
+  if (n > max) {
+    p.add(at, `${label} is too long: at most ${max} characters (got ${n}).`);
+    return undefined;
+  }
+  return s;
+}
+
+function name(v: unknown, at: string, re: RegExp, label: string, rule: string, p: Problems): string | undefined {
+  if (typeof v !== 'string') {
+    p.add(at, v === undefined ? `${label} is missing.` : `${label} must be a string (got ${show(v)}).`);
+    return undefined;
+  }
+  if (!re.test(v)) {
+    p.add(at, `${label} ${show(v)} is not valid: ${rule}.`);
+    return undefined;
+  }
+  return v;
+}
+
+function bool(obj: Record<string, unknown>, key: string, path: string, p: Problems): boolean | undefined {
+  const v = obj[key];
+  if (v === undefined || typeof v === 'boolean') return v;
+  p.add(ptr(path, key), `\`${key}\` must be true or false (got ${show(v)}).`);
+  return undefined;
+}
+
+function checkWebhook(v: unknown, at: string, p: Problems): string | undefined {
+  const example = 'an absolute http(s) URL such as https://example.com/toolport';
+  if (typeof v !== 'string') {
+    p.add(at, v === undefined ? `The webhook is missing: give ${example}.` : `The webhook must be ${example}.`);
+    return undefined;
+  }
+  if (v.length > MANIFEST_LIMITS.webhook) {
+    p.add(at, `The webhook URL is too long: at most ${MANIFEST_LIMITS.webhook} characters (got ${v.length}).`);
+    return undefined;
+  }
+  if (/[\s\u0000-\u001f\u007f]/.test(v) || textProblem(v, false)) {
+    p.add(at, 'The webhook URL must not contain spaces or control characters.');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    p.add(at, `The webhook must be ${example} (got ${show(v)}).`);
+    return undefined;
+  }
+  const problems: string[] = [];
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') problems.push(`must use https or http (got ${url.protocol.slice(0, -1)})`);
+  if (url.username || url.password) problems.push('must not carry credentials (user:password@); Toolport signs every request instead');
+  if (v.includes('#')) problems.push('must not have a fragment (#...)');
+  if (!url.hostname) problems.push('must name a host');
+  if (problems.length) {
+    p.add(at, `The webhook URL ${problems.join(', and ')}.`);
+    return undefined;
+  }
+  if (url.href.length > MANIFEST_LIMITS.webhook) {
+    p.add(at, `The webhook URL is too long once normalised: at most ${MANIFEST_LIMITS.webhook} characters.`);
+    return undefined;
+  }
+  return url.href;
+}
+
+function checkKind(v: unknown, at: string, p: Problems): ArgumentKind | undefined {
+  if (v === 'boolean') return 'boolean';
+  if (v === undefined) {
+    p.add(at, `The argument's kind is missing: ${KIND_HELP}.`);
+    return undefined;
+  }
+  if (typeof v === 'string') {
+    const alias = KIND_ALIASES[v.toLowerCase()];
+    if (KIND_NAMES.includes(v)) p.add(at, `The kind "${v}" needs its settings: ${KIND_HELP}.`);
+    else p.add(at, alias ? `Unknown kind ${show(v)}; did you mean ${alias}?` : `Unknown kind ${show(v)}: ${KIND_HELP}.`);
+    return undefined;
+  }
+  if (!isPlainObject(v)) {
+    p.add(at, `The kind must be an object or "boolean": ${KIND_HELP}.`);
+    return undefined;
+  }
+  const keys = Object.keys(v);
+  for (const k of keys) {
+    if (KIND_NAMES.includes(k)) continue;
+    const alias = KIND_ALIASES[k.toLowerCase()] ?? (k === 'boolean' ? '"boolean" (a plain string, not an object)' : undefined);
+    const near = suggest(k, KIND_NAMES);
+    p.add(ptr(at, k), alias ? `Unknown kind \`${k}\`; did you mean ${alias}?`
+      : near ? `Unknown kind \`${k}\`; did you mean \`${near}\`?` : `Unknown kind \`${k}\`: ${KIND_HELP}.`);
+  }
+  const given = keys.filter((k) => KIND_NAMES.includes(k));
+  if (keys.length === 0) {
+    p.add(at, `The kind is empty: ${KIND_HELP}.`);
+    return undefined;
+  }
+  if (given.length > 1) {
+    p.add(at, `A kind is exactly one of ${given.map((k) => `\`${k}\``).join(', ')}, not several.`);
+    return undefined;
+  }
+  if (given.length === 0 || keys.length > 1) return undefined;
+
+  const k = given[0]!;
+  const body = v[k];
+  const bodyAt = ptr(at, k);
+  if (k === 'choice') return checkChoice(body, bodyAt, p);
+  if (!isPlainObject(body)) {
+    p.add(bodyAt, k === 'text'
+      ? 'A text kind is {"text": {"maxLength": N}} with N from 1 to 65536.'
+      : 'A number kind is {"number": {"minimum": a, "maximum": b, "whole": true|false}}; each part is optional.');
+    return undefined;
+  }
+  if (k === 'text') {
+    unknownKeys(body, ['maxLength'], bodyAt, 'a text kind', p);
+    const max = body.maxLength;
+    if (!(typeof max === 'number' && Number.isInteger(max) && max >= 1 && max <= MANIFEST_LIMITS.textMaxLength)) {
+      p.add(ptr(bodyAt, 'maxLength'), max === undefined
+        ? `A text kind needs \`maxLength\`: a whole number from 1 to ${MANIFEST_LIMITS.textMaxLength}.`
+        : `\`maxLength\` must be a whole number from 1 to ${MANIFEST_LIMITS.textMaxLength} (got ${show(max)}).`);
+      return undefined;
+    }
+    return { text: { maxLength: max } };
+  }
+  // number
+  const before = p.list.length;
+  unknownKeys(body, ['minimum', 'maximum', 'whole'], bodyAt, 'a number kind', p);
+  const whole = body.whole;
+  if (whole !== undefined && typeof whole !== 'boolean') p.add(ptr(bodyAt, 'whole'), `\`whole\` must be true or false (got ${show(whole)}).`);
+  const bounds: { minimum?: number; maximum?: number } = {};
+  for (const b of ['minimum', 'maximum'] as const) {
+    const n = body[b];
+    if (n === undefined) continue;
+    if (typeof n !== 'number' || !Number.isFinite(n)) p.add(ptr(bodyAt, b), `\`${b}\` must be a finite number (got ${show(n)}).`);
+    else if (whole === true && !Number.isSafeInteger(Math.trunc(n))) {
+      p.add(ptr(bodyAt, b), `\`${b}\` of a whole number must lie within ±${Number.MAX_SAFE_INTEGER} (got ${n}).`);
+    } else bounds[b] = n;
+  }
+  if (bounds.minimum !== undefined && bounds.maximum !== undefined && bounds.minimum > bounds.maximum) {
+    p.add(ptr(bodyAt, 'minimum'), `\`minimum\` (${bounds.minimum}) is greater than \`maximum\` (${bounds.maximum}).`);
+  }
+  if (p.list.length !== before) return undefined;
+  return { number: { ...bounds, ...(whole !== undefined ? { whole: whole as boolean } : {}) } };
+}
+
+function checkChoice(body: unknown, at: string, p: Problems): ArgumentKind | undefined {
+  if (!Array.isArray(body) || body.length === 0 || body.length > MANIFEST_LIMITS.choices) {
+    p.add(at, `A choice is a list of 1 to ${MANIFEST_LIMITS.choices} distinct, non-empty strings${Array.isArray(body) ? ` (got ${body.length})` : ''}.`);
+    return undefined;
+  }
+  const before = p.list.length;
+  const out: string[] = [];
+  const seen = new Map<string, number>();
+  body.forEach((c, i) => {
+    const cAt = ptr(at, i);
+    if (typeof c !== 'string') return p.add(cAt, `Each choice must be a string (got ${show(c)}).`);
+    const problem = textProblem(c, false);
+    if (problem) return p.add(cAt, `The choice ${show(c)} ${problem}.`);
+    // Arguments are normalised to NFC before comparison, so the choices are too.
+    const s = c.normalize('NFC');
+    if (s.trim().length === 0) return p.add(cAt, 'A choice must not be empty.');
+    if (codePoints(s) > MANIFEST_LIMITS.choiceLength) {
+      return p.add(cAt, `A choice is too long: at most ${MANIFEST_LIMITS.choiceLength} characters (got ${codePoints(s)}).`);
+    }
+    const first = seen.get(s);
+    if (first !== undefined) return p.add(cAt, `The choice ${show(s)} is listed twice (also at ${ptr(at, first)}).`);
+    seen.set(s, i);
+    out.push(s);
+  });
+  return p.list.length === before ? { choice: out } : undefined;
+}
+
+function checkArgument(v: unknown, at: string, p: Problems): ManifestArgument | undefined {
+  if (!isPlainObject(v)) {
+    p.add(at, 'An argument must be an object: {"name": ..., "summary": ..., "kind": ...}.');
+    return undefined;
+  }
+  const before = p.list.length;
+  unknownKeys(v, ARGUMENT_KEYS, at, 'an argument', p);
+  let argName = name(v.name, ptr(at, 'name'), ARGUMENT_NAME, 'The argument name',
+    'a letter, then up to 63 letters, digits or underscores', p);
+  if (argName && RESERVED_KEYS.has(argName)) {
+    p.add(ptr(at, 'name'), `\`${argName}\` cannot be an argument name: it would reach an object's prototype.`);
+    argName = undefined;
+  }
+  const summary = text(v, 'summary', at, p, { label: 'The argument summary', max: MANIFEST_LIMITS.summary, allowEmpty: true });
+  const kind = checkKind(v.kind, ptr(at, 'kind'), p);
+  const required = bool(v, 'required', at, p);
+  if (p.list.length !== before || !argName || summary === undefined || !kind) return undefined;
+  return { name: argName, summary, kind, required: required ?? true };
+}
+
+function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckState): ManifestTool | undefined {
+  if (!isPlainObject(v)) {
+    p.add(at, 'A tool must be an object: {"name": ..., "title": ..., "summary": ..., "arguments": [...]}.');
+    return undefined;
+  }
+  const before = p.list.length;
+  unknownKeys(v, TOOL_KEYS, at, 'a tool', p);
+  const toolName = name(v.name, ptr(at, 'name'), TOOL_NAME, 'The tool name',
+    'a lowercase letter, then up to 31 lowercase letters, digits or underscores', p);
+  const title = text(v, 'title', at, p, { label: 'The title', max: MANIFEST_LIMITS.title, prose: false });
+  const summary = text(v, 'summary', at, p, { label: 'The summary', max: MANIFEST_LIMITS.summary });
+  const destructive = bool(v, 'destructive', at, p) ?? false;
+  const readOnly = bool(v, 'readOnly', at, p) ?? false;
+  const confirm = bool(v, 'confirm', at, p) ?? false;
+  if (destructive && readOnly) {
+    p.add(ptr(at, 'readOnly'), 'A tool cannot be both `destructive` and `readOnly`; keep the one that is true.');
+  }
+
+  let args: ManifestArgument[] | undefined;
+  let inputSchema: Record<string, unknown> | undefined;
+  if (v.arguments !== undefined && v.inputSchema !== undefined) {
+    p.add(ptr(at, 'inputSchema'), 'Give either `arguments` or `inputSchema`, not both.');
+  }
+  if (v.inputSchema !== undefined) {
+    inputSchema = checkInputSchema(v.inputSchema, ptr(at, 'inputSchema'), p.list, schemas);
+  }
+  if (v.arguments !== undefined) {
+    const list = v.arguments;
+    const listAt = ptr(at, 'arguments');
+    if (!Array.isArray(list)) {
+      p.add(listAt, `\`arguments\` must be a list of up to ${MANIFEST_LIMITS.arguments} arguments.`);
+    } else {
+      if (list.length > MANIFEST_LIMITS.arguments) {
+        p.add(listAt, `A tool takes at most ${MANIFEST_LIMITS.arguments} arguments (got ${list.length}); group related ones, or use inputSchema with nested objects.`);
+      }
+      args = [];
+      const seen = new Map<string, number>();
+      list.forEach((a, i) => {
+        const checked = checkArgument(a, ptr(listAt, i), p);
+        const n = isPlainObject(a) && typeof a.name === 'string' ? a.name : undefined;
+        if (n !== undefined) {
+          const first = seen.get(n);
+          if (first !== undefined) p.add(ptr(listAt, i, 'name'), `The argument name \`${n}\` is already used by ${ptr(listAt, first)}.`);
+          else seen.set(n, i);
+        }
+        if (checked) args!.push(checked);
+      });
+    }
+  }
+  if (p.list.length !== before || !toolName || title === undefined || summary === undefined) return undefined;
+  const tool: ManifestTool = { name: toolName, title, summary, destructive, readOnly, confirm };
+  if (inputSchema) tool.inputSchema = inputSchema;
+  else tool.arguments = args ?? [];
+  return tool;
+}
+
+/**
+ * Checks an add-on manifest against DESIGN.md: every violation is listed at once, each with its
+ * JSON pointer. Returns the normalised manifest (defaults filled, text NFC and trimmed), each tool
+ * compiled to one JSON Schema, and lint warnings.
+ */
+export function checkManifest(input: unknown): ManifestCheck {
+  const p = new Problems();
+  const schemas = newSchemaCheckState();
+  if (!isPlainObject(input)) {
+    p.add('', 'The manifest must be a JSON object: {"id", "name", "description", "webhook", "tools": [...]}.');
+    throw refusal(p.list);
+  }
+  unknownKeys(input, MANIFEST_KEYS, '', 'the manifest', p);
+  if (input.$schema !== undefined && typeof input.$schema !== 'string') p.add('/$schema', '`$schema` must be a string.');
+  const id = name(input.id, '/id', ADDON_ID, 'The add-on id',
+    '2 to 30 characters: a lowercase letter, then lowercase letters, digits or hyphens', p);
+  const addonName = text(input, 'name', '', p, { label: 'The name', max: MANIFEST_LIMITS.name, prose: false });
+  const description = text(input, 'description', '', p, { label: 'The description', max: MANIFEST_LIMITS.description, allowEmpty: true });
+  const webhook = checkWebhook(input.webhook, '/webhook', p);
+  let visibility: Manifest['visibility'] = 'private';
+  if (input.visibility !== undefined) {
+    if (input.visibility === 'private' || input.visibility === 'public') visibility = input.visibility;
+    else p.add('/visibility', `\`visibility\` must be "private" or "public" (got ${show(input.visibility)}).`);
+  }
+
+  const tools: ManifestTool[] = [];
+  if (!Array.isArray(input.tools)) {
+    p.add('/tools', input.tools === undefined
+      ? `The manifest has no \`tools\`: give a list of 1 to ${MANIFEST_LIMITS.tools} tools.`
+      : `\`tools\` must be a list of 1 to ${MANIFEST_LIMITS.tools} tools.`);
+  } else {
+    if (input.tools.length === 0) p.add('/tools', 'An add-on needs at least one tool.');
+    if (input.tools.length > MANIFEST_LIMITS.tools) {
+      p.add('/tools', `An add-on has at most ${MANIFEST_LIMITS.tools} tools (got ${input.tools.length}).`);
+    }
+    const seen = new Map<string, number>();
+    input.tools.forEach((t, i) => {
+      const checked = checkTool(t, ptr('/tools', i), p, schemas);
+      const n = isPlainObject(t) && typeof t.name === 'string' ? t.name : undefined;
+      if (n !== undefined) {
+        const first = seen.get(n);
+        if (first !== undefined) p.add(ptr('/tools', i, 'name'), `The tool name \`${n}\` is already used by /tools/${first}.`);
+        else seen.set(n, i);
+      }
+      if (checked) tools.push(checked);
+    });
+  }
+
+  const compiled: CompiledTool[] = [];
+  if (p.list.length === 0) {
+    tools.forEach((t, i) => {
+      const inputSchema = t.inputSchema ?? compileArguments(t.arguments ?? []);
+      try {
+        validatorFor(inputSchema);
+      } catch (err) {
+        // The whitelist should leave nothing Ajv refuses; if it does, say so at the schema.
+        p.add(ptr('/tools', i, 'inputSchema'), err instanceof ToolportError ? err.message : 'The input schema cannot be enforced.');
+      }
+      compiled.push({
+        name: t.name, title: t.title, summary: t.summary,
+        destructive: t.destructive ?? false, readOnly: t.readOnly ?? false, confirm: t.confirm ?? false,
+        inputSchema,
+      });
+    });
+  }
+  if (p.list.length) throw refusal(p.list);
+
+  const manifest: Manifest = { id: id!, name: addonName!, description: description!, webhook: webhook!, visibility, tools };
+  return { manifest, tools: compiled, warnings: lintManifest(manifest) };
+}
+
+function refusal(errors: FieldError[]): ToolportError {
+  const n = errors.length;
+  const listed = n > MAX_LISTED
+    ? [...errors.slice(0, MAX_LISTED), { path: '', message: `…and ${n - MAX_LISTED} more problems.` }]
+    : errors;
+  return new ToolportError('VALIDATION', `The manifest has ${n} problem${n === 1 ? '' : 's'}.`, { errors: listed });
+}

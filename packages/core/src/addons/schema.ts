@@ -1,0 +1,522 @@
+import { createRequire } from 'node:module';
+import { ToolportError, type FieldError } from '../errors';
+import type { ArgumentKind, JsonSchema, ManifestArgument } from './types';
+
+/** Names that would reach an object's prototype when used as a key; never accepted anywhere. */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+/** In `u` mode a paired surrogate is one code point, so this matches lone surrogates only. */
+export const LONE_SURROGATE = /\p{Surrogate}/u;
+/** C0/C1 controls and the bidi overrides that can disguise text; `\n` and `\t` are allowed in prose. */
+const CONTROL_IN_PROSE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+const CONTROL_ANY = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+
+/** The only `$schema` an inputSchema may declare. */
+export const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+/** Formats an inputSchema may use: each has a linear-time check in ajv-formats' fast mode. */
+export const SCHEMA_FORMATS = ['date-time', 'date', 'time', 'email', 'hostname', 'ipv4', 'ipv6', 'uri', 'uuid'] as const;
+
+export const SCHEMA_LIMITS = {
+  /** Levels of subschemas, the root being level 1. */
+  depth: 8,
+  /** Properties declared across the whole inputSchema. */
+  properties: 100,
+  /** The inputSchema as JSON text. */
+  bytes: 64 * 1024,
+  maxLength: 65_536,
+  maxItems: 1_000,
+  enumValues: 100,
+  prefixItems: 20,
+  propertyName: 64,
+  patternLength: 300,
+  /** Patterns per manifest: each costs a ReDoS analysis. */
+  patterns: 32,
+  description: 1_000,
+  title: 200,
+} as const;
+
+/** Time for one pattern's ReDoS analysis, and for all of a manifest's together (it runs on the event loop). */
+const PATTERN_TIMEOUT_MS = 1_000;
+const PATTERN_BUDGET_MS = 3_000;
+
+/** JSON pointer: `ptr('/tools', 0, 'name')` is `/tools/0/name`. */
+export const ptr = (base: string, ...segments: (string | number)[]) =>
+  base + segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+
+/** Why a string cannot be used as text, or null. `prose` allows newlines and tabs. */
+export function textProblem(s: string, prose: boolean): string | null {
+  if (LONE_SURROGATE.test(s)) return 'contains a lone UTF-16 surrogate, which is not valid Unicode';
+  const m = (prose ? CONTROL_IN_PROSE : CONTROL_ANY).exec(s);
+  if (m) return `contains the control character U+${m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}; remove it`;
+  return null;
+}
+
+/** Length in code points, which is what JSON Schema's maxLength counts. */
+export function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** JSON text with object keys sorted, so equal schemas give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return '[' + value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',') + ']';
+  if (typeof value === 'object' && value !== null) {
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+    return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(obj[k])).join(',') + '}';
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument kinds → JSON Schema 2020-12
+
+/** The JSON Schema of one argument kind. */
+export function kindSchema(kind: ArgumentKind): JsonSchema {
+  if (kind === 'boolean') return { type: 'boolean' };
+  if ('text' in kind) return { type: 'string', maxLength: kind.text.maxLength };
+  if ('choice' in kind) return { type: 'string', enum: [...kind.choice] };
+  const { minimum, maximum, whole } = kind.number;
+  const out: JsonSchema = { type: whole ? 'integer' : 'number' };
+  if (minimum !== undefined) out.minimum = minimum;
+  if (maximum !== undefined) out.maximum = maximum;
+  return out;
+}
+
+/** Compiles checked manifest arguments to one object schema; each summary becomes a description. */
+export function compileArguments(args: readonly ManifestArgument[]): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const arg of args) {
+    if (RESERVED_KEYS.has(arg.name)) {
+      throw new ToolportError('VALIDATION', `\`${arg.name}\` cannot be an argument name.`);
+    }
+    const prop = kindSchema(arg.kind);
+    if (arg.summary) prop.description = arg.summary;
+    properties[arg.name] = prop;
+    if (arg.required !== false) required.push(arg.name);
+  }
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Patterns: ReDoS check
+
+interface RecheckDiagnostics {
+  status: 'safe' | 'vulnerable' | 'unknown';
+  complexity?: { type: string };
+  error?: { kind: string };
+}
+type RecheckSync = (source: string, flags: string, params?: { timeout?: number | null }) => RecheckDiagnostics;
+
+let recheck: RecheckSync | null | undefined;
+/**
+ * recheck's browser build runs its pure-JS analysis in this thread: no worker, no child process,
+ * no Java, no environment variables read (its Node entry picks a backend from process.env).
+ */
+function loadRecheck(): RecheckSync | null {
+  if (recheck === undefined) {
+    try {
+      const mod = createRequire(import.meta.url)('recheck/lib/browser.js') as { checkSync?: RecheckSync };
+      recheck = typeof mod.checkSync === 'function' ? mod.checkSync : null;
+    } catch {
+      recheck = null;
+    }
+  }
+  return recheck;
+}
+
+/** Whether patterns are checked by recheck (true) or by the conservative fallback (false). */
+export const patternCheckerIsRecheck = () => loadRecheck() !== null;
+
+const QUANTIFIER_AFTER = /^(?:[*+]|\{\d+,\d*\})/;
+
+/**
+ * The fallback when recheck is unavailable: refuses what could backtrack badly without proving
+ * anything — backreferences, lookarounds, and repeated groups that contain a repetition or an
+ * alternation (`(a+)+`, `(a|ab)*`).
+ */
+export function conservativePatternProblem(p: string): string | null {
+  if (/\\[1-9]|\\k</.test(p)) return 'uses a backreference; remove it';
+  if (/\(\?<?[=!]/.test(p)) return 'uses a lookaround; remove it';
+  const stack: { risky: boolean }[] = [];
+  let inClass = false;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === '\\') { i++; continue; }
+    if (inClass) { if (c === ']') inClass = false; continue; }
+    if (c === '[') { inClass = true; continue; }
+    if (c === '(') { stack.push({ risky: false }); continue; }
+    if (c === '|' && stack.length) { stack[stack.length - 1]!.risky = true; continue; }
+    const rest = p.slice(i + 1);
+    if (c === ')') {
+      const group = stack.pop();
+      const repeated = QUANTIFIER_AFTER.test(rest);
+      if (group?.risky && repeated) {
+        return 'repeats a group that itself repeats or alternates, which can backtrack catastrophically; rewrite it without nested repetition';
+      }
+      if ((group?.risky || repeated) && stack.length) stack[stack.length - 1]!.risky = true;
+      continue;
+    }
+    if ((c === '*' || c === '+' || (c === '{' && /^\d+,\d*\}/.test(rest))) && stack.length) {
+      stack[stack.length - 1]!.risky = true;
+    }
+  }
+  return null;
+}
+
+const patternVerdicts = new Map<string, string | null>();
+const MAX_PATTERN_VERDICTS = 1_000;
+
+/**
+ * Why a pattern cannot be used, or null when it is safe. Ajv compiles patterns with the `u` flag,
+ * and an unanchored pattern is a search, so that is what is analysed.
+ */
+export function patternProblem(p: string, deadline = performance.now() + PATTERN_TIMEOUT_MS): string | null {
+  if (p.length > SCHEMA_LIMITS.patternLength) return `is too long: at most ${SCHEMA_LIMITS.patternLength} characters (got ${p.length})`;
+  try {
+    new RegExp(p, 'u');
+  } catch (err) {
+    return `is not a valid regular expression with the \`u\` flag (${(err as Error).message})`;
+  }
+  const known = patternVerdicts.get(p);
+  if (known !== undefined) return known;
+  const check = loadRecheck();
+  let verdict: string | null;
+  if (!check) {
+    verdict = conservativePatternProblem(p);
+  } else {
+    const timeout = Math.max(1, Math.min(PATTERN_TIMEOUT_MS, deadline - performance.now()));
+    const r = check(p, 'u', { timeout });
+    if (r.status === 'safe') verdict = null;
+    else if (r.status === 'vulnerable') {
+      verdict = `can backtrack catastrophically (${r.complexity?.type ?? 'super-linear'} time on some inputs); rewrite it without nested or overlapping repetition, e.g. \`^[a-z]+(-[a-z]+)*$\` instead of \`^([a-z]+-?)+$\``;
+    } else if (r.error?.kind === 'timeout') {
+      // Not cached: a later check with more time may prove it safe.
+      return 'could not be proven safe in time; simplify it';
+    } else verdict = 'could not be proven safe against catastrophic backtracking; simplify it';
+  }
+  if (patternVerdicts.size >= MAX_PATTERN_VERDICTS) patternVerdicts.delete(patternVerdicts.keys().next().value!);
+  patternVerdicts.set(p, verdict);
+  return verdict;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw inputSchema: a whitelist of what can be enforced safely
+
+const KEYWORDS = new Set([
+  '$schema', 'type', 'properties', 'required', 'additionalProperties', 'items', 'prefixItems',
+  'minItems', 'maxItems', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum',
+  'exclusiveMaximum', 'multipleOf', 'enum', 'const', 'description', 'title', 'default', 'examples',
+  'format', 'pattern',
+]);
+const TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
+const STRING_KEYWORDS = ['minLength', 'maxLength', 'pattern', 'format'];
+const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
+const ARRAY_KEYWORDS = ['items', 'prefixItems', 'minItems', 'maxItems'];
+const OBJECT_KEYWORDS = ['properties', 'required', 'additionalProperties'];
+
+const REFUSED: Record<string, string> = {
+  $data: '`$data` references are refused: every bound must be fixed in the schema',
+  $dynamicRef: '`$dynamicRef` is refused: it allows recursion without bound',
+  $recursiveRef: '`$recursiveRef` is refused: it allows recursion without bound',
+  $dynamicAnchor: '`$dynamicAnchor` is refused: it allows recursion without bound',
+  $defs: '`$defs` is not supported because `$ref` is not; write each subschema where it is used',
+  definitions: '`definitions` is not supported because `$ref` is not; write each subschema where it is used',
+  if: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
+  then: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
+  else: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
+  patternProperties: '`patternProperties` is not supported; name every property in `properties`',
+  propertyNames: '`propertyNames` is not supported; name every property in `properties`',
+  unevaluatedProperties: '`unevaluatedProperties` is not supported; use `additionalProperties: false`',
+  unevaluatedItems: '`unevaluatedItems` is not supported; use `items`',
+  allOf: '`allOf` is not supported; merge the subschemas into one',
+  anyOf: '`anyOf` is not supported; use `enum`, or a `type` list such as ["string", "null"]',
+  oneOf: '`oneOf` is not supported; use `enum`, or a `type` list such as ["string", "null"]',
+  not: '`not` is not supported',
+  dependentSchemas: '`dependentSchemas` is not supported',
+  dependentRequired: '`dependentRequired` is not supported; explain the dependency in the description',
+  contains: '`contains` is not supported',
+  uniqueItems: '`uniqueItems` is not supported (its cost grows with the square of the list); check uniqueness in the add-on',
+  $id: '`$id` is not supported: the schema is identified by its tool',
+  $anchor: '`$anchor` is not supported because `$ref` is not',
+};
+
+export interface SchemaCheckState {
+  properties: number;
+  patterns: number;
+  /** performance.now() after which pattern analysis stops. */
+  deadline: number;
+}
+
+export const newSchemaCheckState = (): SchemaCheckState => ({
+  properties: 0,
+  patterns: 0,
+  deadline: performance.now() + PATTERN_BUDGET_MS,
+});
+
+const describeValue = (v: unknown) => {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? s.slice(0, 37) + '...' : s;
+};
+const isWhole = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/**
+ * Checks a raw inputSchema (2020-12) against the whitelist; every refusal is added to `errors` with
+ * its pointer under `path`. Returns a JSON copy of the schema when nothing was refused.
+ */
+export function checkInputSchema(
+  input: unknown,
+  path: string,
+  errors: FieldError[],
+  state: SchemaCheckState = newSchemaCheckState(),
+): JsonSchema | undefined {
+  const before = errors.length;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(input);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined || !isPlainObject(input)) {
+    errors.push({ path, message: 'The inputSchema must be a JSON object: {"type": "object", "properties": {...}, "additionalProperties": false}.' });
+    return undefined;
+  }
+  if (text.length > SCHEMA_LIMITS.bytes) {
+    errors.push({ path, message: `The inputSchema is too large: at most ${SCHEMA_LIMITS.bytes / 1024} KB of JSON (got ${Math.ceil(text.length / 1024)} KB).` });
+    return undefined;
+  }
+  if (input.type !== 'object') {
+    errors.push({ path: ptr(path, 'type'), message: 'The top level of an inputSchema must be `"type": "object"`: tool arguments are named.' });
+  }
+  const propsBefore = state.properties;
+  checkNode(input, path, 1, true, errors, state);
+  if (state.properties - propsBefore > SCHEMA_LIMITS.properties) {
+    errors.push({ path, message: `The inputSchema declares too many properties: at most ${SCHEMA_LIMITS.properties} in all (got ${state.properties - propsBefore}).` });
+  }
+  return errors.length === before ? (JSON.parse(text) as JsonSchema) : undefined;
+}
+
+function checkNode(node: unknown, path: string, depth: number, root: boolean, errors: FieldError[], st: SchemaCheckState) {
+  const err = (p: string, message: string) => errors.push({ path: p, message });
+  if (node === true) return err(path, '`true` accepts any value; give a schema with a `type` and bounds.');
+  if (node === false) return err(path, '`false` is only accepted as `additionalProperties` or `items`.');
+  if (!isPlainObject(node)) return err(path, `A schema must be an object (got ${describeValue(node)}).`);
+  if (depth > SCHEMA_LIMITS.depth) {
+    return err(path, `The inputSchema nests too deeply: at most ${SCHEMA_LIMITS.depth} levels of subschemas.`);
+  }
+
+  let refused = false;
+  for (const key of Object.keys(node)) {
+    if (KEYWORDS.has(key)) continue;
+    refused = true;
+    const at = ptr(path, key);
+    if (key === '$ref') {
+      const ref = node[key];
+      if (typeof ref === 'string' && ref.startsWith('#')) {
+        err(at, `\`$ref\` to \`${ref}\` is refused: references can recurse without bound; write the subschema out in place.`);
+      } else {
+        err(at, `Remote \`$ref\` (${describeValue(ref)}) is refused: Toolport never fetches schemas; write the subschema out in place.`);
+      }
+    } else if (key in REFUSED) {
+      err(at, REFUSED[key]! + '.');
+    } else {
+      err(at, `\`${key}\` is not a supported keyword; an inputSchema may use: ${[...KEYWORDS].join(', ')}.`);
+    }
+  }
+
+  if ('$schema' in node && (!root || node.$schema !== SCHEMA_DIALECT)) {
+    err(ptr(path, '$schema'), root
+      ? `\`$schema\` may only be "${SCHEMA_DIALECT}" (JSON Schema 2020-12); leave it out or use that.`
+      : '`$schema` is only accepted at the top of the inputSchema.');
+  }
+
+  // type
+  const types = new Set<string>();
+  if ('type' in node) {
+    const t = node.type;
+    const list = Array.isArray(t) ? t : [t];
+    const valid = list.length > 0 && list.every((x) => typeof x === 'string' && TYPES.has(x)) && new Set(list).size === list.length;
+    if (!valid) err(ptr(path, 'type'), `\`type\` must be one of ${[...TYPES].join(', ')}, or a list of distinct ones (got ${describeValue(t)}).`);
+    else for (const x of list) types.add(x as string);
+  }
+  const hasEnum = 'enum' in node || 'const' in node;
+  if (!('type' in node) && !hasEnum && !refused && !root) err(path, 'Give a `type` (or an `enum`/`const`): Toolport bounds every value by its type.');
+  if (types.has('integer')) types.add('number');
+
+  const needType = (keys: string[], type: string, what: string) => {
+    for (const k of keys) {
+      if (k in node && !types.has(type)) err(ptr(path, k), `\`${k}\` applies to ${what}; add "${type}" to this schema's \`type\`.`);
+    }
+  };
+  needType(STRING_KEYWORDS, 'string', 'strings');
+  needType(NUMBER_KEYWORDS, 'number', 'numbers');
+  needType(ARRAY_KEYWORDS, 'array', 'arrays');
+  needType(OBJECT_KEYWORDS, 'object', 'objects');
+
+  // enum / const
+  if ('enum' in node) {
+    const e = node.enum;
+    if (!Array.isArray(e) || e.length === 0 || e.length > SCHEMA_LIMITS.enumValues) {
+      err(ptr(path, 'enum'), `\`enum\` must be a list of 1 to ${SCHEMA_LIMITS.enumValues} values.`);
+    } else {
+      const seen = new Set<string>();
+      e.forEach((v, i) => {
+        const c = canonicalJson(v);
+        if (seen.has(c)) err(ptr(path, 'enum', i), `${describeValue(v)} is listed twice.`);
+        seen.add(c);
+        checkJsonLiteral(v, ptr(path, 'enum', i), errors);
+      });
+    }
+  }
+  if ('const' in node) checkJsonLiteral(node.const, ptr(path, 'const'), errors);
+
+  // annotations
+  for (const [k, max] of [['description', SCHEMA_LIMITS.description], ['title', SCHEMA_LIMITS.title]] as const) {
+    if (!(k in node)) continue;
+    const v = node[k];
+    if (typeof v !== 'string') err(ptr(path, k), `\`${k}\` must be a string.`);
+    else if (codePoints(v) > max) err(ptr(path, k), `\`${k}\` is too long: at most ${max} characters (got ${codePoints(v)}).`);
+    else {
+      const problem = textProblem(v, true);
+      if (problem) err(ptr(path, k), `\`${k}\` ${problem}.`);
+    }
+  }
+  if ('examples' in node && !Array.isArray(node.examples)) err(ptr(path, 'examples'), '`examples` must be a list.');
+
+  // strings
+  if (types.has('string') && !hasEnum && !('maxLength' in node)) {
+    err(path, `A string must have a \`maxLength\` (at most ${SCHEMA_LIMITS.maxLength}).`);
+  }
+  const bound = (k: string, max: number) => {
+    if (!(k in node)) return undefined;
+    const v = node[k];
+    if (!isWhole(v) || v < 0 || v > max) {
+      err(ptr(path, k), `\`${k}\` must be a whole number from 0 to ${max} (got ${describeValue(v)}).`);
+      return undefined;
+    }
+    return v;
+  };
+  const minLength = bound('minLength', SCHEMA_LIMITS.maxLength);
+  const maxLength = bound('maxLength', SCHEMA_LIMITS.maxLength);
+  if (minLength !== undefined && maxLength !== undefined && minLength > maxLength) {
+    err(ptr(path, 'minLength'), `\`minLength\` (${minLength}) is greater than \`maxLength\` (${maxLength}).`);
+  }
+  if ('format' in node && !(SCHEMA_FORMATS as readonly unknown[]).includes(node.format)) {
+    err(ptr(path, 'format'), `\`format\` must be one of ${SCHEMA_FORMATS.join(', ')} (got ${describeValue(node.format)}).`);
+  }
+  if ('pattern' in node) {
+    const p = node.pattern;
+    if (typeof p !== 'string') err(ptr(path, 'pattern'), '`pattern` must be a string.');
+    else if (++st.patterns > SCHEMA_LIMITS.patterns) {
+      err(ptr(path, 'pattern'), `Too many patterns: at most ${SCHEMA_LIMITS.patterns} per manifest.`);
+    } else {
+      const problem = patternProblem(p, st.deadline);
+      if (problem) err(ptr(path, 'pattern'), `The pattern ${describeValue(p)} ${problem}.`);
+    }
+  }
+
+  // numbers
+  const numbers: Record<string, number> = {};
+  for (const k of NUMBER_KEYWORDS) {
+    if (!(k in node)) continue;
+    const v = node[k];
+    if (!isFiniteNumber(v)) err(ptr(path, k), `\`${k}\` must be a finite number (got ${describeValue(v)}).`);
+    else if (k === 'multipleOf' && v <= 0) err(ptr(path, k), '`multipleOf` must be greater than 0.');
+    else numbers[k] = v;
+  }
+  const lo = numbers.minimum ?? numbers.exclusiveMinimum;
+  const hi = numbers.maximum ?? numbers.exclusiveMaximum;
+  if (lo !== undefined && hi !== undefined && lo > hi) {
+    err(ptr(path, 'minimum' in numbers ? 'minimum' : 'exclusiveMinimum'), `The lower bound (${lo}) is greater than the upper bound (${hi}).`);
+  }
+
+  // arrays
+  if (types.has('array')) {
+    if (!('maxItems' in node)) err(path, `An array must have \`maxItems\` (at most ${SCHEMA_LIMITS.maxItems}).`);
+    if (!('items' in node)) err(path, 'An array must say what its items are: give `items` (a schema, or false after `prefixItems`).');
+  }
+  const minItems = bound('minItems', SCHEMA_LIMITS.maxItems);
+  const maxItems = bound('maxItems', SCHEMA_LIMITS.maxItems);
+  if (minItems !== undefined && maxItems !== undefined && minItems > maxItems) {
+    err(ptr(path, 'minItems'), `\`minItems\` (${minItems}) is greater than \`maxItems\` (${maxItems}).`);
+  }
+  if ('prefixItems' in node) {
+    const pi = node.prefixItems;
+    if (!Array.isArray(pi) || pi.length === 0 || pi.length > SCHEMA_LIMITS.prefixItems) {
+      err(ptr(path, 'prefixItems'), `\`prefixItems\` must be a list of 1 to ${SCHEMA_LIMITS.prefixItems} schemas.`);
+    } else pi.forEach((s, i) => checkNode(s, ptr(path, 'prefixItems', i), depth + 1, false, errors, st));
+  }
+  if ('items' in node && node.items !== false) checkNode(node.items, ptr(path, 'items'), depth + 1, false, errors, st);
+
+  // objects
+  if (types.has('object') && !('additionalProperties' in node)) {
+    err(path, 'An object must say `"additionalProperties": false` (or give a schema for extra keys).');
+  }
+  if ('additionalProperties' in node && node.additionalProperties !== false) {
+    checkNode(node.additionalProperties, ptr(path, 'additionalProperties'), depth + 1, false, errors, st);
+  }
+  let names: Set<string> | undefined;
+  if ('properties' in node) {
+    const props = node.properties;
+    if (!isPlainObject(props)) err(ptr(path, 'properties'), '`properties` must be an object of named schemas.');
+    else {
+      names = new Set();
+      for (const name of Object.keys(props)) {
+        const at = ptr(path, 'properties', name);
+        st.properties++;
+        const problem = propertyNameProblem(name);
+        if (problem) err(at, problem);
+        names.add(name);
+        checkNode(props[name], at, depth + 1, false, errors, st);
+      }
+    }
+  }
+  if ('required' in node) {
+    const req = node.required;
+    if (!Array.isArray(req) || !req.every((r) => typeof r === 'string')) err(ptr(path, 'required'), '`required` must be a list of property names.');
+    else {
+      const seen = new Set<string>();
+      req.forEach((r: string, i) => {
+        if (seen.has(r)) err(ptr(path, 'required', i), `\`${r}\` is listed twice.`);
+        else if (!names?.has(r)) err(ptr(path, 'required', i), `\`${r}\` is required but not declared in \`properties\`.`);
+        seen.add(r);
+      });
+    }
+  }
+}
+
+function propertyNameProblem(name: string): string | null {
+  if (RESERVED_KEYS.has(name)) return `\`${name}\` cannot be a property name.`;
+  if (name.length === 0 || codePoints(name) > SCHEMA_LIMITS.propertyName) {
+    return `A property name must be 1 to ${SCHEMA_LIMITS.propertyName} characters.`;
+  }
+  const problem = textProblem(name, false);
+  if (problem) return `The property name ${describeValue(name)} ${problem}.`;
+  // Arguments are normalised to NFC before checking, so a name in another form could never match.
+  if (name.normalize('NFC') !== name) return `The property name ${describeValue(name)} must be in Unicode NFC form.`;
+  return null;
+}
+
+/** An enum or const value: strings must be valid, NFC text (arguments are normalised to NFC). */
+function checkJsonLiteral(v: unknown, path: string, errors: FieldError[]) {
+  if (typeof v === 'string') {
+    const problem = textProblem(v, true);
+    if (problem) errors.push({ path, message: `This value ${problem}.` });
+    else if (v.normalize('NFC') !== v) errors.push({ path, message: 'This value must be in Unicode NFC form: arguments are normalised to NFC before they are compared.' });
+  }
+}
