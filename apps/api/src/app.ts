@@ -4,6 +4,7 @@ import type { Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
 import { errorToProblem, problem } from './http/problem';
 import { deliveryRoutes } from './routes/deliveries';
+import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { keyRoutes } from './routes/keys';
 import { sessionRoutes } from './routes/session';
@@ -29,6 +30,8 @@ export function createApp(svc: Services) {
   api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);
   app.route('/', healthRoutes);
+  // The dashboard answers only what nothing above did (static files, SPA paths); keep it last.
+  app.route('/', dashboardRoutes);
 
   app.onError((err, c) => errorToProblem(err, c));
   app.notFound((c) => problem(c, 404, 'Nothing here.'));

@@ -1,0 +1,93 @@
+/** The dashboard's one way to talk to the API: same origin, cookie session, JSON in and out. */
+
+export interface FieldError { path: string; message: string }
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: Record<string, any> = {},
+  ) {
+    super(message);
+  }
+  /** The route is not there yet (another team is building it) or the object is gone. */
+  get notFound() { return this.status === 404; }
+  get fieldErrors(): FieldError[] {
+    return Array.isArray(this.body.errors) ? (this.body.errors as FieldError[]) : [];
+  }
+}
+
+type Listener = () => void;
+const signedOutListeners = new Set<Listener>();
+/** Called when any request answers 401: the session ended elsewhere. */
+export function onSignedOut(fn: Listener) {
+  signedOutListeners.add(fn);
+  return () => signedOutListeners.delete(fn);
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'Toolport could not be reached. Check your connection and try again.');
+  }
+  const text = await res.text();
+  let parsed: any;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!res.ok) {
+    const detail = parsed && typeof parsed.detail === 'string' ? parsed.detail : `The request failed (${res.status}).`;
+    if (res.status === 401 && !path.startsWith('/api/session/')) signedOutListeners.forEach((fn) => fn());
+    throw new ApiError(res.status, detail, parsed && typeof parsed === 'object' ? parsed : {});
+  }
+  return parsed as T;
+}
+
+export const get = <T = any>(path: string) => api<T>('GET', path);
+export const post = <T = any>(path: string, body?: unknown) => api<T>('POST', path, body);
+export const put = <T = any>(path: string, body?: unknown) => api<T>('PUT', path, body);
+export const patch = <T = any>(path: string, body?: unknown) => api<T>('PATCH', path, body);
+export const del = <T = any>(path: string, body?: unknown) => api<T>('DELETE', path, body);
+
+/** Builds a query string from the non-empty values. */
+export function query(params: Record<string, string | undefined>) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+// Shapes the dashboard relies on (DESIGN.md, "Request shapes").
+export interface Me { id: string; email: string; mcpUrl: string; aiApps: boolean }
+export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; enabled: boolean }
+export interface Install { addon: { id: string; name: string; description?: string }; tools: Tool[] }
+export interface CatalogEntry { id: string; name: string; description?: string; version?: number | string; visibility?: string; installed?: boolean; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
+export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
+export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; style?: string }
+export interface Approval { id: string; app: string | { name?: string }; addon: string | { id?: string; name?: string }; tool: string | { name?: string; title?: string }; arguments: unknown; confirm?: Confirm | null; expiresAt: string }
+export interface Call { id: string; app: string; addon: string; tool: string; decision?: string | null; decidedBy?: string | null; outcome: string; latencyMs?: number | null; createdAt: string }
+export interface Page<T> { items: T[]; nextCursor?: string | null }
+export interface Key { id: string; name: string; hint?: string; createdAt?: string; lastUsedAt?: string | null }
+export interface Addon { id: string; name: string; version?: number | string; visibility?: string; webhook?: string; warnings?: Array<string | { path?: string; message: string }>; versions?: Array<{ version: number | string; createdAt?: string }>; description?: string; tools?: unknown[]; createdAt?: string; updatedAt?: string }
+export interface Delivery { id: string; type?: string; tool?: string; status?: number | null; outcome?: string; error?: string | null; attempt?: number; latencyMs?: number | null; createdAt?: string }
+
+/** Names inside an approval may be plain strings or small objects, depending on the route's version. */
+export function nameOf(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    for (const k of ['name', 'title', 'id']) if (typeof o[k] === 'string') return o[k] as string;
+  }
+  return '';
+}

@@ -1,0 +1,84 @@
+import { html } from 'htm/preact';
+import type { Call } from './api';
+
+export type Kind = 'ok' | 'stopped' | 'failed';
+export function kindOf(outcome: string): Kind {
+  if (/^(ok|success|succeeded|completed|done)$/i.test(outcome)) return 'ok';
+  if (/den|timeout|timed_out|expired|dismiss|revok|cancel|refus/i.test(outcome)) return 'stopped';
+  return 'failed';
+}
+export const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };
+
+const steps = [60e3, 5 * 60e3, 15 * 60e3, 3600e3, 6 * 3600e3, 86400e3, 7 * 86400e3];
+
+/** Calls per time bucket, stacked by outcome: an inline SVG, no chart library. */
+export function CallsChart({ calls }: { calls: Call[] }) {
+  const times = calls.map((c) => Date.parse(c.createdAt)).filter(Number.isFinite);
+  if (!times.length) return null;
+  const max = Math.max(...times);
+  const min = Math.min(...times);
+  const step = steps.find((s) => (max - min) / s <= 24) ?? steps[steps.length - 1]!;
+  const end = Math.floor(max / step) * step + step;
+  const n = Math.max(6, Math.min(24, Math.ceil((end - min) / step)));
+  const start = end - n * step;
+  const buckets = Array.from({ length: n }, () => ({ ok: 0, stopped: 0, failed: 0 }));
+  for (const c of calls) {
+    const t = Date.parse(c.createdAt);
+    const i = Math.floor((t - start) / step);
+    if (i >= 0 && i < n) buckets[i]![kindOf(c.outcome)]++;
+  }
+  const top = Math.max(1, ...buckets.map((b) => b.ok + b.stopped + b.failed));
+  const W = 600, H = 160, pad = 28, bw = (W - pad) / n;
+  const y = (v: number) => H - 20 - (v / top) * (H - 34);
+  const fmt = (t: number) => {
+    const d = new Date(t);
+    return step >= 86400e3 ? d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }) : d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  };
+  const summary = `${calls.length} calls from ${fmt(start)} to ${fmt(end)}: ${(['ok', 'stopped', 'failed'] as Kind[])
+    .map((k) => `${buckets.reduce((s, b) => s + b[k], 0)} ${kindLabel[k].toLowerCase()}`)
+    .join(', ')}.`;
+  return html`<figure class="chart">
+    <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${summary} preserveAspectRatio="none" class="chart-svg">
+      <line x1=${pad} x2=${W} y1=${H - 20} y2=${H - 20} class="axis" />
+      <text x="0" y="14" class="tick">${top}</text>
+      <text x="0" y=${H - 22} class="tick">0</text>
+      ${buckets.map((b, i) => {
+        const x = pad + i * bw + 2;
+        let base = 0;
+        return (['ok', 'stopped', 'failed'] as Kind[]).map((k) => {
+          const v = b[k];
+          if (!v) return null;
+          const r = html`<rect x=${x} width=${Math.max(1, bw - 4)} y=${y(base + v)} height=${y(base) - y(base + v)} class=${`bar bar-${k}`}><title>${`${fmt(start + i * step)}: ${v} ${kindLabel[k].toLowerCase()}`}</title></rect>`;
+          base += v;
+          return r;
+        });
+      })}
+      <text x=${pad} y=${H - 4} class="tick">${fmt(start)}</text>
+      <text x=${W} y=${H - 4} class="tick" text-anchor="end">${fmt(end)}</text>
+    </svg>
+    <figcaption class="legend">${(['ok', 'stopped', 'failed'] as Kind[]).map((k) => html`<span><i class=${`swatch bar-${k}`} aria-hidden="true"></i>${kindLabel[k]}</span>`)}</figcaption>
+  </figure>`;
+}
+
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  if (!s.length) return 0;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Median latency per add-on over the loaded calls, as horizontal bars. */
+export function LatencyChart({ calls }: { calls: Call[] }) {
+  const by = new Map<string, number[]>();
+  for (const c of calls) if (typeof c.latencyMs === 'number') by.set(c.addon, [...(by.get(c.addon) ?? []), c.latencyMs]);
+  const rows = [...by].map(([addon, v]) => ({ addon, p50: median(v), n: v.length })).sort((a, b) => b.p50 - a.p50).slice(0, 8);
+  if (!rows.length) return html`<p class="muted small">No latencies yet.</p>`;
+  const top = Math.max(1, ...rows.map((r) => r.p50));
+  return html`<ul class="latency" aria-label="Median latency per add-on">
+    ${rows.map((r) => html`<li>
+      <span class="latency-name mono" title=${r.addon}>${r.addon}</span>
+      <span class="latency-bar" aria-hidden="true"><span style=${{ width: `${Math.max(2, (r.p50 / top) * 100)}%` }}></span></span>
+      <span class="latency-value">${Math.round(r.p50)} ms <span class="muted">(${r.n})</span></span>
+    </li>`)}
+  </ul>`;
+}

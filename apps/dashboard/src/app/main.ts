@@ -1,0 +1,115 @@
+import { render } from 'preact';
+import { useEffect } from 'preact/hooks';
+import './styles.css';
+import { ApiError, get, onSignedOut, post, type Me } from './api';
+import { AuthPage } from './pages/auth';
+import { HomePage } from './pages/home';
+import { AddonsPage } from './pages/addons';
+import { AppsPage } from './pages/apps';
+import { ApprovalsPage } from './pages/approvals';
+import { ActivityPage } from './pages/activity';
+import { AddonDetailPage, DeveloperPage, KeysPage } from './pages/developer';
+import { interceptLinks, navigate, usePath } from './router';
+import { live, me, startLive, stopLive, useStore } from './store';
+import { html, PageHeader } from './ui';
+
+const nav = [
+  { href: '/', label: 'Home' },
+  { href: '/addons', label: 'Add-ons' },
+  { href: '/approvals', label: 'Approvals' },
+  { href: '/apps', label: 'Apps let in' },
+  { href: '/activity', label: 'Activity' },
+  { href: '/developer', label: 'Developers' },
+];
+
+const titles: Record<string, string> = { '/signin': 'Sign in', '/signup': 'Create your account' };
+
+function current(path: string, href: string) {
+  return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
+}
+
+function Shell({ person, path }: { person: Me; path: string }) {
+  const { pending } = useStore(live);
+  const signOut = async () => {
+    try {
+      await post('/api/session/logout');
+    } catch {
+      /* the session may already be gone */
+    }
+    stopLive();
+    me.set(null);
+    navigate('/signin', true);
+  };
+  return html`<a class="skip" href="#main">Skip to content</a>
+    <div class="layout">
+      <header class="sidebar">
+        <a class="brand" href="/"><img src="/icon.svg" alt="" width="28" height="28" /><span>Toolport</span></a>
+        <nav aria-label="Main">
+          <ul class="nav">${nav.map(
+            (n) => html`<li><a href=${n.href} aria-current=${current(path, n.href) ? 'page' : undefined}>${n.label}${n.href === '/approvals' && pending.length > 0
+              ? html` <span class="count" aria-label=${`${pending.length} waiting`}>${pending.length}</span>`
+              : null}</a></li>`,
+          )}</ul>
+        </nav>
+        <div class="account">
+          <span class="email" title=${person.email}>${person.email}</span>
+          <button type="button" class="btn btn-small" onClick=${signOut}>Sign out</button>
+        </div>
+      </header>
+      <main id="main" class="content">${page(path, person)}</main>
+    </div>`;
+}
+
+function page(path: string, person: Me) {
+  if (path === '/') return html`<${HomePage} person=${person} />`;
+  if (path === '/addons') return html`<${AddonsPage} />`;
+  if (path === '/approvals') return html`<${ApprovalsPage} />`;
+  if (path === '/apps') return html`<${AppsPage} />`;
+  if (path === '/activity') return html`<${ActivityPage} />`;
+  if (path === '/developer') return html`<${DeveloperPage} />`;
+  if (path === '/developer/keys') return html`<${KeysPage} />`;
+  const m = /^\/developer\/addons\/([^/]+)$/.exec(path);
+  if (m) return html`<${AddonDetailPage} id=${decodeURIComponent(m[1]!)} key=${m[1]} />`;
+  return html`<${PageHeader} title="Page not found" lead=${html`There is nothing at this address. <a href="/">Go home</a>.`} />`;
+}
+
+function App() {
+  const path = usePath();
+  const person = useStore(me);
+
+  useEffect(() => {
+    get<Me>('/api/me').then(
+      (m) => me.set(m),
+      (err) => me.set(err instanceof ApiError && err.status === 401 ? null : null),
+    );
+    return onSignedOut(() => {
+      stopLive();
+      me.set(null);
+    });
+  }, []);
+  useEffect(() => {
+    if (person) startLive();
+    return () => stopLive();
+  }, [person?.id]);
+
+  const authPath = path === '/signin' || path === '/signup';
+  useEffect(() => {
+    if (person === null && !authPath) navigate('/signin', true);
+    else if (person && authPath) navigate('/', true);
+  }, [person, authPath]);
+
+  // Move focus to the new page's heading so screen readers announce navigation.
+  useEffect(() => {
+    const label = nav.find((n) => current(path, n.href))?.label ?? titles[path];
+    document.title = label ? `${label} · Toolport` : 'Toolport';
+    const h = document.getElementById('page-title');
+    if (h && document.activeElement?.tagName !== 'INPUT') h.focus({ preventScroll: true });
+  }, [path, person === undefined]);
+
+  if (person === undefined) return html`<p class="boot muted" aria-busy="true">Loading…</p>`;
+  if (authPath || person === null) return html`<${AuthPage} mode=${path === '/signup' ? 'signup' : 'signin'} key=${path} />`;
+  return html`<${Shell} person=${person} path=${path} />`;
+}
+
+interceptLinks();
+render(html`<${App} />`, document.getElementById('root')!);

@@ -1,0 +1,86 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, get, query, type Call, type Page } from '../api';
+import { CallsChart, kindOf, LatencyChart } from '../chart';
+import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
+
+const outcomes = ['ok', 'error', 'denied', 'timeout'];
+
+/** The call log: newest first, filtered by app, add-on and outcome, paged with "load more". */
+export function ActivityPage() {
+  const params = new URLSearchParams(location.search);
+  const [filters, setFilters] = useState({ app: params.get('app') ?? '', addon: params.get('addon') ?? '', outcome: params.get('outcome') ?? '' });
+  const [items, setItems] = useState<Call[]>([]);
+  const [next, setNext] = useState<string | null | undefined>(undefined);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  const load = async (cursor?: string) => {
+    setLoading(true);
+    setError(null);
+    try {
+      const page = await get<Page<Call> | Call[]>(`/api/calls${query({ cursor, ...filters })}`);
+      const list = Array.isArray(page) ? page : page.items ?? [];
+      setItems((prev) => (cursor ? [...prev, ...list] : list));
+      setNext(Array.isArray(page) ? null : page.nextCursor ?? null);
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, 'The call log could not be loaded.'));
+    } finally {
+      setLoading(false);
+    }
+  };
+  useEffect(() => {
+    history.replaceState(null, '', `/activity${query(filters)}`);
+    void load();
+  }, [filters.app, filters.addon, filters.outcome]);
+
+  const apps = [...new Set(items.map((c) => c.app))].sort();
+  const addons = [...new Set(items.map((c) => c.addon))].sort();
+  const onFilter = (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.target as HTMLFormElement);
+    setFilters({ app: String(f.get('app') ?? '').trim(), addon: String(f.get('addon') ?? '').trim(), outcome: String(f.get('outcome') ?? '') });
+  };
+
+  if (error?.notFound) return html`<${PageHeader} title="Activity" /><${NotAvailable} what="the call log" />`;
+  return html`<${PageHeader} title="Activity" lead="Every tool call an app made with your tools, newest first." />
+    <form class="filters card" onSubmit=${onFilter} aria-label="Filter calls">
+      <div class="field"><label for="f-app">App</label><input id="f-app" name="app" list="apps-list" value=${filters.app} autocomplete="off" /></div>
+      <div class="field"><label for="f-addon">Add-on</label><input id="f-addon" name="addon" list="addons-list" value=${filters.addon} autocomplete="off" /></div>
+      <div class="field"><label for="f-outcome">Outcome</label>
+        <select id="f-outcome" name="outcome" value=${filters.outcome}>
+          <option value="">Any</option>
+          ${[...new Set([...outcomes, ...items.map((c) => c.outcome)])].map((o) => html`<option value=${o}>${o}</option>`)}
+        </select>
+      </div>
+      <div class="filter-actions">
+        <button class="btn btn-primary" type="submit">Filter</button>
+        ${(filters.app || filters.addon || filters.outcome) && html`<button class="btn" type="button" onClick=${() => setFilters({ app: '', addon: '', outcome: '' })}>Clear</button>`}
+      </div>
+      <datalist id="apps-list">${apps.map((a) => html`<option value=${a} />`)}</datalist>
+      <datalist id="addons-list">${addons.map((a) => html`<option value=${a} />`)}</datalist>
+    </form>
+    ${error && html`<${Notice} kind="error">${error.message}<//>`}
+    ${items.length > 0 && html`<div class="two-col">
+      <section class="card" aria-labelledby="chart-h"><h2 id="chart-h" class="h3">Calls over time</h2><${CallsChart} calls=${items} /></section>
+      <section class="card" aria-labelledby="lat-h"><h2 id="lat-h" class="h3">Median latency per add-on</h2><${LatencyChart} calls=${items} /></section>
+    </div>`}
+    ${!loading && !error && items.length === 0 && html`<div class="empty">No calls${filters.app || filters.addon || filters.outcome ? ' match these filters' : ' yet'}.</div>`}
+    ${items.length > 0 && html`<div class="table-wrap card">
+      <table class="calls">
+        <caption class="visually-hidden">Tool calls, newest first</caption>
+        <thead><tr><th scope="col">When</th><th scope="col">App</th><th scope="col">Tool</th><th scope="col">Decision</th><th scope="col">Outcome</th><th scope="col" class="num">Latency</th></tr></thead>
+        <tbody>${items.map(
+          (c) => html`<tr data-call=${c.id}>
+            <td><${When} iso=${c.createdAt} /></td>
+            <td><${Revealed} text=${c.app} identifier /></td>
+            <td><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code></td>
+            <td>${c.decision ? html`${c.decision}${c.decidedBy ? html` <span class="muted small">by ${c.decidedBy}</span>` : null}` : html`<span class="muted">—</span>`}</td>
+            <td><span class=${`badge badge-${kindOf(c.outcome)}`}>${c.outcome}</span></td>
+            <td class="num">${typeof c.latencyMs === 'number' ? `${c.latencyMs} ms` : '—'}</td>
+          </tr>`,
+        )}</tbody>
+      </table>
+    </div>`}
+    ${loading && html`<p class="muted" aria-busy="true">Loading calls…</p>`}
+    ${next && !loading && html`<button type="button" class="btn btn-block" onClick=${() => load(next)}>Load more</button>`}`;
+}

@@ -1,0 +1,94 @@
+import { useState } from 'preact/hooks';
+import { del, get, patch, post, type CatalogEntry, type Install, type Tool } from '../api';
+import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useLoad } from '../ui';
+
+function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean } }) {
+  return html`${tool.destructive ? html`<span class="badge badge-danger" title="Changes or deletes things; you approve each call">⚠ Destructive · asks you first</span>` : null}
+    ${tool.readOnly ? html`<span class="badge badge-calm">Read-only</span>` : null}`;
+}
+
+function ToolRow({ addonId, tool, onSet }: { addonId: string; tool: Tool; onSet: (name: string, on: boolean) => Promise<void> }) {
+  const label = `${tool.title || tool.name} (${addonId})`;
+  return html`<li class=${`tool ${tool.destructive ? 'tool-destructive' : ''}`} data-tool=${tool.name}>
+    <div class="tool-text">
+      <div class="tool-title"><strong><${Revealed} text=${tool.title || tool.name} /></strong> <code class="mono small"><${Revealed} text=${tool.name} identifier /></code> <${ToolBadges} tool=${tool} /></div>
+      ${tool.summary && html`<p class="muted small"><${Revealed} text=${tool.summary} /></p>`}
+    </div>
+    <${Switch} checked=${tool.enabled} label=${`${tool.enabled ? 'Turn off' : 'Turn on'} ${label}`} hideLabel onChange=${(v: boolean) => onSet(tool.name, v)} />
+  </li>`;
+}
+
+export function AddonsPage() {
+  const installs = useLoad(() => get<Install[]>('/api/installs'), []);
+  const catalog = useLoad(() => get<CatalogEntry[] | { items: CatalogEntry[] }>('/api/catalog').then((c) => (Array.isArray(c) ? c : c.items ?? [])), []);
+  const [error, setError] = useState('');
+  const [message, setMessage] = useState('');
+
+  const setTool = async (addonId: string, name: string, on: boolean) => {
+    setError('');
+    try {
+      const updated = await patch<Install>(`/api/installs/${encodeURIComponent(addonId)}`, { tools: { [name]: on } });
+      installs.setData((list) => (list ?? []).map((i) => (i.addon.id === addonId ? { ...i, tools: updated?.tools ?? i.tools.map((t) => (t.name === name ? { ...t, enabled: on } : t)) } : i)));
+    } catch (err) {
+      setError(toApiError(err).message);
+    }
+  };
+  const install = async (entry: CatalogEntry) => {
+    setError('');
+    try {
+      await post(`/api/installs`, { addon: entry.id });
+      setMessage(`${entry.name} is installed. Its tools start switched off: turn on the ones you want.`);
+      await Promise.all([installs.reload(), catalog.reload()]);
+    } catch (err) {
+      setError(toApiError(err).message);
+    }
+  };
+  const uninstall = async (id: string) => {
+    await del(`/api/installs/${encodeURIComponent(id)}`);
+    setMessage('The add-on is removed. Apps can no longer use its tools.');
+    await Promise.all([installs.reload(), catalog.reload()]);
+  };
+
+  const installedIds = new Set((installs.data ?? []).map((i) => i.addon.id));
+  const available = (catalog.data ?? []).filter((c) => !c.installed && !installedIds.has(c.id));
+
+  return html`<${PageHeader} title="Add-ons" lead="Tools are off until you switch them on. Destructive tools always ask you before they run." />
+    ${message && html`<${Notice} kind="success">${message}<//>`}
+    ${error && html`<${Notice} kind="error">${error}<//>`}
+    <section aria-labelledby="installed-h">
+      <h2 id="installed-h">Installed</h2>
+      <${Loaded} state=${installs} what="installed add-ons">${() =>
+        installs.data!.length === 0
+          ? html`<div class="empty">Nothing installed yet. Pick an add-on from the catalog below.</div>`
+          : html`<div class="stack">${installs.data!.map(
+              (i) => html`<article class="card addon" data-addon=${i.addon.id} aria-labelledby=${`inst-${i.addon.id}`}>
+                <div class="row-between">
+                  <div>
+                    <h3 id=${`inst-${i.addon.id}`}><${Revealed} text=${i.addon.name} /> <code class="mono small muted"><${Revealed} text=${i.addon.id} identifier /></code></h3>
+                    ${i.addon.description && html`<p class="muted"><${Revealed} text=${i.addon.description} /></p>`}
+                  </div>
+                  <${ConfirmButton} label="Uninstall" ariaLabel=${`Uninstall ${i.addon.name}`} danger title=${`Uninstall ${i.addon.name}?`}
+                    body=${html`<p>Its tools disappear from every app at once. You can install it again later; its tools will start switched off.</p>`}
+                    confirmLabel="Uninstall" onConfirm=${() => uninstall(i.addon.id)} />
+                </div>
+                <p class="small muted">${i.tools.filter((t) => t.enabled).length} of ${i.tools.length} tools on</p>
+                <ul class="tools">${i.tools.map((t) => html`<${ToolRow} addonId=${i.addon.id} tool=${t} onSet=${(n: string, v: boolean) => setTool(i.addon.id, n, v)} />`)}</ul>
+              </article>`,
+            )}</div>`}<//>
+    </section>
+    <section aria-labelledby="catalog-h">
+      <h2 id="catalog-h">Catalog</h2>
+      <${Loaded} state=${catalog} what="the catalog">${() =>
+        available.length === 0
+          ? html`<div class="empty">${(catalog.data ?? []).length ? 'You have installed everything in the catalog.' : 'The catalog is empty for now.'}</div>`
+          : html`<div class="grid">${available.map(
+              (c) => html`<article class="card catalog-item" data-addon=${c.id} aria-labelledby=${`cat-${c.id}`}>
+                <h3 id=${`cat-${c.id}`}><${Revealed} text=${c.name} /></h3>
+                <p class="small"><code class="mono muted"><${Revealed} text=${c.id} identifier /></code>${c.visibility === 'private' ? html` <span class="badge">Private · yours</span>` : null}</p>
+                ${c.description && html`<p class="muted"><${Revealed} text=${c.description} /></p>`}
+                ${c.tools?.length ? html`<p class="small muted">${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}${c.tools.some((t) => t.destructive) ? html` · <span class="text-danger">some destructive</span>` : null}</p>` : null}
+                <button type="button" class="btn btn-primary" aria-label=${`Install ${c.name}`} onClick=${() => install(c)}>Install</button>
+              </article>`,
+            )}</div>`}<//>
+    </section>`;
+}

@@ -1,0 +1,178 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, del, get, nameOf, post, type Approval } from '../api';
+import { live, markDecided, useStore } from '../store';
+import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow } from '../ui';
+
+const FOLD = 160;
+
+function Value({ value }: { value: unknown }) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2) ?? String(value);
+  const isString = typeof value === 'string';
+  const long = text.length > FOLD || text.split('\n').length > 4;
+  const body = html`<pre class=${`mono arg-value ${isString ? 'arg-string' : 'arg-json'}`}><${Revealed} text=${text} /></pre>`;
+  if (!long) return body;
+  return html`<details class="fold">
+    <summary><span class="mono"><${Revealed} text=${text.slice(0, 80).replace(/\n/g, ' ⏎ ')} />…</span> <span class="muted small">(show all ${text.length} characters)</span></summary>
+    ${body}
+  </details>`;
+}
+
+function Arguments({ args }: { args: unknown }) {
+  if (args && typeof args === 'object' && !Array.isArray(args)) {
+    const entries = Object.entries(args as Record<string, unknown>);
+    if (!entries.length) return html`<p class="muted small">No arguments.</p>`;
+    return html`<dl class="args">${entries.map(([k, v]) => html`<div class="arg"><dt class="mono"><${Revealed} text=${k} identifier /></dt><dd><${Value} value=${v} /></dd></div>`)}</dl>`;
+  }
+  return html`<${Value} value=${args} />`;
+}
+
+function Countdown({ expiresAt }: { expiresAt: string }) {
+  const now = useNow(500);
+  const end = Date.parse(expiresAt);
+  const left = Math.max(0, Math.ceil((end - now) / 1000));
+  if (!Number.isFinite(end)) return null;
+  if (left === 0) return html`<p class="countdown expired">Expired — no answer counts as no.</p>`;
+  const pct = Math.min(100, (left / 30) * 100);
+  return html`<div class="countdown" data-seconds=${left}>
+    <span>${left} s left to answer</span>
+    <span class="meter" aria-hidden="true"><span class=${`meter-fill ${left <= 10 ? 'meter-low' : ''}`} style=${{ width: `${pct}%` }}></span></span>
+  </div>`;
+}
+
+function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome: string, note?: string) => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const app = nameOf(a.app);
+  const addon = nameOf(a.addon);
+  const tool = nameOf(a.tool);
+  const confirm = a.confirm ?? null;
+  const decide = async (decision: 'allow' | 'deny') => {
+    setBusy(true);
+    setError('');
+    try {
+      const r = await post<{ status?: string; decision?: string }>(`/api/approvals/${encodeURIComponent(a.id)}/decision`, { decision });
+      onDone(a.id, r?.status ?? r?.decision ?? (decision === 'allow' ? 'allowed' : 'denied'));
+    } catch (err) {
+      const e = toApiError(err);
+      if (e.status === 409 || e.status === 410) {
+        const recorded = e.body.status ?? e.body.decision ?? e.body.outcome ?? 'already decided';
+        onDone(a.id, String(recorded), 'It was already decided (here, on another device, or it expired).');
+      } else setError(e.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<article class=${`card approval ${confirm?.style === 'destructive' ? 'approval-destructive' : ''}`} data-approval=${a.id} aria-labelledby=${`apr-${a.id}`}>
+    <h2 class="h3" id=${`apr-${a.id}`}>
+      <span class="who"><${Revealed} text=${app} identifier /></span> wants to run
+      <code class="mono"><${Revealed} text=${tool} identifier /></code> from <span class="who"><${Revealed} text=${addon} identifier /></span>
+    </h2>
+    ${confirm && html`<div class=${`confirm confirm-${confirm.style === 'destructive' ? 'danger' : 'info'}`}>
+      ${confirm.message && html`<p><${Revealed} text=${confirm.message} /></p>`}
+      ${confirm.info?.length ? html`<dl class="info">${confirm.info.map((i) => html`<div><dt><${Revealed} text=${String(i.name)} /></dt><dd><${Revealed} text=${String(i.value)} /></dd></div>`)}</dl>` : null}
+    </div>`}
+    <h3 class="small-h">Arguments, exactly as they will be sent</h3>
+    <${Arguments} args=${a.arguments} />
+    <${Countdown} expiresAt=${a.expiresAt} />
+    ${error && html`<${Notice} kind="error">${error}<//>`}
+    <div class="actions">
+      <button type="button" class="btn btn-danger" disabled=${busy} onClick=${() => decide('deny')}>Deny</button>
+      <button type="button" class="btn btn-primary" disabled=${busy} onClick=${() => decide('allow')}>Allow</button>
+    </div>
+  </article>`;
+}
+
+function urlBase64ToBytes(s: string) {
+  const pad = '='.repeat((4 - (s.length % 4)) % 4);
+  const raw = atob((s + pad).replace(/-/g, '+').replace(/_/g, '/'));
+  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+}
+
+/** Push notifications on this device: a service worker at /sw.js and a PushSubscription sent to the API. */
+function PushSetting() {
+  const supported = 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
+  const [on, setOn] = useState<boolean | undefined>(undefined);
+  const [msg, setMsg] = useState<{ kind: 'error' | 'success' | 'info'; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!supported) return;
+    navigator.serviceWorker.getRegistration('/').then(async (reg) => setOn(Boolean(await reg?.pushManager.getSubscription())), () => setOn(false));
+  }, []);
+  const enable = async () => {
+    setBusy(true);
+    setMsg(null);
+    try {
+      const keyReply = await get<{ publicKey?: string; key?: string } | string>('/api/push/key');
+      const key = typeof keyReply === 'string' ? keyReply : keyReply.publicKey ?? keyReply.key;
+      if (!key) throw new ApiError(0, 'The server has no push key.');
+      const permission = await Notification.requestPermission();
+      if (permission !== 'granted') throw new ApiError(0, 'Notifications are blocked for this site in your browser settings.');
+      const reg = await navigator.serviceWorker.register('/sw.js', { scope: '/' });
+      await navigator.serviceWorker.ready;
+      const sub = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: urlBase64ToBytes(key) });
+      await post('/api/push/subscribe', sub.toJSON());
+      setOn(true);
+      setMsg({ kind: 'success', text: 'This device will be notified, with Allow and Deny right in the notification.' });
+    } catch (err) {
+      const e = err instanceof ApiError ? err : null;
+      setMsg({ kind: 'error', text: e?.notFound ? 'Push notifications are not available yet on this server.' : e?.message ?? 'This browser could not subscribe to notifications.' });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const disable = async () => {
+    setBusy(true);
+    setMsg(null);
+    try {
+      const reg = await navigator.serviceWorker.getRegistration('/');
+      const sub = await reg?.pushManager.getSubscription();
+      if (sub) {
+        await del('/api/push/subscribe', { endpoint: sub.endpoint }).catch(() => {});
+        await sub.unsubscribe();
+      }
+      setOn(false);
+      setMsg({ kind: 'info', text: 'Notifications are off on this device.' });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<section class="card" aria-labelledby="push-h">
+    <div class="row-between">
+      <div>
+        <h2 id="push-h" class="h3">Notifications on this device</h2>
+        <p class="muted small">${supported ? 'Get asked even when this page is closed. You can allow or deny from the notification.' : 'This browser does not support push notifications.'}</p>
+      </div>
+      ${supported && (on ? html`<button type="button" class="btn" disabled=${busy} onClick=${disable}>Turn off</button>` : html`<button type="button" class="btn" disabled=${busy || on === undefined} onClick=${enable}>Turn on notifications</button>`)}
+    </div>
+    ${msg && html`<${Notice} kind=${msg.kind}>${msg.text}<//>`}
+  </section>`;
+}
+
+export function ApprovalsPage() {
+  const state = useStore(live);
+  const [recent, setRecent] = useState<Array<{ a: Approval; outcome: string; note?: string }>>([]);
+  const onDone = (id: string, outcome: string, note?: string) => {
+    const a = state.pending.find((p) => p.id === id);
+    markDecided(id, outcome);
+    if (a) setRecent((r) => [{ a, outcome, note }, ...r].slice(0, 10));
+  };
+  const statusText = { connecting: 'Connecting…', live: 'Live', polling: 'Checking every 10 s', unavailable: 'Not available yet' }[state.status];
+  return html`<${PageHeader} title="Approvals" lead="Destructive tools wait for your answer here. No answer within 30 s counts as no.">
+      <span class=${`live-dot live-${state.status}`} role="status"><span aria-hidden="true">●</span> ${statusText}</span>
+    <//>
+    ${state.status === 'unavailable'
+      ? html`<${NotAvailable} what="approvals" />`
+      : state.pending.length === 0
+        ? html`<div class="empty" data-empty="approvals">Nothing is waiting for you. New requests appear here as they arrive.</div>`
+        : html`<div class="stack" aria-live="polite">${state.pending.map((a) => html`<${ApprovalCard} key=${a.id} a=${a} onDone=${onDone} />`)}</div>`}
+    ${recent.length > 0 && html`<section aria-labelledby="recent-h">
+      <h2 id="recent-h" class="h3">Just decided</h2>
+      <ul class="list compact">${recent.map(
+        (r) => html`<li class="list-item small" data-decided=${r.a.id}>
+          <span><code class="mono"><${Revealed} text=${nameOf(r.a.tool)} identifier /></code> from <${Revealed} text=${nameOf(r.a.addon)} identifier /> for <${Revealed} text=${nameOf(r.a.app)} identifier /></span>
+          <span><span class=${`badge ${/allow/.test(r.outcome) ? 'badge-ok' : 'badge-danger'}`}>${r.outcome}</span>${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
+        </li>`,
+      )}</ul>
+    </section>`}
+    <${PushSetting} />`;
+}

@@ -1,0 +1,67 @@
+import { useState } from 'preact/hooks';
+import { post, type FieldError, type Me } from '../api';
+import { navigate } from '../router';
+import { me } from '../store';
+import { get } from '../api';
+import { html, Notice, toApiError } from '../ui';
+
+/** Sign in and sign up share one form; the API answers both with `{user}` and a session cookie. */
+export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const [fields, setFields] = useState<FieldError[]>([]);
+  const signup = mode === 'signup';
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    setFields([]);
+    try {
+      await post(signup ? '/api/session/signup' : '/api/session/login', { email, password });
+      me.set(await get<Me>('/api/me'));
+      navigate('/', true);
+    } catch (err) {
+      const e2 = toApiError(err);
+      setError(e2.message);
+      setFields(e2.fieldErrors);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const fieldError = (p: string) => fields.find((f) => f.path === p)?.message;
+  const emailErr = fieldError('/email');
+  const passErr = fieldError('/password');
+
+  return html`<main class="auth" id="main">
+    <div class="auth-card">
+      <div class="brand brand-lg"><img src="/icon.svg" alt="" width="32" height="32" /><span>Toolport</span></div>
+      <h1 tabindex="-1" id="page-title">${signup ? 'Create your account' : 'Sign in'}</h1>
+      <p class="muted">${signup ? 'One MCP URL for all your AI apps. You decide which tools they may use.' : 'Welcome back.'}</p>
+      ${error && html`<${Notice} kind="error">${error}<//>`}
+      <form onSubmit=${submit} novalidate>
+        <div class="field">
+          <label for="email">Email</label>
+          <input id="email" name="email" type="email" autocomplete="email" required value=${email}
+            aria-invalid=${emailErr ? 'true' : undefined} aria-describedby=${emailErr ? 'email-err' : undefined}
+            onInput=${(e: Event) => setEmail((e.target as HTMLInputElement).value)} />
+          ${emailErr && html`<p class="error-text" id="email-err">${emailErr}</p>`}
+        </div>
+        <div class="field">
+          <label for="password">Password</label>
+          <input id="password" name="password" type="password" autocomplete=${signup ? 'new-password' : 'current-password'} required
+            minlength=${signup ? 10 : undefined} value=${password}
+            aria-invalid=${passErr ? 'true' : undefined} aria-describedby=${passErr ? 'password-err' : signup ? 'password-hint' : undefined}
+            onInput=${(e: Event) => setPassword((e.target as HTMLInputElement).value)} />
+          ${passErr ? html`<p class="error-text" id="password-err">${passErr}</p>` : signup && html`<p class="hint" id="password-hint">At least 10 characters. A few words you will remember work well.</p>`}
+        </div>
+        <button class="btn btn-primary btn-block" type="submit" disabled=${busy}>${signup ? 'Create account' : 'Sign in'}</button>
+      </form>
+      <p class="auth-switch">
+        ${signup ? html`Already have an account? <a href="/signin">Sign in</a>` : html`New to Toolport? <a href="/signup">Create an account</a>`}
+      </p>
+    </div>
+  </main>`;
+}

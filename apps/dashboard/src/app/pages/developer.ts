@@ -1,0 +1,279 @@
+import { useState } from 'preact/hooks';
+import { ApiError, del, get, post, put, type Addon, type Delivery, type FieldError, type Key } from '../api';
+import { ConfirmButton, FieldErrors, html, Loaded, Notice, NotAvailable, PageHeader, Revealed, ShownOnce, toApiError, useLoad, When } from '../ui';
+
+const sample = JSON.stringify(
+  {
+    id: 'notes',
+    name: 'Notes',
+    description: 'Your notes, searchable.',
+    webhook: 'https://notes.example.com/toolport',
+    tools: [
+      {
+        name: 'search_notes',
+        title: 'Search notes',
+        summary: 'Finds notes containing every word of the query and returns each note\'s id, title and preview.',
+        arguments: [{ name: 'query', summary: 'Words to look for.', kind: { text: { maxLength: 200 } }, required: false }],
+      },
+    ],
+  },
+  null,
+  2,
+);
+
+const warningText = (w: string | { path?: string; message: string }) => (typeof w === 'string' ? { path: '', message: w } : { path: w.path ?? '', message: w.message });
+
+function Warnings({ warnings }: { warnings?: Addon['warnings'] }) {
+  if (!warnings?.length) return html`<p class="small text-ok">No lint warnings.</p>`;
+  return html`<ul class="warnings">${warnings.map((w) => {
+    const { path, message } = warningText(w);
+    return html`<li>${path && html`<code class="mono">${path}</code> `}${message}</li>`;
+  })}</ul>`;
+}
+
+function DevNav({ at }: { at: 'addons' | 'keys' }) {
+  return html`<nav class="subnav" aria-label="Developer">
+    <a href="/developer" aria-current=${at === 'addons' ? 'page' : undefined}>Add-ons</a>
+    <a href="/developer/keys" aria-current=${at === 'keys' ? 'page' : undefined}>API keys</a>
+  </nav>`;
+}
+
+/** Push a manifest: POST for a new add-on, PUT for one of yours (by its id). */
+function ManifestForm({ existing, onSaved }: { existing: string[]; onSaved: () => void }) {
+  const [text, setText] = useState('');
+  const [errors, setErrors] = useState<FieldError[]>([]);
+  const [problem, setProblem] = useState('');
+  const [result, setResult] = useState<{ id: string; secret?: string; warnings: Addon['warnings']; updated: boolean } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setErrors([]);
+    setProblem('');
+    setResult(null);
+    let manifest: any;
+    try {
+      manifest = JSON.parse(text);
+    } catch (err) {
+      setProblem(`This is not valid JSON: ${(err as Error).message}`);
+      return;
+    }
+    setBusy(true);
+    try {
+      const id = manifest && typeof manifest.id === 'string' ? manifest.id : '';
+      if (existing.includes(id)) {
+        const r = await put<{ warnings?: Addon['warnings'] }>(`/api/addons/${encodeURIComponent(id)}`, manifest);
+        setResult({ id, warnings: r?.warnings ?? [], updated: true });
+      } else {
+        const r = await post<{ id: string; signingSecret: string; warnings?: Addon['warnings'] }>('/api/addons', manifest);
+        setResult({ id: r.id, secret: r.signingSecret, warnings: r.warnings ?? [], updated: false });
+      }
+      onSaved();
+    } catch (err) {
+      const e2 = toApiError(err);
+      setProblem(e2.notFound ? 'Publishing add-ons is not available yet on this server.' : e2.message);
+      setErrors(e2.fieldErrors);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<section class="card" aria-labelledby="push-manifest-h">
+    <h2 id="push-manifest-h" class="h3">Push a manifest</h2>
+    <p class="muted small">Paste <code>addon.json</code>. A new id creates the add-on; the id of one of yours publishes a new version. Toolport pings the webhook before accepting it.</p>
+    <form onSubmit=${submit}>
+      <div class="field">
+        <label for="manifest">Manifest (JSON)</label>
+        <textarea id="manifest" class="mono" rows="14" spellcheck="false" placeholder=${sample} value=${text}
+          aria-describedby=${errors.length || problem ? 'manifest-errors' : undefined}
+          onInput=${(e: Event) => setText((e.target as HTMLTextAreaElement).value)}></textarea>
+      </div>
+      <div class="row">
+        <button class="btn btn-primary" type="submit" disabled=${busy || !text.trim()}>Push manifest</button>
+        <button class="btn" type="button" onClick=${() => setText(sample)}>Insert an example</button>
+      </div>
+    </form>
+    <div id="manifest-errors">
+      ${problem && html`<${Notice} kind="error">${problem}<${FieldErrors} errors=${errors} /><//>`}
+    </div>
+    ${result && html`<${Notice} kind="success">${result.updated ? `A new version of ${result.id} is published.` : `${result.id} is created.`}<//>`}
+    ${result?.secret && html`<${ShownOnce} label="Signing secret" value=${result.secret} id="new-secret" />`}
+    ${result && html`<${Warnings} warnings=${result.warnings} />`}
+  </section>`;
+}
+
+export function DeveloperPage() {
+  const addons = useLoad(() => get<Addon[]>('/api/addons'), []);
+  return html`<${PageHeader} title="Developers" lead="Publish add-ons, check them, and read what Toolport delivered to your webhook." />
+    <${DevNav} at="addons" />
+    <section aria-labelledby="your-addons-h">
+      <h2 id="your-addons-h">Your add-ons</h2>
+      <${Loaded} state=${addons} what="your add-ons">${() =>
+        addons.data!.length === 0
+          ? html`<div class="empty">You have not published an add-on yet. Push a manifest below.</div>`
+          : html`<ul class="list">${addons.data!.map(
+              (a) => html`<li class="card list-item" data-addon=${a.id}>
+                <div>
+                  <h3><a href=${`/developer/addons/${encodeURIComponent(a.id)}`}><${Revealed} text=${a.name} /></a> <code class="mono small muted">${a.id}</code></h3>
+                  <p class="small muted">Version ${a.version ?? '1'} · ${a.visibility ?? 'private'} · <span class="mono">${a.webhook}</span></p>
+                  ${a.warnings?.length ? html`<p class="small text-warn">${a.warnings.length} lint warning${a.warnings.length === 1 ? '' : 's'}</p>` : null}
+                </div>
+                <a class="btn" href=${`/developer/addons/${encodeURIComponent(a.id)}`} aria-label=${`Open ${a.name}`}>Open</a>
+              </li>`,
+            )}</ul>`}<//>
+    </section>
+    <${ManifestForm} existing=${(addons.data ?? []).map((a) => a.id)} onSaved=${() => void addons.reload()} />`;
+}
+
+function Deliveries({ id }: { id: string }) {
+  const list = useLoad(() => get<Delivery[] | { items: Delivery[] }>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => (Array.isArray(d) ? d : d.items ?? [])), [id]);
+  return html`<section class="card" aria-labelledby="deliveries-h">
+    <div class="row-between"><h2 id="deliveries-h" class="h3">Delivery log</h2><button type="button" class="btn btn-small" onClick=${() => list.reload()}>Refresh</button></div>
+    <${Loaded} state=${list} what="the delivery log">${() =>
+      list.data!.length === 0
+        ? html`<p class="muted">No deliveries yet.</p>`
+        : html`<div class="table-wrap"><table>
+            <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Tool</th><th scope="col">Attempt</th><th scope="col">Result</th><th scope="col" class="num">Latency</th></tr></thead>
+            <tbody>${list.data!.map((d) => html`<tr>
+              <td><${When} iso=${d.createdAt} /></td><td>${d.type ?? 'tool.call'}</td><td class="mono">${d.tool ?? '—'}</td><td>${d.attempt ?? 1}</td>
+              <td>${d.status ? html`<span class="mono">${d.status}</span> ` : null}${d.outcome ?? ''}${d.error ? html`<div class="small text-danger"><${Revealed} text=${d.error} /></div>` : null}</td>
+              <td class="num">${typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '—'}</td>
+            </tr>`)}</tbody></table></div>`}<//>
+  </section>`;
+}
+
+const sampleScript = (tool: string) => JSON.stringify([{ tool, arguments: {} }], null, 2);
+
+function CheckRunner({ addon }: { addon: Addon }) {
+  const first = (addon.tools?.[0] as { name?: string } | undefined)?.name ?? 'tool_name';
+  const [text, setText] = useState(sampleScript(first));
+  const [report, setReport] = useState<unknown>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setReport(null);
+    let script: unknown;
+    try {
+      script = JSON.parse(text);
+    } catch (err) {
+      setError(new ApiError(0, `The script is not valid JSON: ${(err as Error).message}`));
+      return;
+    }
+    setBusy(true);
+    try {
+      setReport(await post(`/api/addons/${encodeURIComponent(addon.id)}/check`, script));
+    } catch (err) {
+      setError(toApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rows = report && typeof report === 'object' && Array.isArray((report as any).tools) ? ((report as any).tools as Array<Record<string, unknown>>) : null;
+  return html`<section class="card" aria-labelledby="check-h">
+    <h2 id="check-h" class="h3">Check script</h2>
+    <p class="muted small">Calls your tools the way an app would — same validation, approval and delivery — as your own test user. Steps: <code>{"tool", "arguments", "approve": "allow" | "deny" | "timeout"}</code> or <code>{"wait": seconds}</code>.</p>
+    <form onSubmit=${run}>
+      <div class="field"><label for="check-script">Script (JSON)</label>
+        <textarea id="check-script" class="mono" rows="8" spellcheck="false" value=${text} onInput=${(e: Event) => setText((e.target as HTMLTextAreaElement).value)}></textarea></div>
+      <button class="btn btn-primary" type="submit" disabled=${busy}>${busy ? 'Running…' : 'Run check'}</button>
+    </form>
+    ${error && (error.notFound ? html`<${NotAvailable} what="the check runner" />` : html`<${Notice} kind="error">${error.message}<${FieldErrors} errors=${error.fieldErrors} /><//>`)}
+    ${rows && html`<ol class="report">${rows.map((r) => html`<li class=${'refused' in r ? 'refused' : 'passed'}>
+      <code class="mono">${String(r.tool)}</code> ${'refused' in r ? html`<span class="badge badge-danger">refused</span> <${Revealed} text=${String(r.refused)} />` : html`<span class="badge badge-ok">result</span>`}
+      ${'result' in r && html`<pre class="mono small"><${Revealed} text=${JSON.stringify(r.result, null, 2) ?? ''} /></pre>`}
+    </li>`)}</ol>`}
+    ${report && !rows && html`<pre class="mono small">${JSON.stringify(report, null, 2)}</pre>`}
+  </section>`;
+}
+
+export function AddonDetailPage({ id }: { id: string }) {
+  const addon = useLoad(() => get<Addon>(`/api/addons/${encodeURIComponent(id)}`), [id]);
+  const versions = useLoad(() => get<Array<{ version: number; warnings?: Addon['warnings']; createdAt?: string }>>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
+  const [secret, setSecret] = useState('');
+  const rotate = async () => {
+    const r = await post<{ signingSecret: string }>(`/api/addons/${encodeURIComponent(id)}/secret`);
+    setSecret(r.signingSecret);
+  };
+  return html`<${PageHeader} title=${addon.data?.name ?? id} lead=${html`<a href="/developer">← All your add-ons</a>`} />
+    <${Loaded} state=${addon} what="this add-on">${() => {
+      const a = addon.data!;
+      return html`<section class="card" aria-labelledby="about-h">
+          <h2 id="about-h" class="h3">About</h2>
+          <dl class="facts">
+            <div><dt>Id</dt><dd class="mono">${a.id}</dd></div>
+            <div><dt>Version</dt><dd>${a.version}</dd></div>
+            <div><dt>Visibility</dt><dd>${a.visibility}</dd></div>
+            <div><dt>Webhook</dt><dd class="mono break">${a.webhook}</dd></div>
+            <div><dt>Tools</dt><dd>${(a.tools ?? []).map((t: any) => html`<code class="mono tag">${t.name}</code>${t.destructive ? html`<span class="badge badge-danger">destructive</span>` : null} `)}</dd></div>
+          </dl>
+          <h3 class="small-h">Lint</h3>
+          <${Warnings} warnings=${a.warnings} />
+        </section>
+        <section class="card" aria-labelledby="secret-h">
+          <div class="row-between">
+            <div><h2 id="secret-h" class="h3">Signing secret</h2><p class="muted small">A new secret signs from now on; the old one keeps signing alongside for 24 hours.</p></div>
+            <${ConfirmButton} label="Rotate secret" title="Rotate the signing secret?" body=${html`<p>Update your webhook to accept the new secret within 24 hours; after that only the new one signs.</p>`} confirmLabel="Rotate" onConfirm=${rotate} />
+          </div>
+          ${secret && html`<${ShownOnce} label="New signing secret" value=${secret} id="rotated-secret" />`}
+        </section>
+        <section class="card" aria-labelledby="versions-h">
+          <h2 id="versions-h" class="h3">Versions</h2>
+          <${Loaded} state=${versions} what="versions">${() => html`<ul class="list compact">${versions.data!.map((v) => html`<li class="list-item small"><span>Version ${v.version}</span><span class="muted"><${When} iso=${v.createdAt} /> · ${v.warnings?.length ?? 0} warnings</span></li>`)}</ul>`}<//>
+        </section>
+        <${CheckRunner} addon=${a} />
+        <${Deliveries} id=${a.id} />`;
+    }}<//>`;
+}
+
+export function KeysPage() {
+  const keys = useLoad(() => get<Key[]>('/api/keys'), []);
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
+  const [errors, setErrors] = useState<FieldError[]>([]);
+  const [error, setError] = useState('');
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError('');
+    setErrors([]);
+    try {
+      const r = await post<{ id: string; key: string }>('/api/keys', { name });
+      setCreated(r);
+      setName('');
+      await keys.reload();
+    } catch (err) {
+      const e2 = toApiError(err);
+      setError(e2.message);
+      setErrors(e2.fieldErrors);
+    }
+  };
+  const revoke = async (k: Key) => {
+    await del(`/api/keys/${encodeURIComponent(k.id)}`);
+    if (created?.id === k.id) setCreated(null);
+    keys.setData((l) => (l ?? []).filter((x) => x.id !== k.id));
+  };
+  return html`<${PageHeader} title="Developers" lead="API keys let the CLI and your scripts use the developer API." />
+    <${DevNav} at="keys" />
+    <section class="card" aria-labelledby="new-key-h">
+      <h2 id="new-key-h" class="h3">Create an API key</h2>
+      <form class="row" onSubmit=${create}>
+        <div class="field grow"><label for="key-name">Name</label>
+          <input id="key-name" name="name" maxlength="60" required placeholder="e.g. laptop CLI" value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} /></div>
+        <button class="btn btn-primary align-end" type="submit" disabled=${!name.trim()}>Create key</button>
+      </form>
+      ${error && html`<${Notice} kind="error">${error}<${FieldErrors} errors=${errors} /><//>`}
+      ${created && html`<${ShownOnce} label="Your new API key" value=${created.key} id="new-key" />`}
+      ${created && html`<p class="small muted">Use it as <code class="mono">Authorization: Bearer ${created.key.slice(0, 8)}…</code></p>`}
+    </section>
+    <section aria-labelledby="keys-h">
+      <h2 id="keys-h">Active keys</h2>
+      <${Loaded} state=${keys} what="API keys">${() =>
+        keys.data!.length === 0
+          ? html`<div class="empty">No keys yet.</div>`
+          : html`<ul class="list">${keys.data!.map((k) => html`<li class="card list-item" data-key=${k.id}>
+              <div><h3 class="h4"><${Revealed} text=${k.name} /></h3>
+                <p class="small muted"><code class="mono">${k.hint ?? 'tpk_'}…</code> · created <${When} iso=${k.createdAt} /> · last used <${When} iso=${k.lastUsedAt} /></p></div>
+              <${ConfirmButton} label="Revoke" ariaLabel=${`Revoke key ${k.name}`} danger title=${`Revoke “${k.name}”?`} body=${html`<p>Anything using this key stops working at once.</p>`} confirmLabel="Revoke key" onConfirm=${() => revoke(k)} />
+            </li>`)}</ul>`}<//>
+    </section>`;
+}
+

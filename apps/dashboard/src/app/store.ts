@@ -1,0 +1,103 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, get, type Approval, type Me } from './api';
+
+/** A tiny observable value, so the shell and the pages share the person and live approvals. */
+export class Store<T> {
+  private subs = new Set<(v: T) => void>();
+  constructor(private value: T) {}
+  get() { return this.value; }
+  set(v: T) {
+    this.value = v;
+    this.subs.forEach((fn) => fn(v));
+  }
+  update(fn: (v: T) => T) { this.set(fn(this.value)); }
+  subscribe(fn: (v: T) => void) {
+    this.subs.add(fn);
+    return () => { this.subs.delete(fn); };
+  }
+}
+
+export function useStore<T>(store: Store<T>): T {
+  const [v, setV] = useState(store.get());
+  useEffect(() => {
+    setV(store.get());
+    return store.subscribe(setV);
+  }, [store]);
+  return v;
+}
+
+/** undefined: not known yet; null: signed out. */
+export const me = new Store<Me | null | undefined>(undefined);
+
+export type LiveStatus = 'connecting' | 'live' | 'polling' | 'unavailable';
+export interface Live {
+  pending: Approval[];
+  status: LiveStatus;
+  /** Outcomes seen for approvals that left the pending list (decided here, elsewhere, or expired). */
+  decided: Record<string, string>;
+}
+export const live = new Store<Live>({ pending: [], status: 'connecting', decided: {} });
+
+let source: EventSource | undefined;
+let poll: ReturnType<typeof setInterval> | undefined;
+
+async function refreshPending() {
+  try {
+    const list = await get<Approval[] | { items: Approval[] }>('/api/approvals?status=pending');
+    const pending = Array.isArray(list) ? list : list.items ?? [];
+    live.update((l) => ({ ...l, pending: sortByExpiry(pending), status: l.status === 'unavailable' ? 'polling' : l.status }));
+  } catch (err) {
+    if (err instanceof ApiError && err.notFound) live.update((l) => ({ ...l, status: 'unavailable' }));
+  }
+}
+
+const sortByExpiry = (list: Approval[]) => [...list].sort((a, b) => Date.parse(a.expiresAt) - Date.parse(b.expiresAt));
+
+export function markDecided(id: string, status: string) {
+  live.update((l) => ({ ...l, pending: l.pending.filter((a) => a.id !== id), decided: { ...l.decided, [id]: status } }));
+}
+
+/** Pending approvals, live from /api/events (EventSource reconnects by itself); polling if SSE is refused. */
+export function startLive() {
+  stopLive();
+  live.set({ pending: [], status: 'connecting', decided: {} });
+  void refreshPending();
+  const es = new EventSource('/api/events');
+  source = es;
+  es.addEventListener('open', () => {
+    live.update((l) => ({ ...l, status: 'live' }));
+    void refreshPending(); // catch up on anything that arrived while disconnected
+  });
+  es.addEventListener('approval', (e) => {
+    try {
+      const a = JSON.parse((e as MessageEvent).data) as Approval;
+      if (!a || typeof a.id !== 'string') return;
+      live.update((l) => (l.decided[a.id] ? l : { ...l, pending: sortByExpiry([...l.pending.filter((p) => p.id !== a.id), a]) }));
+    } catch {
+      /* a malformed event is ignored */
+    }
+  });
+  es.addEventListener('approval.decided', (e) => {
+    try {
+      const d = JSON.parse((e as MessageEvent).data) as { id: string; status: string };
+      if (d && typeof d.id === 'string') markDecided(d.id, String(d.status ?? 'decided'));
+    } catch {
+      /* ignored */
+    }
+  });
+  es.addEventListener('error', () => {
+    // CLOSED means the server refused the stream (e.g. no /api/events yet): poll instead.
+    if (es.readyState === EventSource.CLOSED && source === es) {
+      source = undefined;
+      live.update((l) => ({ ...l, status: l.status === 'unavailable' ? 'unavailable' : 'polling' }));
+      poll ??= setInterval(() => void refreshPending(), 10_000);
+    } else if (source === es) live.update((l) => ({ ...l, status: 'connecting' }));
+  });
+}
+
+export function stopLive() {
+  source?.close();
+  source = undefined;
+  if (poll) clearInterval(poll);
+  poll = undefined;
+}

@@ -1,0 +1,72 @@
+/**
+ * The dashboard's service worker, served at /sw.js with Service-Worker-Allowed: /. It only shows
+ * approval pushes and answers their Allow/Deny actions; it caches nothing, so a new build is never
+ * hidden behind a stale cache.
+ */
+interface PushPayload { approvalId: string; title?: string; body?: string; actionToken: string }
+
+// The DOM lib is loaded for the rest of the dashboard; declare the few worker APIs used here.
+type ExtendableEvent = Event & { waitUntil(p: Promise<unknown>): void };
+type PushEvent = ExtendableEvent & { data: { json(): unknown } | null };
+type NotificationEvent = ExtendableEvent & { action: string; notification: Notification & { data: unknown; close(): void } };
+interface WorkerScope {
+  registration: ServiceWorkerRegistration;
+  clients: { matchAll(o: object): Promise<Array<{ url: string; focus(): Promise<unknown>; navigate?(u: string): Promise<unknown> }>>; openWindow(u: string): Promise<unknown>; claim(): Promise<void> };
+  skipWaiting(): Promise<void>;
+  addEventListener(type: string, fn: (e: any) => void): void;
+}
+const sw = self as unknown as WorkerScope;
+
+sw.addEventListener('install', () => void sw.skipWaiting());
+sw.addEventListener('activate', (e: ExtendableEvent) => e.waitUntil(sw.clients.claim()));
+
+sw.addEventListener('push', (e: PushEvent) => {
+  let p: PushPayload | undefined;
+  try {
+    p = e.data?.json() as PushPayload;
+  } catch {
+    p = undefined;
+  }
+  if (!p || typeof p.approvalId !== 'string') return;
+  const options: NotificationOptions & { actions?: Array<{ action: string; title: string }>; requireInteraction?: boolean } = {
+    body: p.body ?? 'An AI app is waiting for your answer.',
+    tag: p.approvalId,
+    icon: '/icon.svg',
+    data: p,
+    requireInteraction: true,
+    actions: [
+      { action: 'allow', title: 'Allow' },
+      { action: 'deny', title: 'Deny' },
+    ],
+  };
+  e.waitUntil(sw.registration.showNotification(p.title ?? 'Approve a tool call?', options));
+});
+
+async function decide(p: PushPayload, decision: 'allow' | 'deny') {
+  const res = await fetch('/api/push/decision', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    credentials: 'same-origin',
+    body: JSON.stringify({ approvalId: p.approvalId, decision, token: p.actionToken }),
+  });
+  if (!res.ok && res.status !== 409) throw new Error(`decision refused: ${res.status}`);
+}
+
+async function openApprovals() {
+  const windows = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const existing = windows.find((w) => new URL(w.url).pathname.startsWith('/'));
+  if (existing) {
+    await existing.navigate?.('/approvals');
+    return existing.focus();
+  }
+  return sw.clients.openWindow('/approvals');
+}
+
+sw.addEventListener('notificationclick', (e: NotificationEvent) => {
+  const p = e.notification.data as PushPayload | undefined;
+  e.notification.close();
+  if (p && (e.action === 'allow' || e.action === 'deny')) {
+    // If the decision cannot be sent, open the dashboard so the person can answer there.
+    e.waitUntil(decide(p, e.action).catch(() => openApprovals()));
+  } else e.waitUntil(openApprovals());
+});

@@ -1,0 +1,57 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-results/screenshots');
+export const PHONE = { width: 375, height: 812 };
+export const DESKTOP = { width: 1280, height: 860 };
+
+/** Debian's Chromium, headless, with a fresh profile; never a downloaded browser. */
+export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'toolport-chromium-'));
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
+    ],
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A context for one person, with clipboard access granted for the server's origin. */
+export async function newContext(browser: Browser, baseURL: string, viewport = DESKTOP): Promise<BrowserContext> {
+  const ctx = await browser.newContext({ baseURL, viewport, deviceScaleFactor: 1 });
+  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+  return ctx;
+}
+
+/** Collects console errors and CSP violations so a test can assert there were none. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|404|409)/.test(m.text())) errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return errors;
+}
+
+/** Saves a full-page screenshot at desktop width and at a 375 px phone width. */
+export async function screenshots(page: Page, name: string) {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const original = page.viewportSize() ?? DESKTOP;
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await page.setViewportSize(original);
+  return { phoneOverflowPx: overflow };
+}
