@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { createRedisBus, type CallJob } from '@toolport/core';
+import { addons, addonSecrets, deliveries } from '../packages/core/src/db/schema/index';
+import { newPerson } from './helpers/http';
+import { freePort, REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
+import { startReceiver, type Behaviour } from './helpers/webhook-receiver';
+
+/**
+ * BullMQ across processes: this process only enqueues (ROLE=api); workers are child processes
+ * started with ROLE=worker from the real entry point, and one is killed mid-call.
+ */
+describe('dispatch through BullMQ across processes', { skip: TARGET !== 'services' && 'needs Redis (services target)' }, () => {
+  let tp: Toolport;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  let ownerId: string;
+  let counter = 0;
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    tp = await startToolport({ env: { ROLE: 'api' } });
+    rx = await startReceiver();
+    ownerId = (await newPerson(tp.url, 'dev')).user.id;
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await rx?.close();
+    await tp?.stop();
+  });
+
+  /** Starts `ROLE=worker` in a child process; resolves once it says it started. */
+  async function startWorkerProcess(): Promise<{ child: ChildProcess; port: number }> {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+      env: { ...process.env, ...tp.backing.env, ROLE: 'worker', PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the worker did not start within 20 s')), 20_000);
+      child.once('exit', (code) => reject(new Error(`the worker exited with ${code}`)));
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (line.includes('"toolport started"')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    return { child, port };
+  }
+
+  async function makeAddon(behaviour?: Behaviour) {
+    const id = `bull-${process.pid}-${counter++}`;
+    const path = `/${id}`;
+    await tp.svc.db.insert(addons).values({ id, ownerId, name: id, webhookUrl: rx.addon(path, behaviour) });
+    await tp.svc.db.insert(addonSecrets).values({
+      id: `sec_${randomBytes(8).toString('hex')}`,
+      addonId: id,
+      secretEnc: tp.svc.secrets.webhookBox.seal(`whsec_${randomBytes(32).toString('base64')}`),
+    });
+    return { id, path };
+  }
+
+  const job = (addonId: string, over: Partial<CallJob> = {}): CallJob => ({
+    callId: `call_${randomBytes(16).toString('base64url')}`,
+    type: 'tool.call',
+    addonId,
+    tool: 'add_note',
+    arguments: '{"text":"hello"}',
+    subject: 'usr_pseudo',
+    app: { name: 'Claude', clientId: 'cli_test' },
+    deadline: Date.now() + 20_000,
+    ...over,
+  });
+
+  const rowsOf = (callId: string) =>
+    tp.svc.db.select().from(deliveries).where(eq(deliveries.callId, callId)).orderBy(deliveries.attempt);
+  const workerOf = (row: { meta: unknown }) => (row.meta as { worker?: string } | null)?.worker;
+
+  async function waitForRows(callId: string, n: number, timeoutMs = 20_000) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const rows = await rowsOf(callId);
+      if (rows.length >= n) return rows;
+      if (Date.now() > until) throw new Error(`${callId}: ${rows.length} of ${n} deliveries rows`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  let expired: { job: CallJob; path: string };
+  let first: { child: ChildProcess; port: number };
+
+  it('answers "deadline" when no worker took the call in time, and a worker taking it later sends nothing', async () => {
+    const a = await makeAddon();
+    const j = job(a.id, { deadline: Date.now() + 800 });
+    const started = Date.now();
+    const outcome = await tp.svc.dispatcher.dispatch(j);
+    assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'deadline');
+    assert.ok(Date.now() - started < 800 + 2500, 'the caller stops waiting shortly after the deadline');
+    expired = { job: j, path: a.path };
+
+    first = await startWorkerProcess();
+    const [row] = await waitForRows(j.callId, 1);
+    assert.equal(row!.errorClass, 'deadline');
+    assert.equal(row!.status, null);
+    assert.match(row!.detail ?? '', /Not sent/);
+    assert.equal(rx.at(expired.path).length, 0, 'nothing delivered after the deadline');
+  });
+
+  it('serves /healthz and /readyz (with the queue) from a worker process', async () => {
+    const health = await fetch(`http://127.0.0.1:${first.port}/healthz`);
+    assert.equal(health.status, 200);
+    const ready = await fetch(`http://127.0.0.1:${first.port}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual((await ready.json()).checks, { database: 'ok', queue: 'ok' });
+  });
+
+  it('hands a killed worker’s call to another worker: one outcome, same webhook-id', async () => {
+    const a = await makeAddon((_r, nth) => (nth === 1 ? 'hold' : { body: { text: 'second try' } }));
+    const j = job(a.id, { deadline: Date.now() + 25_000 });
+    const listener = createRedisBus(REDIS_TEST_URL, tp.config.redis!.prefix);
+    const published: unknown[] = [];
+    await listener.subscribe(`result:${j.callId}`, (m) => published.push(m));
+    try {
+      const pending = tp.svc.dispatcher.dispatch(j);
+      const [held] = await rx.waitFor(a.path, 1);
+      const second = await startWorkerProcess();
+      first.child.kill('SIGKILL');
+
+      const outcome = await pending;
+      assert.deepEqual(outcome, { kind: 'result', content: [{ type: 'text', text: 'second try' }] });
+      const got = rx.at(a.path);
+      assert.equal(got.length, 2);
+      assert.equal(held!.headers['webhook-id'], j.callId);
+      assert.equal(got[1]!.headers['webhook-id'], j.callId);
+      assert.equal(got[0]!.body.call.attempt, 1);
+      assert.equal(got[1]!.body.call.attempt, 2, 'the retry continues the attempt count');
+      assert.ok(got[1]!.at < j.deadline);
+
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(published.length, 1, 'exactly one outcome published');
+      const rows = await rowsOf(j.callId);
+      assert.deepEqual(rows.map((r) => [r.attempt, r.status]), [[2, 200]]);
+      assert.equal(workerOf(rows[0]!), `${workerOf(rows[0]!)!.split(':')[0]}:${second.child.pid}`);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('shares the load between two worker processes, answering the process that enqueued', async () => {
+    await startWorkerProcess();
+    const a = await makeAddon(() => ({ body: { text: 'ok' }, delayMs: 100 }));
+    const jobs = Array.from({ length: 40 }, () => job(a.id));
+    const outcomes = await Promise.all(
+      jobs.map(async (j, i) => {
+        await new Promise((r) => setTimeout(r, i * 15));
+        return tp.svc.dispatcher.dispatch(j);
+      }),
+    );
+    assert.ok(outcomes.every((o) => o.kind === 'result'));
+    const rows = (await tp.svc.db.select().from(deliveries).where(eq(deliveries.addonId, a.id)));
+    assert.equal(rows.length, 40);
+    const workers = new Set(rows.map(workerOf));
+    assert.equal(workers.size, 2, `ran on ${[...workers].join(', ')}`);
+    assert.ok(![...workers].some((w) => w?.endsWith(`:${process.pid}`)), 'no worker in the enqueuing process');
+  });
+
+  it('treats a second dispatch of the same call id as the same job', async () => {
+    const a = await makeAddon(() => ({ body: { text: 'once' }, delayMs: 200 }));
+    const j = job(a.id);
+    const [x, y] = await Promise.all([tp.svc.dispatcher.dispatch(j), tp.svc.dispatcher.dispatch(j)]);
+    assert.deepEqual(x, { kind: 'result', content: [{ type: 'text', text: 'once' }] });
+    assert.deepEqual(y, x);
+    assert.equal(rx.at(a.path).length, 1);
+  });
+
+  it('drops a waiting job when the caller aborts', async () => {
+    const a = await makeAddon(() => ({ status: 503, delayMs: 100 }));
+    const controller = new AbortController();
+    const j = job(a.id);
+    const pending = tp.svc.dispatcher.dispatch(j, controller.signal);
+    await rx.waitFor(a.path, 1);
+    controller.abort();
+    const abortedAt = Date.now();
+    const outcome = await pending;
+    assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'cancelled');
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(rx.at(a.path).filter((r) => r.at > abortedAt + 150).length, 0, 'the worker stopped retrying');
+  });
+});
