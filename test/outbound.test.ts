@@ -161,6 +161,25 @@ describe('postWebhook delivery', () => {
       await r.close();
     }
   });
+
+  it('retries once on a fresh socket when a pooled socket turns out closed', async () => {
+    let n = 0;
+    const r = await startReceiver((req, _b, res) => {
+      // The second request arrives on the kept-alive socket, which dies as if the server had timed it out.
+      if (++n === 2) return void req.socket.destroy();
+      json(200, { text: `answer ${n}` })(req, _b, res);
+    });
+    const c = createOutboundClient({ allowPrivate: true });
+    try {
+      assert.equal((await deliver('tool.call', { url: r.url, client: c })).answer.kind, 'result');
+      const { answer } = await deliver('tool.call', { url: r.url, client: c });
+      assert.deepEqual(answer, { kind: 'result', content: [{ type: 'text', text: 'answer 3' }] });
+      assert.equal(r.connections, 2);
+    } finally {
+      c.close();
+      await r.close();
+    }
+  });
 });
 
 describe('answers', () => {
