@@ -6,6 +6,7 @@ import { errorToProblem, problem } from './http/problem';
 import { deliveryRoutes } from './routes/deliveries';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
+import { measureRequests, metricsRoutes } from './routes/metrics';
 import { keyRoutes } from './routes/keys';
 import { sessionRoutes } from './routes/session';
 import { settingsRoutes } from './routes/settings';
@@ -13,6 +14,8 @@ import { settingsRoutes } from './routes/settings';
 /** The whole public HTTP surface, as one Hono app over the given services. */
 export function createApp(svc: Services) {
   const app = new Hono<AppEnv>();
+  // First, so it times everything below and labels by the route pattern that answered.
+  app.use('*', measureRequests(svc));
 
   app.use('*', async (c, next) => {
     c.set('svc', svc);
@@ -30,6 +33,7 @@ export function createApp(svc: Services) {
   api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);
   app.route('/', healthRoutes);
+  app.route('/', metricsRoutes);
   // The dashboard answers only what nothing above did (static files, SPA paths); keep it last.
   app.route('/', dashboardRoutes);
 

@@ -79,3 +79,5 @@ export { checkManifest, MANIFEST_LIMITS } from './addons/manifest';
 export { lintManifest } from './addons/lint';
 export { compileArguments, checkInputSchema, SCHEMA_LIMITS } from './addons/schema';
 export { checkArguments, validatorFor, ARGUMENT_LIMITS } from './addons/arguments';
+export { createMetrics, countPendingApprovals, dispatcherDepth } from './metrics';
+export type { Metrics, MetricSources, ToolCallOutcome, ApprovalOutcome } from './metrics';

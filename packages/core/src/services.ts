@@ -15,6 +15,7 @@ import type { Logger } from './log';
 import { createLogger } from './log';
 import type { Secrets } from './secrets';
 import { loadSecrets } from './secrets';
+import { countPendingApprovals, createMetrics, dispatcherDepth, type Metrics } from './metrics';
 
 /** Everything a verb may use, built once at start from the parsed config. */
 export interface Services {
@@ -31,6 +32,8 @@ export interface Services {
   dispatcher: Dispatcher;
   /** Extra readiness checks by name (`/readyz`), e.g. the queue's Redis. */
   readiness: Record<string, () => Promise<void>>;
+  /** Prometheus metrics of this instance (its own registry): `svc.metrics.toolCall(...)` etc. */
+  metrics: Metrics;
   /** Things to close on shutdown, last added first. */
   closers: Array<() => Promise<void>>;
 }
@@ -61,9 +64,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     // Set just below: the dispatcher works with the services it belongs to.
     dispatcher: undefined!,
     readiness: {},
+    // Read at scrape time: the dispatcher is set below.
+    metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
     closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
   svc.dispatcher = await startQueue(svc);
+  svc.closers.push(async () => svc.metrics.close());
   return svc;
 }
 
