@@ -37,7 +37,7 @@ export async function startReceiver() {
       const r: Received = { path: req.url ?? '/', headers: req.headers, raw, body, at: Date.now() };
       received.push(r);
       const nth = received.filter((x) => x.path === r.path).length;
-      const answer = (behaviours.get(r.path) ?? (() => ({ body: { text: 'ok' } })))(r, nth);
+      const answer: Answer = (behaviours.get(r.path) ?? (() => ({ body: { text: 'ok' } })))(r, nth);
       if (answer === 'hold') {
         held.add(res);
         res.on('close', () => held.delete(res));
