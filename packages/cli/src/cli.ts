@@ -1,0 +1,314 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Api } from './api';
+import { configPath, DEFAULT_URL, readConfig, resolveCredentials, writeConfig } from './config';
+import { CliError, EXIT, usage, type ExitCode, type FieldProblem } from './errors';
+
+export { CliError, EXIT } from './errors';
+export type { ExitCode } from './errors';
+
+/** Everything the CLI touches outside itself, so it can run in-process as well as from main.ts. */
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** The whole of stdin (for `login` without --key). */
+  readStdin: () => Promise<string>;
+  stdinIsTTY?: boolean;
+  cwd?: string;
+  fetch?: typeof fetch;
+}
+
+const HELP = `toolport: the Toolport developer CLI
+
+Usage:
+  toolport login [--url URL] [--key tpk_...]     store the API key (read from stdin when --key is absent)
+  toolport addon lint <addon.json>               check a manifest locally: errors (with JSON paths) and warnings
+  toolport addon push <addon.json> [--webhook URL]
+                                                 register the add-on, or publish a new version if it exists
+  toolport addon check <id> <script.json>        run a check script through Toolport and print the report
+  toolport addon deliveries <id> [--limit N]     the newest deliveries to the add-on's webhook (default 20)
+  toolport addon rotate-secret <id>              a new signing secret; the old one keeps signing for 24 h
+
+Options:
+  --json    machine-readable output on stdout (also for errors)
+  --help    this help
+
+Environment: TOOLPORT_URL and TOOLPORT_API_KEY override the stored login; TOOLPORT_CONFIG names the
+config file (default ~/.config/toolport/config.json, mode 0600).
+Exit codes: 0 ok, 1 refused or invalid, 2 usage, 3 authentication, 4 network or server unavailable.`;
+
+interface Out {
+  json: boolean;
+  io: CliIo;
+  /** Human lines (stdout), suppressed in --json mode. */
+  say(line?: string): void;
+  /** The --json result. */
+  result(value: unknown): void;
+}
+
+type Command = (args: string[], out: Out) => Promise<void>;
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, positionals: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { json: { type: 'boolean' }, ...options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw usage((err as Error).message.split('\n')[0]!);
+  }
+  if (parsed.positionals.length !== positionals.length) {
+    throw usage(`Expected ${positionals.length ? positionals.map((p) => `<${p}>`).join(' ') : 'no arguments'}${parsed.positionals.length > positionals.length ? `, got extra "${parsed.positionals[positionals.length]}"` : ''}.`);
+  }
+  return parsed as { values: { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string }; positionals: string[] };
+}
+
+function readJsonFile(file: string, io: CliIo, what: string): unknown {
+  const full = path.resolve(io.cwd ?? process.cwd(), file);
+  let text: string;
+  try {
+    text = readFileSync(full, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw usage(`Cannot read ${what} ${file}: ${code === 'ENOENT' ? 'no such file' : code ?? (err as Error).message}.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`${file} is not valid JSON: ${(err as Error).message}`, EXIT.refused);
+  }
+}
+
+function api(io: CliIo): Api {
+  const creds = resolveCredentials(io.env);
+  if (!creds.key) throw new CliError('Not logged in: run `toolport login`, or set TOOLPORT_API_KEY.', EXIT.auth);
+  return new Api(creds.url, creds.key, io.fetch);
+}
+
+const problemLines = (kind: string, list: FieldProblem[] = []) => list.map((p) => `${kind} ${p.path || '/'}: ${p.message}`);
+
+function idArg(id: string): string {
+  if (!/^[a-z][a-z0-9-]{1,29}$/.test(id)) throw usage(`"${id}" is not an add-on id (lowercase letters, digits and hyphens).`);
+  return id;
+}
+
+const login: Command = async (args, out) => {
+  const { values } = parse(args, { url: { type: 'string' }, key: { type: 'string' } }, []);
+  const { io } = out;
+  const file = configPath(io.env);
+  const url = (values.url || io.env.TOOLPORT_URL || readConfig(file).url || DEFAULT_URL).replace(/\/+$/, '');
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(url);
+  } catch {
+    throw usage(`--url must be an absolute URL such as ${DEFAULT_URL}.`);
+  }
+  if (parsedUrl.protocol !== 'https:' && parsedUrl.protocol !== 'http:') throw usage('--url must be http(s).');
+  let key = values.key;
+  if (!key) {
+    if (io.stdinIsTTY) io.stderr('Paste an API key (create one in the dashboard), then press Enter and Ctrl-D: ');
+    key = (await io.readStdin()).split(/\r?\n/).map((l) => l.trim()).find(Boolean) ?? '';
+  }
+  key = key.trim();
+  if (!/^tpk_[A-Za-z0-9_-]+$/.test(key)) throw new CliError('That is not an API key: keys look like tpk_...', EXIT.refused);
+  // Only a key Toolport accepts is stored.
+  await new Api(url, key, io.fetch).request('GET', '/api/addons');
+  writeConfig(file, { url, key });
+  out.say(`Logged in to ${url}. Saved to ${file}.`);
+  out.result({ url, configPath: file });
+};
+
+/** Lint advice for a manifest that was refused, as far as its shape allows. */
+async function bestEffortLint(manifest: unknown): Promise<FieldProblem[]> {
+  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) return [];
+  const m = manifest as Record<string, unknown>;
+  const tools = Array.isArray(m.tools) ? m.tools : [];
+  if (!tools.every((t) => t && typeof t === 'object' && typeof t.name === 'string' && typeof t.summary === 'string')) return [];
+  try {
+    const { lintManifest } = await import('@toolport/core/addons/lint');
+    return lintManifest({ description: '-', webhook: '', ...m, tools } as never);
+  } catch {
+    return [];
+  }
+}
+
+const lint: Command = async (args, out) => {
+  const { positionals } = parse(args, {}, ['addon.json']);
+  const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
+  const { checkManifest } = await import('@toolport/core/addons/manifest');
+  let errors: FieldProblem[] = [];
+  let warnings: FieldProblem[] = [];
+  let toolCount = 0;
+  try {
+    const checked = checkManifest(manifest);
+    warnings = checked.warnings;
+    toolCount = checked.tools.length;
+  } catch (err) {
+    const e = err as { code?: string; details?: { errors?: FieldProblem[] } };
+    if (e.code !== 'VALIDATION') throw err;
+    errors = e.details?.errors ?? [{ path: '', message: (err as Error).message }];
+    warnings = await bestEffortLint(manifest);
+  }
+  out.result({ ok: errors.length === 0, errors, warnings });
+  for (const line of [...problemLines('error', errors), ...problemLines('warning', warnings)]) out.say(line);
+  const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
+  if (errors.length) {
+    out.say(`${positionals[0]}: ${n(errors.length, 'error')}, ${n(warnings.length, 'warning')}.`);
+    throw new CliError('', EXIT.refused);
+  }
+  out.say(`${positionals[0]}: valid (${n(toolCount, 'tool')}), ${n(warnings.length, 'warning')}.`);
+};
+
+const push: Command = async (args, out) => {
+  const { values, positionals } = parse(args, { webhook: { type: 'string' } }, ['addon.json']);
+  const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
+  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) throw new CliError('The manifest must be a JSON object.', EXIT.refused);
+  const body: Record<string, unknown> = { ...(manifest as Record<string, unknown>), ...(values.webhook ? { webhook: values.webhook } : {}) };
+  const id = typeof body.id === 'string' ? body.id : undefined;
+  const client = api(out.io);
+
+  const created = await client.request('POST', '/api/addons', body, { accept: [409] });
+  if (created.status !== 409) {
+    const warnings: FieldProblem[] = created.body?.warnings ?? [];
+    out.result({ action: 'created', id: created.body?.id ?? id, signingSecret: created.body?.signingSecret, warnings });
+    out.say(`Created add-on ${created.body?.id ?? id}.`);
+    out.say(`Signing secret (shown once; give it to your add-on, e.g. NOTES_SECRET=...):`);
+    out.say(`  ${created.body?.signingSecret}`);
+    for (const line of problemLines('warning', warnings)) out.say(line);
+    return;
+  }
+  if (!id) throw new CliError(created.body?.detail ?? 'Toolport refused the manifest.', EXIT.refused, { status: 409 });
+  let updated;
+  try {
+    updated = await client.request('PUT', `/api/addons/${encodeURIComponent(id)}`, body);
+  } catch (err) {
+    // Someone else's add-on looks like no add-on: the POST's sentence says the id is taken.
+    if (err instanceof CliError && err.extra.status === 404) {
+      throw new CliError(created.body?.detail ?? `The add-on id "${id}" is taken.`, EXIT.refused, { status: 409 });
+    }
+    throw err;
+  }
+  const warnings: FieldProblem[] = updated.body?.warnings ?? [];
+  out.result({ action: 'updated', id, version: updated.body?.version, warnings });
+  out.say(`Updated add-on ${id}${updated.body?.version ? ` to version ${updated.body.version}` : ''}.`);
+  for (const line of problemLines('warning', warnings)) out.say(line);
+};
+
+function preview(result: any): string {
+  if (result && typeof result === 'object' && Array.isArray(result.content)) {
+    const textOf = result.content.map((b: any) => (b?.type === 'text' ? String(b.text) : `[${b?.type}]`)).join(' ');
+    return textOf.replace(/\s+/g, ' ').slice(0, 200);
+  }
+  return JSON.stringify(result)?.slice(0, 200) ?? '';
+}
+
+const check: Command = async (args, out) => {
+  const { positionals } = parse(args, {}, ['id', 'script.json']);
+  const id = idArg(positionals[0]!);
+  const script = readJsonFile(positionals[1]!, out.io, 'the check script');
+  if (!Array.isArray(script)) throw new CliError('A check script is a JSON list of steps: [{"tool": ..., "arguments": {...}}, {"wait": 1}, ...].', EXIT.refused);
+  // Steps can wait for approvals (30 s each) and for `wait`; give the whole run time.
+  const seconds = script.reduce((s: number, step: any) => s + (typeof step?.wait === 'number' ? step.wait : 0) + (step?.approve ? 31 : 31), 30);
+  const res = await api(out.io).request('POST', `/api/addons/${id}/check`, script, { timeoutMs: Math.min(seconds, 900) * 1000 });
+  out.result(res.body);
+  const steps: any[] = Array.isArray(res.body?.tools) ? res.body.tools : [];
+  for (const s of steps) {
+    if (typeof s?.refused === 'string') out.say(`✗ ${s.tool}: refused: ${s.refused}`);
+    else if (s?.result?.isError) out.say(`✗ ${s.tool}: error: ${preview(s.result)}`);
+    else out.say(`✓ ${s?.tool}: ${preview(s?.result)}`);
+  }
+  out.say(`${steps.length} tool call${steps.length === 1 ? '' : 's'} checked.`);
+};
+
+const deliveries: Command = async (args, out) => {
+  const { values, positionals } = parse(args, { limit: { type: 'string' } }, ['id']);
+  const id = idArg(positionals[0]!);
+  const limit = values.limit === undefined ? 20 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw usage('--limit must be a whole number from 1 to 1000.');
+  const client = api(out.io);
+  const items: any[] = [];
+  let cursor: string | null | undefined;
+  do {
+    const q = new URLSearchParams({ limit: String(limit) });
+    if (cursor) q.set('cursor', cursor);
+    const res = await client.request('GET', `/api/addons/${id}/deliveries?${q}`);
+    const page = Array.isArray(res.body) ? res.body : res.body?.deliveries ?? res.body?.items ?? [];
+    items.push(...page);
+    cursor = Array.isArray(res.body) ? null : res.body?.nextCursor;
+    if (!page.length) break;
+  } while (cursor && items.length < limit);
+  const shown = items.slice(0, limit);
+  out.result({ deliveries: shown });
+  if (!shown.length) out.say(`No deliveries to ${id} yet.`);
+  for (const d of shown) {
+    const when = typeof d.createdAt === 'string' ? d.createdAt.replace('T', ' ').slice(0, 19) : String(d.createdAt ?? '');
+    const outcome = [d.status, d.errorClass].filter((x) => x !== undefined && x !== null && x !== '').join(' ');
+    const latency = typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '';
+    const subject = d.subject ?? d.tool ?? '';
+    out.say([when, d.type ?? '', subject, d.callId ?? '', d.attempt !== undefined ? `attempt ${d.attempt}` : '', outcome, latency].filter(Boolean).join('  '));
+    if (d.detail) out.say(`    ${String(d.detail).slice(0, 300)}`);
+  }
+};
+
+const rotateSecret: Command = async (args, out) => {
+  const { positionals } = parse(args, {}, ['id']);
+  const id = idArg(positionals[0]!);
+  const res = await api(out.io).request('POST', `/api/addons/${id}/secret`);
+  out.result({ id, signingSecret: res.body?.signingSecret });
+  out.say(`New signing secret for ${id} (shown once):`);
+  out.say(`  ${res.body?.signingSecret}`);
+  out.say('The previous secret keeps signing alongside it for 24 h: configure both (new first), then drop the old one.');
+};
+
+const commands: Record<string, Command> = {
+  login,
+  'addon lint': lint,
+  'addon push': push,
+  'addon check': check,
+  'addon deliveries': deliveries,
+  'addon rotate-secret': rotateSecret,
+};
+
+/** Runs one CLI invocation and returns its exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
+  const json = argv.includes('--json');
+  const out: Out = {
+    json,
+    io,
+    say: (line = '') => {
+      if (!json) io.stdout(`${line}\n`);
+    },
+    result: (value) => {
+      if (json) io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+    },
+  };
+  const words = argv.filter((a) => !a.startsWith('-'));
+  if (!words.length || argv.includes('--help') || argv.includes('-h') || words[0] === 'help') {
+    io.stdout(`${HELP}\n`);
+    return words.length || argv.includes('--help') || argv.includes('-h') ? EXIT.ok : EXIT.usage;
+  }
+  const name = words[0] === 'addon' ? `addon ${words[1] ?? ''}` : words[0]!;
+  const command = commands[name];
+  try {
+    if (!command) throw usage(`Unknown command "${name.trim()}". Run \`toolport --help\`.`);
+    // Drop the command words (first occurrences) and keep everything else for parseArgs.
+    const rest = [...argv];
+    for (const w of name.split(' ')) rest.splice(rest.indexOf(w), 1);
+    await command(rest, out);
+    return EXIT.ok;
+  } catch (err) {
+    if (!(err instanceof CliError)) {
+      io.stderr(`toolport: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
+      return EXIT.refused;
+    }
+    if (json) {
+      // lint already printed its own result.
+      if (err.message) io.stdout(`${JSON.stringify({ error: { message: err.message, exitCode: err.exitCode, ...err.extra } }, null, 2)}\n`);
+    } else if (err.message) {
+      io.stderr(`toolport: ${err.message}\n`);
+      for (const line of problemLines('error', err.extra.errors)) io.stderr(`  ${line}\n`);
+      if (err.exitCode === EXIT.usage) io.stderr('Run `toolport --help` for usage.\n');
+    }
+    return err.exitCode;
+  }
+}

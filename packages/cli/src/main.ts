@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// The toolport CLI entry: the one place that reads process.env, argv and stdin.
+import { runCli } from './cli';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+process.exitCode = await runCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+  readStdin,
+  stdinIsTTY: process.stdin.isTTY === true,
+});
