@@ -199,8 +199,14 @@ export function patternProblem(p: string, deadline = performance.now() + PATTERN
   if (!check) {
     verdict = conservativePatternProblem(p);
   } else {
-    const timeout = Math.max(1, Math.min(PATTERN_TIMEOUT_MS, deadline - performance.now()));
-    const r = check(p, 'u', { timeout });
+    // recheck wants a whole number of milliseconds.
+    const timeout = Math.max(1, Math.floor(Math.min(PATTERN_TIMEOUT_MS, deadline - performance.now())));
+    let r: RecheckDiagnostics;
+    try {
+      r = check(p, 'u', { timeout });
+    } catch {
+      r = { status: 'unknown', error: { kind: 'unexpected' } };
+    }
     if (r.status === 'safe') verdict = null;
     else if (r.status === 'vulnerable') {
       verdict = `can backtrack catastrophically (${r.complexity?.type ?? 'super-linear'} time on some inputs); rewrite it without nested or overlapping repetition, e.g. \`^[a-z]+(-[a-z]+)*$\` instead of \`^([a-z]+-?)+$\``;

@@ -1,0 +1,456 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkManifest, compileArguments, lintManifest, ToolportError, type FieldError } from '@toolport/core';
+import { conservativePatternProblem, patternCheckerIsRecheck, patternProblem } from '@toolport/core/addons/schema';
+
+/** The DESIGN.md Notes example, fresh each time. */
+const notes = (): any => ({
+  id: 'notes',
+  name: 'Notes',
+  description: 'Your notes, searchable.',
+  webhook: 'https://notes.example.com/toolport',
+  tools: [
+    {
+      name: 'search_notes',
+      title: 'Search notes',
+      summary: "Finds notes containing every word of the query, newest first, and returns each note's id, title and preview.",
+      arguments: [
+        { name: 'query', summary: 'Words to look for.', kind: { text: { maxLength: 200 } }, required: false },
+      ],
+    },
+    {
+      name: 'delete_note', title: 'Delete a note', summary: 'Deletes one note by id.',
+      destructive: true, confirm: true,
+      arguments: [{ name: 'id', summary: "The note's id.", kind: { text: { maxLength: 64 } } }],
+    },
+  ],
+});
+
+/** A manifest with one tool, changed by `edit`. */
+const oneTool = (edit: (tool: any, m: any) => void = () => {}) => {
+  const m = notes();
+  m.tools = [m.tools[0]];
+  edit(m.tools[0], m);
+  return m;
+};
+const withArg = (arg: any) => oneTool((t) => { t.arguments = [{ name: 'x', summary: 'The thing to use.', ...arg }]; });
+const withSchema = (schema: unknown) => oneTool((t) => { delete t.arguments; t.inputSchema = schema; });
+const obj = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
+
+function refused(input: unknown): FieldError[] {
+  try {
+    checkManifest(input);
+  } catch (err) {
+    assert.ok(err instanceof ToolportError, String(err));
+    assert.equal(err.code, 'VALIDATION');
+    const errors = err.details.errors!;
+    assert.equal(err.message, `The manifest has ${errors.length} problem${errors.length === 1 ? '' : 's'}.`);
+    return errors;
+  }
+  assert.fail('the manifest was accepted');
+}
+
+/** Refused with exactly one problem, at `path`, whose message matches. */
+function refusedAt(input: unknown, path: string, message: RegExp) {
+  const errors = refused(input);
+  assert.deepEqual(errors.map((e) => e.path), [path], JSON.stringify(errors));
+  assert.match(errors[0]!.message, message);
+}
+
+const warningsOf = (m: unknown) => checkManifest(m).warnings;
+
+describe('manifest: accepted and normalised', () => {
+  it('accepts the DESIGN.md Notes example, without warnings, and compiles its arguments', () => {
+    const { manifest, tools, warnings } = checkManifest(notes());
+    assert.deepEqual(warnings, []);
+    assert.equal(manifest.visibility, 'private');
+    assert.equal(manifest.tools[1]!.arguments![0]!.required, true);
+    assert.deepEqual(tools.map((t) => [t.name, t.destructive, t.readOnly, t.confirm]), [
+      ['search_notes', false, false, false],
+      ['delete_note', true, false, true],
+    ]);
+    assert.deepEqual(tools[0]!.inputSchema, {
+      type: 'object',
+      properties: { query: { type: 'string', maxLength: 200, description: 'Words to look for.' } },
+      required: [],
+      additionalProperties: false,
+    });
+    assert.deepEqual(tools[1]!.inputSchema.required, ['id']);
+  });
+
+  it('compiles every kind to JSON Schema 2020-12', () => {
+    assert.deepEqual(compileArguments([
+      { name: 't', summary: 'Text.', kind: { text: { maxLength: 5 } } },
+      { name: 'n', summary: '', kind: { number: { minimum: 1, maximum: 10, whole: true } } },
+      { name: 'f', summary: 'Fraction.', kind: { number: { minimum: 0 } }, required: false },
+      { name: 'b', summary: 'Flag.', kind: 'boolean' },
+      { name: 'c', summary: 'Colour.', kind: { choice: ['red', 'green'] } },
+    ]), {
+      type: 'object',
+      properties: {
+        t: { type: 'string', maxLength: 5, description: 'Text.' },
+        n: { type: 'integer', minimum: 1, maximum: 10 },
+        f: { type: 'number', minimum: 0, description: 'Fraction.' },
+        b: { type: 'boolean', description: 'Flag.' },
+        c: { type: 'string', enum: ['red', 'green'], description: 'Colour.' },
+      },
+      required: ['t', 'n', 'b', 'c'],
+      additionalProperties: false,
+    });
+  });
+
+  it('normalises text to NFC and trims it, keeps visibility, canonicalises the webhook', () => {
+    const m = oneTool((t, m) => {
+      t.title = '  Cafe\u0301 search ';
+      m.visibility = 'public';
+      m.webhook = 'https://NOTES.example.com:443/toolport';
+    });
+    const { manifest } = checkManifest(m);
+    assert.equal(manifest.tools[0]!.title, 'Caf\u00e9 search');
+    assert.equal(manifest.visibility, 'public');
+    assert.equal(manifest.webhook, 'https://notes.example.com/toolport');
+  });
+
+  it('accepts a tool without arguments as taking none', () => {
+    const { tools } = checkManifest(oneTool((t) => { delete t.arguments; }));
+    assert.deepEqual(tools[0]!.inputSchema, { type: 'object', properties: {}, required: [], additionalProperties: false });
+  });
+});
+
+describe('manifest: every violation, with its path', () => {
+  it('refuses what is not an object at the root', () => {
+    refusedAt([], '', /must be a JSON object/);
+    refusedAt('notes', '', /must be a JSON object/);
+  });
+
+  it('lists every violation at once', () => {
+    const m = notes();
+    m.id = 'Notes';
+    m.name = '';
+    m.webhook = 'ftp://x.example.com/';
+    m.tools[0].name = 'Search';
+    m.tools[1].arguments[0].kind = { text: { maxLength: 0 } };
+    const errors = refused(m);
+    assert.deepEqual(errors.map((e) => e.path), [
+      '/id', '/name', '/webhook', '/tools/0/name', '/tools/1/arguments/0/kind/text/maxLength',
+    ]);
+  });
+
+  it('refuses add-on ids outside ^[a-z][a-z0-9-]{1,29}$', () => {
+    for (const id of ['N', 'a', 'Notes', '1notes', 'no_tes', 'a'.repeat(31), 42]) {
+      refusedAt({ ...notes(), id }, '/id', /add-on id/);
+    }
+    assert.equal(checkManifest({ ...notes(), id: 'a' + '-'.repeat(29) }).manifest.id.length, 30);
+  });
+
+  it('refuses a missing, empty or over-long name', () => {
+    refusedAt({ ...notes(), name: '' }, '/name', /must not be empty/);
+    refusedAt({ ...notes(), name: 'n'.repeat(61) }, '/name', /at most 60 characters \(got 61\)/);
+    const m = notes();
+    delete m.name;
+    refusedAt(m, '/name', /missing/);
+  });
+
+  it('refuses a description over 300 characters', () => {
+    refusedAt({ ...notes(), description: 'd'.repeat(301) }, '/description', /at most 300 characters \(got 301\)/);
+    assert.ok(checkManifest({ ...notes(), description: 'd'.repeat(300) }));
+  });
+
+  it('refuses a webhook that is not an absolute http(s) URL without credentials or fragment', () => {
+    refusedAt({ ...notes(), webhook: 'notes.example.com/x' }, '/webhook', /absolute http\(s\) URL/);
+    refusedAt({ ...notes(), webhook: 'ftp://notes.example.com/x' }, '/webhook', /must use https or http/);
+    refusedAt({ ...notes(), webhook: 'https://u:p@notes.example.com/x' }, '/webhook', /credentials/);
+    refusedAt({ ...notes(), webhook: 'https://notes.example.com/x#frag' }, '/webhook', /fragment/);
+    refusedAt({ ...notes(), webhook: 'https://notes.example.com/ x' }, '/webhook', /spaces/);
+    refusedAt({ ...notes(), webhook: 'https://notes.example.com/' + 'x'.repeat(2048) }, '/webhook', /at most 2048/);
+  });
+
+  it('refuses a visibility other than private or public', () => {
+    refusedAt({ ...notes(), visibility: 'everyone' }, '/visibility', /"private" or "public"/);
+  });
+
+  it('needs 1 to 16 tools', () => {
+    refusedAt({ ...notes(), tools: [] }, '/tools', /at least one tool/);
+    refusedAt({ ...notes(), tools: {} }, '/tools', /must be a list/);
+    const many = Array.from({ length: 17 }, (_, i) => ({ ...notes().tools[0], name: `tool_${i}` }));
+    refusedAt({ ...notes(), tools: many }, '/tools', /at most 16 tools \(got 17\)/);
+  });
+
+  it('refuses tool names outside ^[a-z][a-z0-9_]{0,31}$', () => {
+    for (const name of ['Search', '_x', 'search-notes', 'a'.repeat(33), '']) {
+      refusedAt(oneTool((t) => { t.name = name; }), '/tools/0/name', /tool name/);
+    }
+  });
+
+  it('refuses a tool name used twice', () => {
+    const m = notes();
+    m.tools[1].name = 'search_notes';
+    refusedAt(m, '/tools/1/name', /already used by \/tools\/0/);
+  });
+
+  it('refuses titles over 60 and summaries over 300 characters, or empty', () => {
+    refusedAt(oneTool((t) => { t.title = 't'.repeat(61); }), '/tools/0/title', /at most 60 characters/);
+    refusedAt(oneTool((t) => { t.summary = 's'.repeat(301); }), '/tools/0/summary', /at most 300 characters/);
+    refusedAt(oneTool((t) => { t.summary = '   '; }), '/tools/0/summary', /must not be empty/);
+  });
+
+  it('refuses control characters and lone surrogates in text', () => {
+    refusedAt(oneTool((t) => { t.title = 'Search\u0007'; }), '/tools/0/title', /control character U\+0007/);
+    refusedAt(oneTool((t) => { t.title = 'Search\u202e'; }), '/tools/0/title', /control character U\+202E/);
+    refusedAt(oneTool((t) => { t.summary = 'Returns \ud800 notes.'; }), '/tools/0/summary', /lone UTF-16 surrogate/);
+    // Newlines are fine in prose, not in a title.
+    assert.ok(checkManifest(oneTool((t) => { t.summary = 'Finds notes.\nReturns their ids.'; })));
+    refusedAt(oneTool((t) => { t.title = 'Search\nnotes'; }), '/tools/0/title', /control character U\+000A/);
+  });
+
+  it('refuses more than 10 arguments per tool', () => {
+    const args = Array.from({ length: 11 }, (_, i) => ({ name: `a${i}`, summary: 'An arg.', kind: 'boolean' }));
+    refusedAt(oneTool((t) => { t.arguments = args; }), '/tools/0/arguments', /at most 10 arguments \(got 11\)/);
+  });
+
+  it('refuses bad, reserved and repeated argument names', () => {
+    refusedAt(withArg({ name: '1st', kind: 'boolean' }), '/tools/0/arguments/0/name', /argument name/);
+    refusedAt(withArg({ name: 'a-b', kind: 'boolean' }), '/tools/0/arguments/0/name', /argument name/);
+    refusedAt(withArg({ name: 'constructor', kind: 'boolean' }), '/tools/0/arguments/0/name', /prototype/);
+    refusedAt(withArg({ name: 'prototype', kind: 'boolean' }), '/tools/0/arguments/0/name', /prototype/);
+    const proto = JSON.parse('{"name": "__proto__", "summary": "P.", "kind": "boolean"}');
+    refusedAt(oneTool((t) => { t.arguments = [proto]; }), '/tools/0/arguments/0/name', /argument name/);
+    refusedAt(oneTool((t) => {
+      t.arguments = [{ name: 'q', summary: 'Q.', kind: 'boolean' }, { name: 'q', summary: 'Q again.', kind: 'boolean' }];
+    }), '/tools/0/arguments/1/name', /already used by \/tools\/0\/arguments\/0/);
+  });
+
+  it('refuses a text kind without a whole maxLength from 1 to 65536', () => {
+    for (const maxLength of [0, 65_537, 1.5, '10', -1]) {
+      refusedAt(withArg({ kind: { text: { maxLength } } }), '/tools/0/arguments/0/kind/text/maxLength', /whole number from 1 to 65536/);
+    }
+    refusedAt(withArg({ kind: { text: {} } }), '/tools/0/arguments/0/kind/text/maxLength', /needs `maxLength`/);
+    refusedAt(withArg({ kind: 'text' }), '/tools/0/arguments/0/kind', /needs its settings/);
+    assert.ok(checkManifest(withArg({ kind: { text: { maxLength: 65_536 } } })));
+  });
+
+  it('refuses a number kind with non-finite bounds, minimum above maximum, or a non-boolean whole', () => {
+    refusedAt(withArg({ kind: { number: { minimum: 5, maximum: 1 } } }), '/tools/0/arguments/0/kind/number/minimum', /greater than `maximum`/);
+    refusedAt(withArg({ kind: { number: { maximum: Infinity } } }), '/tools/0/arguments/0/kind/number/maximum', /finite number/);
+    refusedAt(withArg({ kind: { number: { minimum: '1' } } }), '/tools/0/arguments/0/kind/number/minimum', /finite number/);
+    refusedAt(withArg({ kind: { number: { whole: 'yes' } } }), '/tools/0/arguments/0/kind/number/whole', /true or false/);
+    assert.ok(checkManifest(withArg({ kind: { number: { minimum: 1, maximum: 1, whole: true } } })));
+  });
+
+  it('refuses a choice that is not 1 to 100 distinct non-empty strings', () => {
+    refusedAt(withArg({ kind: { choice: [] } }), '/tools/0/arguments/0/kind/choice', /1 to 100/);
+    refusedAt(withArg({ kind: { choice: Array.from({ length: 101 }, (_, i) => `c${i}`) } }), '/tools/0/arguments/0/kind/choice', /got 101/);
+    refusedAt(withArg({ kind: { choice: ['red', 'red'] } }), '/tools/0/arguments/0/kind/choice/1', /listed twice/);
+    // The same text in two Unicode forms is the same choice.
+    refusedAt(withArg({ kind: { choice: ['caf\u00e9', 'cafe\u0301'] } }), '/tools/0/arguments/0/kind/choice/1', /listed twice/);
+    refusedAt(withArg({ kind: { choice: ['red', ''] } }), '/tools/0/arguments/0/kind/choice/1', /not be empty/);
+    refusedAt(withArg({ kind: { choice: ['red', 3] } }), '/tools/0/arguments/0/kind/choice/1', /must be a string/);
+  });
+
+  it('refuses unknown kinds, naming the one meant', () => {
+    refusedAt(withArg({ kind: { string: { maxLength: 3 } } }), '/tools/0/arguments/0/kind/string', /did you mean \{"text"/);
+    refusedAt(withArg({ kind: 'integer' }), '/tools/0/arguments/0/kind', /did you mean \{"number": \{"whole": true\}\}/);
+    refusedAt(withArg({ kind: { text: { maxLength: 3 }, number: {} } }), '/tools/0/arguments/0/kind', /exactly one of/);
+    refusedAt(withArg({}), '/tools/0/arguments/0/kind', /missing/);
+  });
+
+  it('refuses non-boolean required, destructive, readOnly and confirm', () => {
+    refusedAt(withArg({ kind: 'boolean', required: 'no' }), '/tools/0/arguments/0/required', /true or false/);
+    for (const key of ['destructive', 'readOnly', 'confirm']) {
+      refusedAt(oneTool((t) => { t[key] = 1; }), `/tools/0/${key}`, /true or false/);
+    }
+  });
+
+  it('refuses a tool both destructive and readOnly', () => {
+    refusedAt(oneTool((t) => { t.destructive = true; t.readOnly = true; }), '/tools/0/readOnly', /both `destructive` and `readOnly`/);
+  });
+
+  it('refuses a tool giving both arguments and inputSchema', () => {
+    refusedAt(oneTool((t) => { t.inputSchema = obj({}); }), '/tools/0/inputSchema', /either `arguments` or `inputSchema`/);
+  });
+
+  it('refuses unknown keys with their path, suggesting the key meant', () => {
+    refusedAt({ ...notes(), tool: [] }, '/tool', /did you mean `tools`/);
+    refusedAt(oneTool((t) => { t.destrutive = true; }), '/tools/0/destrutive', /did you mean `destructive`/);
+    refusedAt(withArg({ kind: 'boolean', optional: true }), '/tools/0/arguments/0/optional', /Unknown key `optional` in an argument/);
+    refusedAt(withArg({ kind: { text: { maxLength: 5, minLength: 1 } } }), '/tools/0/arguments/0/kind/text/minLength', /text kind/);
+    refusedAt(oneTool((t) => { t['a/b'] = 1; }), '/tools/0/a~1b', /Unknown key/);
+  });
+});
+
+describe('manifest: raw inputSchema', () => {
+  const textProp = { type: 'string', maxLength: 50, description: 'A text.' };
+
+  it('accepts a bounded nested schema and keeps it as given', () => {
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        filters: {
+          type: 'object',
+          description: 'What to match.',
+          properties: {
+            tags: { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 20, pattern: '^[a-z]+(-[a-z]+)*$' } },
+            since: { type: 'string', maxLength: 40, format: 'date-time' },
+            kind: { enum: ['a', 'b'] },
+          },
+          required: ['tags'],
+          additionalProperties: false,
+        },
+        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'How many.' },
+        note: { type: ['string', 'null'], maxLength: 10, description: 'A note.' },
+        pair: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }], items: false, maxItems: 2, description: 'x, y.' },
+      },
+      required: ['filters'],
+      additionalProperties: false,
+    };
+    const { tools } = checkManifest(withSchema(schema));
+    assert.deepEqual(tools[0]!.inputSchema, schema);
+  });
+
+  it('needs an object schema with type object at the top', () => {
+    refusedAt(withSchema({ type: 'string', maxLength: 3 }), '/tools/0/inputSchema/type', /top level/);
+    refusedAt(withSchema('object'), '/tools/0/inputSchema', /JSON object/);
+  });
+
+  it('refuses a remote $ref', () => {
+    refusedAt(withSchema(obj({ a: { $ref: 'https://evil.example.com/s.json' } })), '/tools/0/inputSchema/properties/a/$ref', /Remote `\$ref`/);
+  });
+
+  it('refuses recursion through $ref and $dynamicRef', () => {
+    refusedAt(withSchema(obj({ a: { $ref: '#' } })), '/tools/0/inputSchema/properties/a/$ref', /recurse/);
+    refusedAt(withSchema(obj({ a: { $dynamicRef: '#node' } })), '/tools/0/inputSchema/properties/a/$dynamicRef', /recursion/);
+  });
+
+  it('refuses $data', () => {
+    refusedAt(withSchema(obj({ a: { type: 'number', maximum: { $data: '1/b' } } })), '/tools/0/inputSchema/properties/a/maximum', /finite number/);
+    refusedAt(withSchema(obj({ a: { type: 'number', $data: '1/b' } })), '/tools/0/inputSchema/properties/a/$data', /`\$data`/);
+  });
+
+  it('refuses if/then/else, patternProperties, unevaluated* and combinators', () => {
+    for (const [key, value] of [
+      ['if', {}], ['patternProperties', {}], ['unevaluatedProperties', false], ['unevaluatedItems', false], ['anyOf', []], ['not', {}],
+    ] as const) {
+      refusedAt(withSchema({ ...obj({}), [key]: value }), `/tools/0/inputSchema/${key}`, /not supported/);
+    }
+  });
+
+  it('refuses a string without maxLength and an array without maxItems', () => {
+    refusedAt(withSchema(obj({ a: { type: 'string' } })), '/tools/0/inputSchema/properties/a', /must have a `maxLength`/);
+    refusedAt(withSchema(obj({ a: { type: 'array', items: textProp } })), '/tools/0/inputSchema/properties/a', /must have `maxItems`/);
+    refusedAt(withSchema(obj({ a: { type: 'array', maxItems: 5 } })), '/tools/0/inputSchema/properties/a', /give `items`/);
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 65_537 } })), '/tools/0/inputSchema/properties/a/maxLength', /0 to 65536/);
+  });
+
+  it('refuses an object without additionalProperties', () => {
+    refusedAt(withSchema({ type: 'object', properties: {} }), '/tools/0/inputSchema', /additionalProperties/);
+  });
+
+  it('refuses a pattern that can backtrack catastrophically', () => {
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '^(a+)+$' } })), '/tools/0/inputSchema/properties/a/pattern', /backtrack catastrophically/);
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '(' } })), '/tools/0/inputSchema/properties/a/pattern', /not a valid regular expression/);
+  });
+
+  it('checks patterns with recheck, and has a conservative fallback', () => {
+    assert.equal(patternCheckerIsRecheck(), true);
+    assert.match(patternProblem('(x+x+)+y') ?? '', /exponential/);
+    assert.match(patternProblem('^\\d+\\d+\\d+x') ?? '', /polynomial/);
+    assert.equal(patternProblem('^[a-z0-9_-]{1,20}$'), null);
+    for (const p of ['^(a+)+$', '(a|ab)*c', '(a)\\1', '(?=a)b', '((ab)*c)+']) assert.notEqual(conservativePatternProblem(p), null, p);
+    for (const p of ['^[a-z]+$', '^[a-z]{2,3}-\\d+$', '^(ab)?c*$', '[(+)]*']) assert.equal(conservativePatternProblem(p), null, p);
+  });
+
+  it('refuses schemas nested deeper than 8 levels', () => {
+    let deep: any = textProp;
+    for (let i = 0; i < 8; i++) deep = obj({ a: deep });
+    const errors = refused(withSchema(deep));
+    assert.deepEqual(errors.map((e) => e.path), ['/tools/0/inputSchema' + '/properties/a'.repeat(8)]);
+    assert.match(errors[0]!.message, /at most 8 levels/);
+    let ok: any = textProp;
+    for (let i = 0; i < 7; i++) ok = obj({ a: ok });
+    assert.ok(checkManifest(withSchema(ok)));
+  });
+
+  it('refuses more than 100 properties in all', () => {
+    const props = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`p${i}`, { type: 'boolean' }]));
+    refusedAt(withSchema(obj(props)), '/tools/0/inputSchema', /at most 100 in all \(got 101\)/);
+  });
+
+  it('refuses keywords outside the whitelist, another $schema, formats outside the list, misplaced keywords', () => {
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 5, contentEncoding: 'base64' } })), '/tools/0/inputSchema/properties/a/contentEncoding', /not a supported keyword/);
+    refusedAt(withSchema({ ...obj({}), $schema: 'http://json-schema.org/draft-07/schema#' }), '/tools/0/inputSchema/$schema', /2020-12/);
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 5, format: 'regex' } })), '/tools/0/inputSchema/properties/a/format', /must be one of/);
+    refusedAt(withSchema(obj({ a: { type: 'number', maxLength: 5 } })), '/tools/0/inputSchema/properties/a/maxLength', /applies to strings/);
+    refusedAt(withSchema(obj({ a: true })), '/tools/0/inputSchema/properties/a', /accepts any value/);
+    refusedAt(withSchema({ ...obj({}), required: ['ghost'] }), '/tools/0/inputSchema/required/0', /not declared/);
+  });
+
+  it('refuses property names that are reserved or not NFC', () => {
+    const reserved = JSON.parse('{"type":"object","additionalProperties":false,"properties":{"__proto__":{"type":"boolean"}}}');
+    refusedAt(withSchema(reserved), '/tools/0/inputSchema/properties/__proto__', /cannot be a property name/);
+    refusedAt(withSchema(obj({ 'cafe\u0301': { type: 'boolean' } })), '/tools/0/inputSchema/properties/cafe\u0301', /NFC/);
+  });
+});
+
+describe('manifest: lint warnings (never refusals)', () => {
+  const paths = (m: unknown) => warningsOf(m).map((w) => w.path);
+
+  it('warns when a name, title or summary sounds destructive but the tool is not marked so', () => {
+    const m = oneTool((t) => { t.name = 'bulk_delete_notes'; });
+    const [w] = warningsOf(m);
+    assert.equal(w!.path, '/tools/0/name');
+    assert.match(w!.message, /sounds destructive \("delete"\).*not marked `destructive: true`/);
+    assert.deepEqual(paths(oneTool((t) => { t.name = 'notify'; t.title = 'Send an email'; })), ['/tools/0/title']);
+    assert.deepEqual(paths(oneTool((t) => { t.name = 'tidy'; t.title = 'Tidy up'; t.summary = 'Permanently purges old notes and returns how many.'; })), ['/tools/0/summary']);
+    for (const name of ['publish_post', 'pay_invoice', 'transfer_funds', 'cancel_order', 'revoke_token', 'archive_note', 'unsubscribe', 'wipe', 'overwrite_file']) {
+      assert.deepEqual(paths(oneTool((t) => { t.name = name; t.title = 'Tool'; t.summary = 'Returns ok.'; })), ['/tools/0/name'], name);
+    }
+    // A leading read verb makes the rest nouns.
+    assert.deepEqual(paths(oneTool((t) => { t.name = 'list_sent_emails'; t.title = 'Sent emails'; t.summary = 'Lists sent emails with their subjects.'; })), ['/tools/0/title']);
+  });
+
+  it('warns when a destructive-sounding tool is marked readOnly', () => {
+    const [w] = warningsOf(oneTool((t) => { t.name = 'delete_all'; t.readOnly = true; }));
+    assert.match(w!.message, /marked `readOnly`/);
+  });
+
+  it('warns when a read-only-sounding tool is marked destructive', () => {
+    const ws = warningsOf(oneTool((t) => { t.destructive = true; }));
+    assert.deepEqual(ws.map((w) => w.path), ['/tools/0/destructive']);
+    assert.match(ws[0]!.message, /sounds read-only \("search"\)/);
+  });
+
+  it('warns when the summary does not say what the tool returns', () => {
+    const ws = warningsOf(oneTool((t) => { t.summary = 'Searches the notes.'; }));
+    assert.deepEqual(ws.map((w) => w.path), ['/tools/0/summary']);
+    assert.match(ws[0]!.message, /does not say what the tool returns/);
+  });
+
+  it('warns that confirm without destructive has no effect', () => {
+    assert.deepEqual(paths(oneTool((t) => { t.confirm = true; })), ['/tools/0/confirm']);
+  });
+
+  it('warns about an argument summary that is empty or repeats the name', () => {
+    assert.deepEqual(paths(withArg({ name: 'query', summary: '', kind: 'boolean' })), ['/tools/0/arguments/0/summary']);
+    const [w] = warningsOf(withArg({ name: 'user_id', summary: 'The user ID.', kind: 'boolean' }));
+    assert.equal(w!.path, '/tools/0/arguments/0/summary');
+    assert.match(w!.message, /only repeats its name/);
+  });
+
+  it('warns about a number without bounds, an http webhook, an empty description, an undescribed schema property', () => {
+    assert.deepEqual(paths(withArg({ kind: { number: {} } })), ['/tools/0/arguments/0/kind/number']);
+    assert.deepEqual(paths({ ...notes(), webhook: 'http://notes.example.com/' }), ['/webhook']);
+    assert.deepEqual(paths({ ...notes(), webhook: 'http://localhost:3000/' }), []);
+    assert.deepEqual(paths({ ...notes(), description: '' }), ['/description']);
+    assert.deepEqual(paths(withSchema(obj({ a: { type: 'boolean' } }))), ['/tools/0/inputSchema/properties/a']);
+  });
+
+  it('lints a normalised manifest directly, and warnings never refuse', () => {
+    const m = notes();
+    m.tools[1].destructive = false;
+    m.tools[1].confirm = true;
+    const { manifest, warnings } = checkManifest(m);
+    assert.deepEqual(warnings.map((w) => w.path), ['/tools/1/name', '/tools/1/confirm', '/tools/1/summary']);
+    assert.deepEqual(lintManifest(manifest), warnings);
+  });
+});
