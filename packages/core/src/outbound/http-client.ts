@@ -105,6 +105,8 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     keepAlive: true,
     maxSockets: options.maxSockets ?? 64,
     maxFreeSockets: options.maxSockets ?? 64,
+    // Across all add-ons: past this, requests wait for a socket (within their deadline) instead of exhausting descriptors.
+    maxTotalSockets: 2048,
     scheduling: 'lifo' as const,
     // Idle sockets close before a typical server's 5 s keep-alive ends, which avoids most stale reuse.
     timeout: 4_000,
