@@ -13,6 +13,10 @@ export interface Secrets {
   pseudonym(addonId: string, userId: string): string;
   /** Digest of a call's arguments for the logs: comparable, not readable. */
   argsDigest(json: string): string;
+  /** Encrypts service-wide generated secrets at rest (the Web Push VAPID private key). */
+  serviceSecretBox: SecretBox;
+  /** The capability a push notification carries to decide one approval without a session. */
+  approvalActionToken(value: string): string;
 }
 
 /**
@@ -37,5 +41,7 @@ export function loadSecrets(config: Config): Secrets {
     signingKeyBox: new SecretBox(master, 'signing-keys'),
     pseudonym: (addonId, userId) => `usr_${keyedDigest(master, `pseudonym:${addonId}`, userId).slice(0, 26)}`,
     argsDigest: (json) => `sha256:${keyedDigest(master, 'args', json).slice(0, 22)}`,
+    serviceSecretBox: new SecretBox(master, 'service-secrets'),
+    approvalActionToken: (value) => keyedDigest(master, 'approval-action', value),
   };
 }

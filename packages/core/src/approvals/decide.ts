@@ -1,0 +1,125 @@
+import { and, desc, eq, gt, ne, sql } from 'drizzle-orm';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { safeEqual } from '../crypto';
+import { conflict, notFound, ToolportError, validation } from '../errors';
+import type { Services } from '../services';
+import { approvals } from '../db/schema/index';
+import { approvalActionToken } from './push';
+import {
+  announceDecided,
+  approvalChannel,
+  readApproval,
+  toDecision,
+  toView,
+  transition,
+  type ApprovalRow,
+  type ApprovalView,
+  type RecordedDecision,
+} from './records';
+
+const DECIDED_SHOWN = 50;
+
+export type ListedApproval = ApprovalView & Partial<Omit<RecordedDecision, 'id'>>;
+
+/** The person's pending approvals; with `status=all`, also their last 50 decided ones. */
+export async function listApprovals({ ctx, status = 'pending' }: { ctx: Ctx; status?: string }): Promise<ListedApproval[]> {
+  if (status !== 'pending' && status !== 'all') {
+    throw validation('Unknown status filter.', [{ path: '/status', message: 'Use pending or all.' }]);
+  }
+  const userId = personId(ctx);
+  const pending = await listPending(ctx.svc, userId);
+  if (status === 'pending') return pending;
+  const decided = await ctx.svc.db
+    .select()
+    .from(approvals)
+    .where(and(eq(approvals.userId, userId), ne(approvals.status, 'pending')))
+    .orderBy(desc(approvals.decidedAt), desc(approvals.id))
+    .limit(DECIDED_SHOWN);
+  return [
+    ...pending.map((p) => ({ ...p, status: 'pending' as const, decidedBy: null, decidedAt: null })),
+    ...decided.map((row) => ({ ...toView(row), ...toDecision(row) })),
+  ];
+}
+
+export async function listPending(svc: Services, userId: string): Promise<ApprovalView[]> {
+  const rows = await svc.db
+    .select()
+    .from(approvals)
+    .where(and(eq(approvals.userId, userId), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)))
+    .orderBy(approvals.createdAt);
+  return rows.map(toView);
+}
+
+/** Approvals of the person decided since `since` (a reconnecting dashboard drops their cards). */
+export async function listDecidedSince(svc: Services, userId: string, since: Date) {
+  const rows = await svc.db
+    .select({ id: approvals.id, status: approvals.status })
+    .from(approvals)
+    .where(and(eq(approvals.userId, userId), ne(approvals.status, 'pending'), gt(approvals.decidedAt, since)))
+    .orderBy(approvals.decidedAt)
+    .limit(DECIDED_SHOWN);
+  return rows;
+}
+
+function readDecision(input: unknown): 'allowed' | 'denied' {
+  const decision = (input as { decision?: unknown } | null)?.decision;
+  if (decision === 'allow') return 'allowed';
+  if (decision === 'deny') return 'denied';
+  throw validation('Say allow or deny.', [{ path: '/decision', message: 'Use "allow" or "deny".' }]);
+}
+
+const alreadyDecided = (row: ApprovalRow) =>
+  conflict(
+    row.status === 'expired' ? 'This approval expired before it was decided.' : `This approval was already decided: ${row.status}.`,
+    { decision: toDecision(row) },
+  );
+
+/**
+ * Records the person's decision: one conditional update, so exactly one decision wins whoever
+ * decides (dashboard, phone, timer, another process). Wakes the waiting call wherever it is.
+ */
+async function decide(svc: Services, userId: string, id: string, status: 'allowed' | 'denied', decidedBy: string): Promise<RecordedDecision> {
+  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true });
+  if (row) {
+    await svc.bus.publish(approvalChannel(id), { id });
+    await announceDecided(svc, row);
+    return toDecision(row);
+  }
+  const found = await readApproval(svc, id);
+  if (!found || found.userId !== userId) throw notFound('That approval');
+  if (found.status === 'pending') {
+    // Past its expiry but not yet swept: record the expiry now, and answer with it.
+    const expired = await transition(svc, id, 'expired', 'timeout', { userId });
+    if (expired) {
+      await svc.bus.publish(approvalChannel(id), { id });
+      await announceDecided(svc, expired);
+      throw alreadyDecided(expired);
+    }
+    const again = await readApproval(svc, id);
+    if (!again) throw notFound('That approval');
+    throw alreadyDecided(again);
+  }
+  throw alreadyDecided(found);
+}
+
+export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<RecordedDecision> {
+  const status = readDecision(input);
+  if (id.length > 64) throw notFound('That approval');
+  return decide(ctx.svc, personId(ctx), id, status, 'dashboard');
+}
+
+/**
+ * A decision from a notification's action, without a session: the token is the capability. A
+ * forged token changes nothing; a replayed or late one meets the already-recorded decision.
+ */
+export async function decideApprovalWithToken({ ctx, input }: { ctx: Ctx; input: unknown }): Promise<RecordedDecision> {
+  const body = (input ?? {}) as { approvalId?: unknown; token?: unknown };
+  const status = readDecision(input);
+  const { approvalId, token } = body;
+  const refused = new ToolportError('UNAUTHORIZED', 'This approval link is not valid.');
+  if (typeof approvalId !== 'string' || approvalId.length > 64 || typeof token !== 'string' || token.length > 128) throw refused;
+  const row = await readApproval(ctx.svc, approvalId);
+  if (!row || !safeEqual(approvalActionToken(ctx.svc, row), token)) throw refused;
+  return decide(ctx.svc, row.userId, row.id, status, 'push');
+}

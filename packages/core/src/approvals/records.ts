@@ -1,0 +1,119 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { approvals } from '../db/schema/index';
+import type { ConfirmDescriptor } from '../outbound/types';
+import type { Services } from '../services';
+
+export type ApprovalRow = typeof approvals.$inferSelect;
+export type FinalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked';
+
+/** Wakes whichever process holds the waiting call, once a decision is recorded. */
+export const approvalChannel = (id: string) => `approval:${id}`;
+/** The person's live dashboard streams (`approval`, `approval.decided`). */
+export const userChannel = (userId: string) => `user:${userId}`;
+
+/** What travels on `user:{id}`: an SSE event name and its data. */
+export interface UserEvent {
+  event: 'approval' | 'approval.decided';
+  id: string;
+  data: unknown;
+}
+
+/** An approval as the API and the dashboard show it. */
+export interface ApprovalView {
+  id: string;
+  app: string;
+  addon: string;
+  tool: string;
+  arguments: unknown;
+  confirm: ConfirmDescriptor | null;
+  expiresAt: string;
+}
+
+/** A recorded decision, as answered by a decision request (200) or a refused one (409). */
+export interface RecordedDecision {
+  id: string;
+  status: ApprovalRow['status'];
+  decidedBy: string | null;
+  decidedAt: string | null;
+}
+
+export function toView(row: ApprovalRow): ApprovalView {
+  let args: unknown;
+  try {
+    args = JSON.parse(row.arguments);
+  } catch {
+    args = row.arguments;
+  }
+  return {
+    id: row.id,
+    app: row.appName,
+    addon: row.addonId,
+    tool: row.toolName,
+    arguments: args,
+    confirm: (row.confirm as ConfirmDescriptor | null) ?? null,
+    expiresAt: row.expiresAt.toISOString(),
+  };
+}
+
+export const toDecision = (row: Pick<ApprovalRow, 'id' | 'status' | 'decidedBy' | 'decidedAt'>): RecordedDecision => ({
+  id: row.id,
+  status: row.status,
+  decidedBy: row.decidedBy,
+  decidedAt: row.decidedAt?.toISOString() ?? null,
+});
+
+/**
+ * The only way an approval leaves `pending`: one conditional update, so exactly one decision is
+ * ever recorded whichever process, timer or person gets there first. Undefined if it lost.
+ */
+export async function transition(
+  svc: Services,
+  id: string,
+  status: FinalStatus,
+  decidedBy: string,
+  opts: { userId?: string; notExpired?: boolean } = {},
+): Promise<ApprovalRow | undefined> {
+  const [row] = await svc.db
+    .update(approvals)
+    .set({ status, decidedBy, decidedAt: sql`now()` })
+    .where(
+      and(
+        eq(approvals.id, id),
+        eq(approvals.status, 'pending'),
+        opts.userId ? eq(approvals.userId, opts.userId) : undefined,
+        opts.notExpired ? sql`${approvals.expiresAt} > now()` : undefined,
+      ),
+    )
+    .returning();
+  return row;
+}
+
+export async function readApproval(svc: Services, id: string): Promise<ApprovalRow | undefined> {
+  const [row] = await svc.db.select().from(approvals).where(eq(approvals.id, id));
+  return row;
+}
+
+/** Tells the person's dashboards (every process) that an approval is decided. Never throws. */
+export async function announceDecided(svc: Services, row: Pick<ApprovalRow, 'id' | 'userId' | 'status'>) {
+  const event: UserEvent = { event: 'approval.decided', id: `${row.id}.decided`, data: { id: row.id, status: row.status } };
+  try {
+    await svc.bus.publish(userChannel(row.userId), event);
+  } catch (err) {
+    svc.log.warn('cannot announce an approval decision', { err, approvalId: row.id });
+  }
+}
+
+/** Marks overdue pending approvals expired (any process may run it; idempotent). */
+export async function expireOverdue(svc: Services): Promise<number> {
+  const rows = await svc.db
+    .update(approvals)
+    .set({ status: 'expired', decidedBy: 'timeout', decidedAt: sql`now()` })
+    .where(and(eq(approvals.status, 'pending'), sql`${approvals.expiresAt} <= now()`))
+    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+  for (const row of rows) {
+    await announceDecided(svc, row);
+    // A holder still alive elsewhere learns at once rather than at its own timer.
+    await svc.bus.publish(approvalChannel(row.id), { id: row.id }).catch(() => {});
+  }
+  return rows.length;
+}

@@ -1,0 +1,322 @@
+import { and, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
+import { approvals, oauthGrants, users } from '../db/schema/index';
+import { newId } from '../ids';
+import { GATES_CHANNEL } from '../oauth/grants';
+import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
+import type { ConfirmDescriptor } from '../outbound/types';
+import type { CallOutcome } from '../queue/types';
+import type { Services } from '../services';
+import { sendApprovalPush } from './push';
+import {
+  announceDecided,
+  approvalChannel,
+  expireOverdue,
+  readApproval,
+  toView,
+  transition,
+  userChannel,
+  type ApprovalRow,
+  type FinalStatus,
+  type UserEvent,
+} from './records';
+
+/** DESIGN.md: the call waits up to 30 s; no answer is no. */
+export const APPROVAL_TTL_SECONDS = 30;
+const PROGRESS_EVERY_MS = 5_000;
+const CONFIRM_DEADLINE_MS = 5_000;
+const SWEEP_EVERY_MS = 5_000;
+
+export interface ApprovalsOptions {
+  /** Tests only: a shorter wait than the contract's 30 s. */
+  ttlSeconds?: number;
+  /** Tests only: how long the add-on has to describe a `confirm` call. */
+  confirmDeadlineMs?: number;
+  /** How often this process marks overdue approvals expired; 0 turns the sweeper off. */
+  sweepEveryMs?: number;
+}
+
+export interface ApprovalsService extends Approvals {
+  /** How many calls this process holds waiting for a decision. */
+  readonly waiting: number;
+  close(): Promise<void>;
+}
+
+const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'expired', 'cancelled', 'revoked']);
+
+/**
+ * One call waiting for the person. Kept small (10,000 waiting in well under 200 MB): one timer that
+ * serves both progress and expiry, one bus handler, nothing held open in the database.
+ */
+class Waiting {
+  timer: NodeJS.Timeout | undefined;
+  settled = false;
+  /** Local deadline derived from the database's own `expires_at - now()`. */
+  deadline = 0;
+  nextProgress = 0;
+  resolve!: (d: ApprovalDecision) => void;
+  readonly done = new Promise<ApprovalDecision>((r) => (this.resolve = r));
+  /** Resolves (never rejects) once the insert is done: a wake-up that comes sooner waits for it. */
+  inserted: Promise<boolean> | undefined;
+
+  constructor(
+    readonly owner: ApprovalsImpl,
+    readonly id: string,
+    readonly req: ApprovalRequest,
+    readonly confirm: ConfirmDescriptor | null,
+  ) {}
+
+  settle(status: FinalStatus, decidedBy: string | null) {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve({ status, approvalId: this.id, decidedBy: decidedBy ?? undefined, confirm: this.confirm });
+  }
+
+  /** Something may have decided it (a person, the sweeper): believe only the database. */
+  async observe() {
+    if (this.settled || !(await this.inserted)) return;
+    let row: ApprovalRow | undefined;
+    try {
+      row = await readApproval(this.owner.svc, this.id);
+    } catch (err) {
+      // The expiry timer still ends the wait; an allow is never assumed.
+      this.owner.svc.log.warn('cannot read an approval', { err, approvalId: this.id });
+      return;
+    }
+    if (!row) return this.settle('expired', 'timeout');
+    if (FINAL.has(row.status)) this.settle(row.status as FinalStatus, row.decidedBy);
+  }
+
+  /** Records `status` if nothing else was recorded first, else adopts what was. */
+  async end(status: FinalStatus, decidedBy: string) {
+    if (this.settled || !(await this.inserted)) return;
+    const { svc } = this.owner;
+    try {
+      const row = await transition(svc, this.id, status, decidedBy);
+      if (row) {
+        this.settle(status, decidedBy);
+        await announceDecided(svc, row);
+        return;
+      }
+      await this.observe();
+    } catch (err) {
+      svc.log.error('cannot record an approval decision', { err, approvalId: this.id, status });
+      // Fail closed: this call does not run; the sweeper records the row as expired later.
+      this.settle(status, decidedBy);
+    }
+  }
+
+  tick = () => {
+    if (this.settled) return;
+    const now = Date.now();
+    if (now >= this.deadline) {
+      void this.end('expired', 'timeout');
+      return;
+    }
+    if (now >= this.nextProgress) {
+      this.nextProgress = now + PROGRESS_EVERY_MS;
+      this.owner.progress(this.req);
+    }
+    this.timer = setTimeout(this.tick, Math.max(10, Math.min(this.nextProgress, this.deadline) - now));
+  };
+
+  onAbort = () => void this.end('cancelled', 'app');
+}
+
+class ApprovalsImpl implements ApprovalsService {
+  private readonly byUser = new Map<string, Set<Waiting>>();
+  private readonly ttl: number;
+  private readonly confirmDeadlineMs: number;
+  private readonly sweeper: NodeJS.Timeout | undefined;
+  private readonly gates: Promise<(() => Promise<void>) | undefined>;
+  private count = 0;
+
+  constructor(readonly svc: Services, opts: ApprovalsOptions) {
+    this.ttl = opts.ttlSeconds ?? APPROVAL_TTL_SECONDS;
+    this.confirmDeadlineMs = opts.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS;
+    this.gates = svc.bus.subscribe(GATES_CHANNEL, (msg) => void this.onGates(msg)).catch((err) => {
+      svc.log.error('cannot follow revocations; approvals still expire', { err });
+      return undefined;
+    });
+    const every = opts.sweepEveryMs ?? SWEEP_EVERY_MS;
+    if (every > 0) {
+      this.sweeper = setInterval(() => {
+        expireOverdue(svc).catch((err) => svc.log.warn('approval sweep failed', { err }));
+      }, every);
+      this.sweeper.unref();
+    }
+  }
+
+  get waiting() {
+    return this.count;
+  }
+
+  progress(req: ApprovalRequest) {
+    if (!req.progress) return;
+    const where = `${this.svc.config.publicUrl}/approvals`;
+    req.progress(`Waiting for the person to approve in the Toolport dashboard or on their phone: ${where}`).catch(() => {});
+  }
+
+  /** Asks a `confirm` add-on what the call will do. null: it says no approval is needed. */
+  private async askAddon(req: ApprovalRequest): Promise<ConfirmDescriptor | null | undefined> {
+    const timeout = AbortSignal.timeout(this.confirmDeadlineMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const outcome: CallOutcome | undefined = await Promise.race([
+        this.svc.dispatcher.dispatch(
+          {
+            // Its own webhook-id: the add-on must not take the call itself for a retry of the confirm.
+            callId: `${req.callId}_confirm`,
+            type: 'tool.confirm',
+            addonId: req.tool.addonId,
+            tool: req.tool.name,
+            arguments: req.argumentsText,
+            subject: req.subject,
+            app: { name: req.appName, clientId: req.clientId },
+            deadline: Date.now() + this.confirmDeadlineMs,
+          },
+          signal,
+        ),
+        new Promise<undefined>((r) => {
+          timer = setTimeout(() => r(undefined), this.confirmDeadlineMs + 250);
+        }),
+      ]);
+      // Anything but an explicit null falls back to the plain approval, never to skipping it.
+      return outcome?.kind === 'confirm' ? outcome.confirm : undefined;
+    } catch (err) {
+      this.svc.log.warn('tool.confirm failed; asking the person without a description', { err, callId: req.callId });
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async request(req: ApprovalRequest): Promise<ApprovalDecision> {
+    if (req.signal?.aborted) return { status: 'cancelled', decidedBy: 'app' };
+    let confirm: ConfirmDescriptor | null = null;
+    if (req.tool.confirm) {
+      const described = await this.askAddon(req);
+      if (described === null) return { status: 'skipped', confirm: null };
+      confirm = described ?? null;
+      if (req.signal?.aborted) return { status: 'cancelled', decidedBy: 'app' };
+    }
+    await this.gates;
+
+    const w = new Waiting(this, newId('apr'), req, confirm);
+    // Subscribed before the row exists: a decision can never be announced before we listen.
+    const unsubscribe = await this.svc.bus.subscribe(approvalChannel(w.id), () => void w.observe());
+    this.track(w);
+    try {
+      const inserting = this.insert(w);
+      w.inserted = inserting.then(
+        () => true,
+        () => false,
+      );
+      this.announce(w, await inserting);
+      this.progress(req);
+      w.nextProgress = Date.now() + PROGRESS_EVERY_MS;
+      w.timer = setTimeout(w.tick, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()));
+      req.signal?.addEventListener('abort', w.onAbort, { once: true });
+      if (req.signal?.aborted) w.onAbort();
+      return await w.done;
+    } finally {
+      clearTimeout(w.timer);
+      req.signal?.removeEventListener('abort', w.onAbort);
+      this.untrack(w);
+      await unsubscribe().catch(() => {});
+    }
+  }
+
+  private async insert(w: Waiting): Promise<ApprovalRow> {
+    const { req } = w;
+    // The database's clock decides expiry, for every process alike.
+    const [row] = await this.svc.db
+      .insert(approvals)
+      .values({
+        id: w.id,
+        userId: req.userId,
+        callId: req.callId,
+        grantId: req.grantId ?? null,
+        appName: req.appName,
+        addonId: req.tool.addonId,
+        toolName: req.tool.name,
+        arguments: req.argumentsText,
+        confirm: w.confirm,
+        expiresAt: sql`now() + ${`${this.ttl} seconds`}::interval`,
+      })
+      .returning({ ...getTableColumns(approvals), remainingMs: sql<number>`(extract(epoch from ${approvals.expiresAt} - now()) * 1000)::float8` });
+    const { remainingMs, ...inserted } = row!;
+    w.deadline = Date.now() + Number(remainingMs);
+    return inserted;
+  }
+
+  /** Shows the approval live in the dashboard and on the person's devices; never delays the call. */
+  private announce(w: Waiting, row: ApprovalRow) {
+    const view = toView(row);
+    const event: UserEvent = { event: 'approval', id: w.id, data: view };
+    this.svc.bus.publish(userChannel(row.userId), event).catch((err) => this.svc.log.warn('cannot announce an approval', { err }));
+    const { tool } = w.req;
+    void sendApprovalPush(this.svc, {
+      row,
+      toolTitle: tool.title,
+      addonName: tool.addonName,
+      confirm: w.confirm,
+    }).catch((err) => this.svc.log.warn('web push failed', { err, approvalId: w.id }));
+  }
+
+  private track(w: Waiting) {
+    let set = this.byUser.get(w.req.userId);
+    if (!set) this.byUser.set(w.req.userId, (set = new Set()));
+    set.add(w);
+    this.count++;
+  }
+
+  private untrack(w: Waiting) {
+    const set = this.byUser.get(w.req.userId);
+    if (set?.delete(w)) this.count--;
+    if (set && !set.size) this.byUser.delete(w.req.userId);
+  }
+
+  /** An app revoked or AI apps switched: ask the database, once for all of this person's waiting calls. */
+  private async onGates(msg: unknown) {
+    const { userId, grantId } = (msg ?? {}) as { userId?: unknown; grantId?: unknown };
+    if (typeof userId !== 'string') return;
+    const waiting = [...(this.byUser.get(userId) ?? [])].filter((w) => typeof grantId !== 'string' || w.req.grantId === grantId);
+    if (!waiting.length) return;
+    try {
+      const [user] = await this.svc.db.select({ aiApps: users.aiApps }).from(users).where(eq(users.id, userId));
+      const grantIds = [...new Set(waiting.map((w) => w.req.grantId).filter((g): g is string => !!g))];
+      const live = new Set(
+        grantIds.length
+          ? (
+              await this.svc.db
+                .select({ id: oauthGrants.id })
+                .from(oauthGrants)
+                .where(and(inArray(oauthGrants.id, grantIds), isNull(oauthGrants.revokedAt)))
+            ).map((g) => g.id)
+          : [],
+      );
+      for (const w of waiting) {
+        if (!user?.aiApps || (w.req.grantId && !live.has(w.req.grantId))) await w.end('revoked', 'revocation');
+      }
+    } catch (err) {
+      this.svc.log.error('cannot check a revocation for waiting approvals', { err, userId });
+    }
+  }
+
+  async close() {
+    clearInterval(this.sweeper);
+    const unsubscribe = await this.gates;
+    await unsubscribe?.().catch(() => {});
+    // A call held here cannot run once we stop: record that it was cancelled.
+    const all = [...this.byUser.values()].flatMap((s) => [...s]);
+    await Promise.allSettled(all.map((w) => w.end('cancelled', 'shutdown')));
+    for (const w of all) w.settle('cancelled', 'shutdown');
+  }
+}
+
+/** The approvals of DESIGN.md "A tool call, end to end" step 4, for `svc.approvals`. */
+export function createApprovals(svc: Services, opts: ApprovalsOptions = {}): ApprovalsService {
+  return new ApprovalsImpl(svc, opts);
+}
