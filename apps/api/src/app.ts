@@ -8,6 +8,9 @@ import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { measureRequests, metricsRoutes } from './routes/metrics';
 import { keyRoutes } from './routes/keys';
+import { connectionRoutes } from './routes/connections';
+import { oauthRoutes } from './routes/oauth';
+import { wellKnownRoutes } from './routes/well-known';
 import { sessionRoutes } from './routes/session';
 import { settingsRoutes } from './routes/settings';
 
@@ -28,11 +31,14 @@ export function createApp(svc: Services) {
   const api = new Hono<AppEnv>()
     .route('/', sessionRoutes)
     .route('/', keyRoutes)
+    .route('/', connectionRoutes)
     .route('/', deliveryRoutes)
     .route('/', settingsRoutes);
   api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);
   app.route('/', healthRoutes);
+  app.route('/', wellKnownRoutes);
+  app.route('/oauth', oauthRoutes);
   app.route('/', metricsRoutes);
   // The dashboard answers only what nothing above did (static files, SPA paths); keep it last.
   app.route('/', dashboardRoutes);

@@ -1,0 +1,33 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { AppEnv } from '../http/env';
+import { html, renderPage } from './layout';
+
+export interface LoginView {
+  /** The authorization request's query string, to return to after signing in. */
+  query: string;
+  csrfToken: string;
+  email?: string;
+  error?: string;
+}
+
+/** A plain form: works without JavaScript, posts to /oauth/login, then back to the same request. */
+export function loginPage(c: Context<AppEnv>, view: LoginView, status: ContentfulStatusCode = 200) {
+  return renderPage(
+    c,
+    status,
+    'Sign in',
+    html`<h1>Sign in to Toolport</h1>
+<p class="muted">An app wants to connect to your Toolport account. Sign in to continue.</p>
+${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
+<form method="post" action="/oauth/login">
+<input type="hidden" name="csrf_token" value="${view.csrfToken}">
+<input type="hidden" name="return_query" value="${view.query}">
+<label for="email">Email</label>
+<input id="email" type="email" name="email" autocomplete="username" required value="${view.email ?? ''}">
+<label for="password">Password</label>
+<input id="password" type="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button class="primary" type="submit">Sign in</button></div>
+</form>`,
+  );
+}

@@ -1,0 +1,637 @@
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { sql } from 'drizzle-orm';
+import { decodeJwt, decodeProtectedHeader, importJWK, exportSPKI, SignJWT, type JWK } from 'jose';
+import { GATES_CHANNEL, signAccessToken, ToolportError, verifyAccessToken } from '@toolport/core';
+import { Client, newPerson, type Reply } from './helpers/http';
+import { startToolport, type Toolport } from './helpers/target';
+/** Test-side OAuth client moves: register, authorize through the real pages, redeem, refresh. */
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const REDIRECT = 'http://127.0.0.1:9999/callback';
+
+function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+const entities: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+/** The hidden inputs of the first form on a page, unescaped. */
+function hiddenFields(page: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+    out[m[1]!] = m[2]!.replace(/&(amp|lt|gt|quot|#39);/g, (e) => entities[e]!);
+  }
+  return out;
+}
+
+async function register(baseUrl: string, body: Record<string, unknown> = {}) {
+  const res = await new Client(baseUrl).post('/oauth/register', { client_name: 'Test App', redirect_uris: [REDIRECT], ...body });
+  if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`);
+  return res.body as { client_id: string; client_secret?: string; redirect_uris: string[] };
+}
+
+function authorizeQuery(params: Record<string, string | undefined>) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, v);
+  return `/oauth/authorize?${q}`;
+}
+
+const postForm = (client: Client, path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
+  client.request('POST', path, new URLSearchParams(form).toString(), { ...FORM, ...headers });
+
+interface FlowOptions {
+  clientId: string;
+  redirectUri?: string;
+  resource: string;
+  state?: string;
+  decision?: 'allow' | 'deny';
+}
+
+/** Signed-in person: authorize → consent page → decision; returns the redirect. */
+async function consent(person: Client, opts: FlowOptions) {
+  const { verifier, challenge } = pkce();
+  const redirectUri = opts.redirectUri ?? REDIRECT;
+  const page = await person.get(
+    authorizeQuery({
+      response_type: 'code',
+      client_id: opts.clientId,
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: opts.resource,
+      scope: 'tools',
+      state: opts.state ?? 'st-123',
+    }),
+  );
+  if (page.status !== 200) throw new Error(`consent page: ${page.status} ${page.headers.get('location')} ${page.text.slice(0, 300)}`);
+  const decided = await postForm(person, '/oauth/authorize/decision', { ...hiddenFields(page.text), decision: opts.decision ?? 'allow' });
+  const location = new URL(decided.headers.get('location') ?? 'about:blank');
+  return { page, decided, location, verifier, redirectUri };
+}
+
+async function redeem(baseUrl: string, form: Record<string, string>): Promise<Reply> {
+  return postForm(new Client(baseUrl), '/oauth/token', { grant_type: 'authorization_code', ...form });
+}
+
+/** The whole flow for a signed-in person: tokens for their own MCP URL. */
+async function connect(baseUrl: string, person: Client, clientId: string, resource: string) {
+  const { location, verifier, redirectUri } = await consent(person, { clientId, resource });
+  const code = location.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${location}`);
+  const res = await redeem(baseUrl, { code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource });
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${res.text}`);
+  return res.body as { access_token: string; refresh_token: string; expires_in: number; scope: string; token_type: string };
+}
+
+let tp: Toolport;
+before(async () => {
+  tp = await startToolport();
+});
+after(async () => {
+  await tp?.stop();
+});
+// Every request here comes from 127.0.0.1: start each test with a fresh registration allowance.
+beforeEach(async () => {
+  await tp.svc.db.execute(sql`delete from oauth_rate_limits`);
+});
+
+/** A person with AI apps on and a registered public client. */
+async function setup(label = 'oauth') {
+  const person = await newPerson(tp.url, label);
+  assert.equal((await person.client.patch('/api/settings', { aiApps: true })).status, 200);
+  const app = await register(tp.url);
+  return { ...person, app };
+}
+
+const userKeyOf = (mcpUrl: string) => /\/u\/([^/]+)\/mcp$/.exec(mcpUrl)![1]!;
+
+async function rejects(promise: Promise<unknown>, code: string, reason?: string) {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof ToolportError, `expected a ToolportError, got ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    if (reason) assert.equal(err.details.reason, reason);
+    return true;
+  });
+}
+
+describe('metadata', () => {
+  it('publishes RFC 8414 metadata with one issuer, byte for byte, at both well-known paths', async () => {
+    const c = new Client(tp.url);
+    const as = await c.get('/.well-known/oauth-authorization-server');
+    assert.equal(as.status, 200);
+    const issuer = tp.config.publicUrl;
+    assert.equal(as.body.issuer, issuer);
+    for (const [k, p] of Object.entries({
+      authorization_endpoint: '/oauth/authorize',
+      token_endpoint: '/oauth/token',
+      registration_endpoint: '/oauth/register',
+      revocation_endpoint: '/oauth/revoke',
+      jwks_uri: '/oauth/jwks',
+    })) assert.equal(as.body[k], `${issuer}${p}`);
+    assert.deepEqual(as.body.response_types_supported, ['code']);
+    assert.deepEqual(as.body.grant_types_supported, ['authorization_code', 'refresh_token']);
+    assert.deepEqual(as.body.code_challenge_methods_supported, ['S256']);
+    assert.deepEqual(as.body.token_endpoint_auth_methods_supported, ['none', 'client_secret_post', 'client_secret_basic']);
+    assert.deepEqual(as.body.scopes_supported, ['tools']);
+    assert.equal(as.body.authorization_response_iss_parameter_supported, true);
+    assert.equal(as.body.client_id_metadata_document_supported, true);
+    const oidc = await c.get('/.well-known/openid-configuration');
+    assert.deepEqual(oidc.body, as.body);
+  });
+
+  it('publishes RFC 9728 metadata per MCP URL, 404 for an unknown one, nothing at the root', async () => {
+    const { user } = await newPerson(tp.url);
+    const c = new Client(tp.url);
+    const prm = await c.get(`/.well-known/oauth-protected-resource/u/${userKeyOf(user.mcpUrl)}/mcp`);
+    assert.equal(prm.status, 200);
+    assert.equal(prm.body.resource, user.mcpUrl);
+    assert.deepEqual(prm.body.authorization_servers, [tp.config.publicUrl]);
+    assert.deepEqual(prm.body.scopes_supported, ['tools']);
+    assert.deepEqual(prm.body.bearer_methods_supported, ['header']);
+    assert.equal((await c.get('/.well-known/oauth-protected-resource/u/nope-not-a-key/mcp')).status, 404);
+    assert.notEqual((await c.get('/.well-known/oauth-protected-resource')).headers.get('content-type'), 'application/json');
+  });
+
+  it('builds the MCP endpoint WWW-Authenticate challenge', async () => {
+    const { wwwAuthenticate } = await import('@toolport/core');
+    const header = wwwAuthenticate(tp.svc, 'abc', 'invalid_token');
+    assert.equal(
+      header,
+      `Bearer resource_metadata="${tp.config.publicUrl}/.well-known/oauth-protected-resource/u/abc/mcp", scope="tools", error="invalid_token"`,
+    );
+    assert.ok(!wwwAuthenticate(tp.svc, 'abc').includes('error='));
+  });
+
+  it('publishes the signing key as a JWKS of public ES256 keys', async () => {
+    const jwks = await new Client(tp.url).get('/oauth/jwks');
+    assert.equal(jwks.status, 200);
+    assert.ok(jwks.body.keys.length >= 1);
+    for (const k of jwks.body.keys) {
+      assert.equal(k.kty, 'EC');
+      assert.equal(k.alg, 'ES256');
+      assert.equal(k.d, undefined, 'no private part');
+    }
+  });
+});
+
+describe('dynamic client registration', () => {
+  it('registers a public client and echoes its metadata', async () => {
+    const res = await new Client(tp.url).post('/oauth/register', {
+      client_name: '  My\u202e App\u0007 ',
+      redirect_uris: [REDIRECT, 'https://app.example.com/cb', 'com.example.app:/oauth'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      unknown_field: 'dropped',
+    });
+    assert.equal(res.status, 201);
+    assert.match(res.body.client_id, /^cli_/);
+    assert.equal(typeof res.body.client_id_issued_at, 'number');
+    assert.equal(res.body.client_name, 'My App');
+    assert.equal(res.body.token_endpoint_auth_method, 'none');
+    assert.equal(res.body.client_secret, undefined);
+    assert.deepEqual(res.body.redirect_uris, [REDIRECT, 'https://app.example.com/cb', 'com.example.app:/oauth']);
+    assert.equal(res.body.unknown_field, undefined);
+    const unnamed = await new Client(tp.url).post('/oauth/register', { redirect_uris: [REDIRECT] });
+    assert.equal(unnamed.body.client_name, 'Unnamed app');
+  });
+
+  it('gives a confidential client a secret, once', async () => {
+    const res = await new Client(tp.url).post('/oauth/register', { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' });
+    assert.equal(res.status, 201);
+    assert.match(res.body.client_secret, /^tpcs_/);
+  });
+
+  for (const [why, uri] of [
+    ['a fragment', 'https://app.example.com/cb#frag'],
+    ['javascript:', 'javascript:alert(1)'],
+    ['data:', 'data:text/html,hi'],
+    ['file:', 'file:///etc/passwd'],
+    ['http on a public host', 'http://app.example.com/cb'],
+    ['userinfo', 'https://user:pass@app.example.com/cb'],
+    ['userinfo without password', 'https://evil@app.example.com/cb'],
+    ['a relative URI', '/cb'],
+  ] as const) {
+    it(`refuses a redirect URI with ${why}`, async () => {
+      const res = await new Client(tp.url).post('/oauth/register', { redirect_uris: [uri] });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error, 'invalid_redirect_uri');
+      assert.equal(typeof res.body.error_description, 'string');
+    });
+  }
+
+  it('refuses bad metadata: no URIs, too many, unknown grant or response types, long names, non-JSON', async () => {
+    const c = new Client(tp.url);
+    assert.equal((await c.post('/oauth/register', { redirect_uris: [] })).body.error, 'invalid_redirect_uri');
+    const eleven = Array.from({ length: 11 }, (_, i) => `https://a.example.com/${i}`);
+    assert.equal((await c.post('/oauth/register', { redirect_uris: eleven })).body.error, 'invalid_redirect_uri');
+    const grant = await c.post('/oauth/register', { redirect_uris: [REDIRECT], grant_types: ['client_credentials'] });
+    assert.equal(grant.status, 400);
+    assert.equal(grant.body.error, 'invalid_client_metadata');
+    assert.equal((await c.post('/oauth/register', { redirect_uris: [REDIRECT], response_types: ['token'] })).body.error, 'invalid_client_metadata');
+    assert.equal((await c.post('/oauth/register', { redirect_uris: [REDIRECT], client_name: 'x'.repeat(101) })).body.error, 'invalid_client_metadata');
+    assert.equal((await c.post('/oauth/register', { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'private_key_jwt' })).body.error, 'invalid_client_metadata');
+    const broken = await c.request('POST', '/oauth/register', '{"redirect_uris":', { 'content-type': 'application/json' });
+    assert.equal(broken.status, 400);
+    assert.equal(broken.body.error, 'invalid_client_metadata');
+    const big = await c.post('/oauth/register', { redirect_uris: [REDIRECT], client_name: 'y'.repeat(20_000) });
+    assert.equal(big.status, 413);
+  });
+});
+
+describe('registration flood protection', () => {
+  it('answers 429 with Retry-After past 20 registrations an hour from one address', async () => {
+    const c = new Client(tp.url);
+    for (let i = 0; i < 20; i++) assert.equal((await c.post('/oauth/register', { redirect_uris: [REDIRECT] })).status, 201);
+    const limited = await c.post('/oauth/register', { redirect_uris: [REDIRECT] });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.error, 'too_many_requests');
+    const retry = Number(limited.headers.get('retry-after'));
+    assert.ok(retry > 3000 && retry <= 3600, String(retry));
+  });
+});
+
+describe('authorization code flow', () => {
+  it('runs signed-out: authorize → login form → consent → allow → code → tokens → verify → rotate → reuse revokes', async () => {
+    const { email, password, user, client: dashboard } = await setup('flow');
+    const app = await register(tp.url, { client_name: 'Flow <App>' });
+    const browser = new Client(tp.url);
+    const { verifier, challenge } = pkce();
+    const query = authorizeQuery({
+      response_type: 'code',
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: user.mcpUrl,
+      state: 'state & more',
+    });
+    const loginForm = await browser.get(query);
+    assert.equal(loginForm.status, 200);
+    assert.match(loginForm.text, /action="\/oauth\/login"/);
+    assert.ok(!/<script/i.test(loginForm.text));
+    const loginFields = hiddenFields(loginForm.text);
+    assert.ok(loginFields.csrf_token);
+
+    const wrong = await postForm(browser, '/oauth/login', { ...loginFields, email, password: 'not the password' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /email or password is wrong/);
+    const noCsrf = await postForm(browser, '/oauth/login', { return_query: loginFields.return_query!, email, password });
+    assert.equal(noCsrf.status, 403);
+
+    const signedIn = await postForm(browser, '/oauth/login', { ...loginFields, email, password });
+    assert.equal(signedIn.status, 303);
+    assert.equal(signedIn.headers.get('location'), query);
+
+    const page = await browser.get(signedIn.headers.get('location')!);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /Flow &lt;App&gt;/, 'the app name is escaped');
+    assert.ok(!page.text.includes('Flow <App>'));
+    assert.match(page.text, /unverified/);
+    assert.match(page.text, /127\.0\.0\.1:9999/, 'the redirect host is shown');
+    assert.match(page.text, /value="allow"/);
+    assert.match(page.text, /value="deny"/);
+    assert.equal(page.headers.get('x-frame-options'), 'DENY');
+    assert.match(page.headers.get('content-security-policy')!, /frame-ancestors 'none'/);
+    assert.match(page.headers.get('cache-control')!, /no-store/);
+
+    const decided = await postForm(browser, '/oauth/authorize/decision', { ...hiddenFields(page.text), decision: 'allow' });
+    assert.equal(decided.status, 303);
+    const back = new URL(decided.headers.get('location')!);
+    assert.equal(`${back.origin}${back.pathname}`, REDIRECT);
+    assert.equal(back.searchParams.get('state'), 'state & more');
+    assert.equal(back.searchParams.get('iss'), tp.config.publicUrl);
+    const code = back.searchParams.get('code')!;
+    assert.ok(code);
+
+    const token = await redeem(tp.url, { code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: app.client_id, resource: user.mcpUrl });
+    assert.equal(token.status, 200, token.text);
+    assert.match(token.headers.get('cache-control')!, /no-store/);
+    assert.equal(token.body.token_type, 'Bearer');
+    assert.equal(token.body.expires_in, 600);
+    assert.equal(token.body.scope, 'tools');
+    const header = decodeProtectedHeader(token.body.access_token);
+    assert.equal(header.typ, 'at+jwt');
+    assert.equal(header.alg, 'ES256');
+    const claims = decodeJwt(token.body.access_token);
+    assert.equal(claims.iss, tp.config.publicUrl);
+    assert.equal(claims.aud, user.mcpUrl);
+    assert.equal(claims.sub, user.id);
+    assert.equal(claims.client_id, app.client_id);
+    assert.equal(claims.scope, 'tools');
+    assert.equal(claims.exp! - claims.iat!, 600);
+    assert.ok(claims.jti);
+
+    const ok = await verifyAccessToken(tp.svc, token.body.access_token, user.mcpUrl);
+    assert.deepEqual(ok, { userId: user.id, grantId: claims.gid, clientId: app.client_id, appName: 'Flow <App>', scope: 'tools' });
+    await rejects(verifyAccessToken(tp.svc, token.body.access_token, `${user.mcpUrl}/`), 'UNAUTHORIZED');
+
+    const conns = await dashboard.get('/api/connections');
+    assert.equal(conns.status, 200);
+    assert.equal(conns.body.length, 1);
+    assert.equal(conns.body[0].id, claims.gid);
+    assert.equal(conns.body[0].appName, 'Flow <App>');
+    assert.equal(conns.body[0].unverified, true);
+    assert.equal(conns.body[0].redirectHost, '127.0.0.1:9999');
+
+    const refresh = (refresh_token: string) =>
+      postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token, client_id: app.client_id });
+    const rotated = await refresh(token.body.refresh_token);
+    assert.equal(rotated.status, 200, rotated.text);
+    assert.notEqual(rotated.body.refresh_token, token.body.refresh_token);
+    await verifyAccessToken(tp.svc, rotated.body.access_token, user.mcpUrl);
+
+    const reused = await refresh(token.body.refresh_token);
+    assert.equal(reused.status, 400);
+    assert.equal(reused.body.error, 'invalid_grant');
+    // The whole family is gone: the rotated refresh token and the access tokens.
+    assert.equal((await refresh(rotated.body.refresh_token)).body.error, 'invalid_grant');
+    await rejects(verifyAccessToken(tp.svc, rotated.body.access_token, user.mcpUrl), 'UNAUTHORIZED');
+    assert.equal((await dashboard.get('/api/connections')).body.length, 0);
+  });
+
+  it('lets exactly one of two concurrent refreshes of the same token win', async () => {
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const results = await Promise.all(
+      [0, 1, 2].map(() => postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id })),
+    );
+    assert.equal(results.filter((r) => r.status === 200).length, 1);
+    assert.ok(results.filter((r) => r.status !== 200).every((r) => r.body.error === 'invalid_grant'));
+  });
+
+  it('answers Deny with access_denied, state and iss', async () => {
+    const { client, user, app } = await setup();
+    const { decided, location } = await consent(client, { clientId: app.client_id, resource: user.mcpUrl, decision: 'deny', state: 's1' });
+    assert.equal(decided.status, 303);
+    assert.equal(location.searchParams.get('error'), 'access_denied');
+    assert.equal(location.searchParams.get('state'), 's1');
+    assert.equal(location.searchParams.get('iss'), tp.config.publicUrl);
+    assert.equal(location.searchParams.get('code'), null);
+  });
+
+  it('requires PKCE with S256', async () => {
+    const { client, user, app } = await setup();
+    const base = { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT, resource: user.mcpUrl, state: 'p' };
+    for (const extra of [{}, { code_challenge: pkce().challenge }, { code_challenge: pkce().verifier, code_challenge_method: 'plain' }]) {
+      const res = await client.get(authorizeQuery({ ...base, ...extra }));
+      assert.equal(res.status, 302);
+      const loc = new URL(res.headers.get('location')!);
+      assert.equal(`${loc.origin}${loc.pathname}`, REDIRECT);
+      assert.equal(loc.searchParams.get('error'), 'invalid_request');
+      assert.equal(loc.searchParams.get('state'), 'p');
+      assert.equal(loc.searchParams.get('iss'), tp.config.publicUrl);
+    }
+  });
+
+  it('refuses a wrong code_verifier, and a code redeemed twice revokes what it issued', async () => {
+    const { client, user, app } = await setup();
+    const first = await consent(client, { clientId: app.client_id, resource: user.mcpUrl });
+    const wrong = await redeem(tp.url, { code: first.location.searchParams.get('code')!, code_verifier: pkce().verifier, redirect_uri: REDIRECT, client_id: app.client_id });
+    assert.equal(wrong.status, 400);
+    assert.equal(wrong.body.error, 'invalid_grant');
+
+    const second = await consent(client, { clientId: app.client_id, resource: user.mcpUrl });
+    const form = { code: second.location.searchParams.get('code')!, code_verifier: second.verifier, redirect_uri: REDIRECT, client_id: app.client_id };
+    const ok = await redeem(tp.url, form);
+    assert.equal(ok.status, 200);
+    await verifyAccessToken(tp.svc, ok.body.access_token, user.mcpUrl);
+    const again = await redeem(tp.url, form);
+    assert.equal(again.status, 400);
+    assert.equal(again.body.error, 'invalid_grant');
+    await rejects(verifyAccessToken(tp.svc, ok.body.access_token, user.mcpUrl), 'UNAUTHORIZED');
+    const refreshed = await postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: ok.body.refresh_token, client_id: app.client_id });
+    assert.equal(refreshed.body.error, 'invalid_grant');
+  });
+
+  it('refuses a token request whose redirect_uri or resource differs from the authorization', async () => {
+    const { client, user, app } = await setup();
+    const other = await register(tp.url, { redirect_uris: [REDIRECT, 'https://b.example.com/cb'] });
+    const a = await consent(client, { clientId: other.client_id, resource: user.mcpUrl });
+    const mismatch = await redeem(tp.url, { code: a.location.searchParams.get('code')!, code_verifier: a.verifier, redirect_uri: 'https://b.example.com/cb', client_id: other.client_id });
+    assert.equal(mismatch.body.error, 'invalid_grant');
+    const b = await consent(client, { clientId: app.client_id, resource: user.mcpUrl });
+    const target = await redeem(tp.url, { code: b.location.searchParams.get('code')!, code_verifier: b.verifier, redirect_uri: REDIRECT, client_id: app.client_id, resource: `${tp.url}/u/other/mcp` });
+    assert.equal(target.body.error, 'invalid_target');
+    const stolen = await consent(client, { clientId: app.client_id, resource: user.mcpUrl });
+    const byOther = await redeem(tp.url, { code: stolen.location.searchParams.get('code')!, code_verifier: stolen.verifier, redirect_uri: REDIRECT, client_id: other.client_id });
+    assert.equal(byOther.body.error, 'invalid_grant');
+  });
+
+  it('shows an error page and never redirects for an unknown client or an unregistered redirect_uri', async () => {
+    const { client, user, app } = await setup();
+    const { challenge } = pkce();
+    const base = { response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', resource: user.mcpUrl, state: 'x' };
+    for (const bad of [
+      { client_id: app.client_id, redirect_uri: 'https://evil.example.com/cb' },
+      { client_id: app.client_id, redirect_uri: `${REDIRECT}/extra` },
+      { client_id: app.client_id, redirect_uri: `${REDIRECT}#frag` },
+      { client_id: 'cli_unknown', redirect_uri: REDIRECT },
+      { redirect_uri: REDIRECT },
+    ]) {
+      const res = await client.get(authorizeQuery({ ...base, ...bad }));
+      assert.equal(res.status, 400, JSON.stringify(bad));
+      assert.equal(res.headers.get('location'), null);
+      assert.match(res.headers.get('content-type')!, /text\/html/);
+      assert.equal(res.headers.get('x-frame-options'), 'DENY');
+    }
+    // A loopback redirect URI may use another port (RFC 8252 §7.3).
+    const port = await client.get(authorizeQuery({ ...base, client_id: app.client_id, redirect_uri: 'http://127.0.0.1:51234/callback' }));
+    assert.equal(port.status, 200);
+  });
+
+  it('answers invalid_target for another person\'s MCP URL or none at all', async () => {
+    const { client, app } = await setup();
+    const other = await newPerson(tp.url, 'other');
+    const { challenge } = pkce();
+    const base = { response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 't' };
+    for (const resource of [other.user.mcpUrl, undefined, 'https://elsewhere.example.com/mcp']) {
+      const res = await client.get(authorizeQuery({ ...base, resource }));
+      assert.equal(res.status, 302);
+      const loc = new URL(res.headers.get('location')!);
+      assert.equal(loc.searchParams.get('error'), 'invalid_target');
+      assert.equal(loc.searchParams.get('state'), 't');
+    }
+    const scope = await client.get(authorizeQuery({ ...base, resource: undefined, scope: 'admin' }));
+    assert.equal(new URL(scope.headers.get('location')!).searchParams.get('error'), 'invalid_scope');
+  });
+
+  it('refuses a consent decision with a missing, wrong or foreign CSRF token, or a tampered request', async () => {
+    const { client, user, app } = await setup();
+    const victim = await setup('victim');
+    const { challenge } = pkce();
+    const page = await client.get(
+      authorizeQuery({ response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: user.mcpUrl }),
+    );
+    const fields = hiddenFields(page.text);
+    const attempts: Array<[Client, Record<string, string>]> = [
+      [client, { ...fields, csrf_token: '' }],
+      [client, { ...fields, csrf_token: `${Date.now()}.${randomBytes(32).toString('base64url')}` }],
+      [client, { ...fields, code_challenge: pkce().challenge }],
+      // The attacker's own form, submitted in the victim's browser: bound to another session.
+      [victim.client, { ...fields, resource: victim.user.mcpUrl }],
+    ];
+    for (const [who, form] of attempts) {
+      const { csrf_token, ...rest } = form;
+      const res = await postForm(who, '/oauth/authorize/decision', { ...rest, ...(csrf_token ? { csrf_token } : {}), decision: 'allow' });
+      assert.equal(res.status, 403);
+      assert.equal(res.headers.get('location'), null);
+    }
+    const foreign = await postForm(client, '/oauth/authorize/decision', { ...fields, decision: 'allow' }, { origin: 'https://evil.example' });
+    assert.equal(foreign.status, 403);
+    assert.equal((await client.get('/api/connections')).body.length, 0);
+    assert.equal((await victim.client.get('/api/connections')).body.length, 0);
+  });
+
+  it('authenticates confidential clients by their registered method', async () => {
+    const { client, user } = await setup();
+    const app = await register(tp.url, { token_endpoint_auth_method: 'client_secret_basic' });
+    const flow = await consent(client, { clientId: app.client_id, resource: user.mcpUrl });
+    const form = { code: flow.location.searchParams.get('code')!, code_verifier: flow.verifier, redirect_uri: REDIRECT };
+    const noSecret = await redeem(tp.url, { ...form, client_id: app.client_id });
+    assert.equal(noSecret.status, 401);
+    assert.equal(noSecret.body.error, 'invalid_client');
+    const badBasic = `Basic ${Buffer.from(`${app.client_id}:wrong`).toString('base64')}`;
+    const bad = await postForm(new Client(tp.url), '/oauth/token', { grant_type: 'authorization_code', ...form }, { authorization: badBasic });
+    assert.equal(bad.status, 401);
+    assert.match(bad.headers.get('www-authenticate')!, /^Basic/);
+    const flow2 = await consent(client, { clientId: app.client_id, resource: user.mcpUrl });
+    const basic = `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`;
+    const ok = await postForm(new Client(tp.url), '/oauth/token', { grant_type: 'authorization_code', code: flow2.location.searchParams.get('code')!, code_verifier: flow2.verifier, redirect_uri: REDIRECT }, { authorization: basic });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
+  it('answers token endpoint errors in the RFC 6749 format', async () => {
+    const c = new Client(tp.url);
+    assert.equal((await postForm(c, '/oauth/token', { grant_type: 'password', client_id: 'x' })).body.error, 'unsupported_grant_type');
+    assert.equal((await postForm(c, '/oauth/token', { client_id: 'x' })).body.error, 'invalid_request');
+    const unknown = await postForm(c, '/oauth/token', { grant_type: 'authorization_code', client_id: 'cli_nope', code: 'x' });
+    assert.equal(unknown.status, 401);
+    assert.equal(unknown.body.error, 'invalid_client');
+    const json = await c.post('/oauth/token', { grant_type: 'authorization_code' });
+    assert.equal(json.body.error, 'invalid_request');
+    const twice = await c.request('POST', '/oauth/token', 'grant_type=refresh_token&grant_type=refresh_token', FORM);
+    assert.equal(twice.body.error, 'invalid_request');
+  });
+});
+
+describe('access token verification', () => {
+  it('refuses alg none, HS256 signed with the public key, expired and foreign-audience tokens', async () => {
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const claims = decodeJwt(tokens.access_token);
+    const { kid } = decodeProtectedHeader(tokens.access_token);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const none = `${b64({ alg: 'none', typ: 'at+jwt', kid })}.${b64(claims)}.`;
+    await rejects(verifyAccessToken(tp.svc, none, user.mcpUrl), 'UNAUTHORIZED');
+
+    const jwk = ((await new Client(tp.url).get('/oauth/jwks')).body.keys as JWK[]).find((k) => k.kid === kid)!;
+    const pem = await exportSPKI((await importJWK(jwk, 'ES256')) as CryptoKey);
+    for (const secret of [Buffer.from(pem), Buffer.from(JSON.stringify(jwk))]) {
+      const hs = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid }).sign(secret);
+      await rejects(verifyAccessToken(tp.svc, hs, user.mcpUrl), 'UNAUTHORIZED');
+    }
+    const tampered = tokens.access_token.split('.');
+    tampered[1] = b64({ ...claims, sub: 'usr_someone_else' });
+    await rejects(verifyAccessToken(tp.svc, tampered.join('.'), user.mcpUrl), 'UNAUTHORIZED');
+
+    const input = { userId: user.id, clientId: app.client_id, grantId: claims.gid as string, scope: 'tools', audience: user.mcpUrl };
+    const expired = await signAccessToken(tp.svc, input, new Date(Date.now() - 11 * 60 * 1000));
+    await rejects(verifyAccessToken(tp.svc, expired.token, user.mcpUrl), 'UNAUTHORIZED');
+    const fresh = await signAccessToken(tp.svc, input);
+    await verifyAccessToken(tp.svc, fresh.token, user.mcpUrl);
+    const other = await newPerson(tp.url);
+    await rejects(verifyAccessToken(tp.svc, fresh.token, other.user.mcpUrl), 'UNAUTHORIZED');
+    await rejects(verifyAccessToken(tp.svc, 'not.a.jwt', user.mcpUrl), 'UNAUTHORIZED');
+  });
+
+  it('stops a revoked connection at once, even with the gate cached, when the bus message arrives', async () => {
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const gid = decodeJwt(tokens.access_token).gid as string;
+    await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
+
+    // Revoke behind the cache's back, then announce it as another process would.
+    await tp.svc.db.execute(sql`update oauth_grants set revoked_at = now() where id = ${gid}`);
+    await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl); // still cached: within the bound
+    const delivered = new Promise<void>((resolve) => {
+      void tp.svc.bus.subscribe(GATES_CHANNEL, (m) => (m as { grantId?: string }).grantId === gid && resolve());
+    });
+    await tp.svc.bus.publish(GATES_CHANNEL, { userId: user.id, grantId: gid });
+    await delivered;
+    await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'UNAUTHORIZED');
+  });
+
+  it('stops tokens at once when the person revokes the connection in the dashboard', async () => {
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const gid = decodeJwt(tokens.access_token).gid as string;
+    await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
+    assert.equal((await client.delete(`/api/connections/${gid}`)).status, 204);
+    await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'UNAUTHORIZED');
+    const refreshed = await postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id });
+    assert.equal(refreshed.body.error, 'invalid_grant');
+  });
+
+  it('says clearly when AI apps are off, and stops a rotated MCP URL', async () => {
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
+    await client.patch('/api/settings', { aiApps: false });
+    await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'FORBIDDEN', 'ai_apps_off');
+    await client.patch('/api/settings', { aiApps: true });
+    await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
+    await client.post('/api/me/rotate-mcp-url');
+    await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'UNAUTHORIZED');
+  });
+
+  it('revokes through /oauth/revoke (RFC 7009): refresh and access tokens end the grant; unknown tokens are 200', async () => {
+    const { client, user, app } = await setup();
+    const c = new Client(tp.url);
+    assert.equal((await postForm(c, '/oauth/revoke', { token: 'nothing-like-a-token', client_id: app.client_id })).status, 200);
+    const a = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    assert.equal((await postForm(c, '/oauth/revoke', { token: a.access_token, token_type_hint: 'access_token', client_id: app.client_id })).status, 200);
+    await rejects(verifyAccessToken(tp.svc, a.access_token, user.mcpUrl), 'UNAUTHORIZED');
+    const b = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const otherApp = await register(tp.url);
+    assert.equal((await postForm(c, '/oauth/revoke', { token: b.refresh_token, client_id: otherApp.client_id })).status, 200);
+    await verifyAccessToken(tp.svc, b.access_token, user.mcpUrl); // another client's revocation does nothing
+    assert.equal((await postForm(c, '/oauth/revoke', { token: b.refresh_token, client_id: app.client_id })).status, 200);
+    await rejects(verifyAccessToken(tp.svc, b.access_token, user.mcpUrl), 'UNAUTHORIZED');
+    assert.equal((await postForm(c, '/oauth/revoke', { token: b.refresh_token, client_id: 'cli_nope' })).status, 401);
+  });
+});
+
+describe('connections', () => {
+  it('lists only the person\'s own; another person\'s id is 404 and changes nothing', async () => {
+    const a = await setup('a');
+    const b = await setup('b');
+    const tokens = await connect(tp.url, a.client, a.app.client_id, a.user.mcpUrl);
+    const gid = decodeJwt(tokens.access_token).gid as string;
+    assert.equal((await b.client.get('/api/connections')).body.length, 0);
+    assert.equal((await b.client.delete(`/api/connections/${gid}`)).status, 404);
+    assert.equal((await b.client.delete('/api/connections/grt_unknown')).status, 404);
+    assert.equal((await new Client(tp.url).get('/api/connections')).status, 401);
+    assert.equal((await new Client(tp.url).delete(`/api/connections/${gid}`)).status, 401);
+    await verifyAccessToken(tp.svc, tokens.access_token, a.user.mcpUrl);
+    assert.equal((await a.client.get('/api/connections')).body.length, 1);
+  });
+});
+
+describe('signing keys', () => {
+  it('rotates: the new key signs, tokens of the old one still verify, both are published', async () => {
+    const { rotateSigningKey } = await import('@toolport/core');
+    const { client, user, app } = await setup();
+    const before = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const { kid } = await rotateSigningKey(tp.svc);
+    const after = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    assert.equal(decodeProtectedHeader(after.access_token).kid, kid);
+    assert.notEqual(decodeProtectedHeader(before.access_token).kid, kid);
+    await verifyAccessToken(tp.svc, before.access_token, user.mcpUrl);
+    await verifyAccessToken(tp.svc, after.access_token, user.mcpUrl);
+    const kids = (await new Client(tp.url).get('/oauth/jwks')).body.keys.map((k: JWK) => k.kid);
+    assert.ok(kids.includes(kid));
+    assert.ok(kids.includes(decodeProtectedHeader(before.access_token).kid));
+  });
+});
+
+void createHash;
