@@ -1,0 +1,29 @@
+import { Hono } from 'hono';
+import {
+  createAddon,
+  deleteAddon,
+  getAddon,
+  listAddons,
+  listAddonVersions,
+  rotateAddonSecret,
+  updateAddon,
+} from '@toolport/core';
+import { requireDeveloper } from '../http/auth';
+import { readJson } from '../http/body';
+import { ctxOf } from '../http/ctx';
+import type { AppEnv } from '../http/env';
+
+/** The developer API: a `tpk_` key or the dashboard session. */
+export const addonRoutes = new Hono<AppEnv>()
+  .use('/addons', requireDeveloper)
+  .use('/addons/*', requireDeveloper)
+  .get('/addons', async (c) => c.json(await listAddons({ ctx: ctxOf(c) })))
+  .post('/addons', async (c) => c.json(await createAddon({ ctx: ctxOf(c), input: await readJson(c) }), 201))
+  .get('/addons/:id', async (c) => c.json(await getAddon({ ctx: ctxOf(c), id: c.req.param('id') })))
+  .put('/addons/:id', async (c) => c.json(await updateAddon({ ctx: ctxOf(c), id: c.req.param('id'), input: await readJson(c) })))
+  .delete('/addons/:id', async (c) => {
+    await deleteAddon({ ctx: ctxOf(c), id: c.req.param('id') });
+    return c.body(null, 204);
+  })
+  .get('/addons/:id/versions', async (c) => c.json(await listAddonVersions({ ctx: ctxOf(c), id: c.req.param('id') })))
+  .post('/addons/:id/secret', async (c) => c.json(await rotateAddonSecret({ ctx: ctxOf(c), id: c.req.param('id') })));

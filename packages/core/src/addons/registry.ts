@@ -1,0 +1,209 @@
+import { and, asc, desc, eq, isNull, or, sql } from 'drizzle-orm';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { conflict, notFound, validation } from '../errors';
+import { newId } from '../ids';
+import type { Services } from '../services';
+import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
+import { newSigningSecret } from '../outbound/signing';
+import { pingWebhook } from '../outbound/webhook';
+import { checkManifest } from './manifest';
+import type { CompiledTool, ManifestCheck } from './types';
+
+/** How long a rotated-out signing secret keeps signing alongside the new one. */
+export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+const PING_TIMEOUT_MS = 10_000;
+
+/** Live signing secrets of an add-on, newest first, in clear (for signing only). */
+export async function liveSecrets(svc: Services, addonId: string): Promise<string[]> {
+  const rows = await svc.db
+    .select({ secretEnc: addonSecrets.secretEnc })
+    .from(addonSecrets)
+    .where(
+      and(
+        eq(addonSecrets.addonId, addonId),
+        or(isNull(addonSecrets.expiresAt), sql`${addonSecrets.expiresAt} > ${svc.clock.now().toISOString()}::timestamptz`),
+      ),
+    )
+    .orderBy(desc(addonSecrets.createdAt));
+  return rows.map((r) => svc.secrets.webhookBox.open(r.secretEnc));
+}
+
+async function ping(svc: Services, url: string, secrets: string[]) {
+  await pingWebhook({ client: svc.outbound, url, secrets, deadline: Date.now() + PING_TIMEOUT_MS });
+}
+
+function toolRows(addonId: string, compiled: CompiledTool[]) {
+  return compiled.map((t, position) => ({
+    addonId,
+    name: t.name,
+    title: t.title,
+    summary: t.summary,
+    destructive: t.destructive,
+    readOnly: t.readOnly,
+    confirm: t.confirm,
+    inputSchema: t.inputSchema,
+    position,
+  }));
+}
+
+async function announce(svc: Services, addonId: string) {
+  await svc.bus.publish('addons', { addonId });
+}
+
+/** Registers an add-on: checks the manifest, verifies the webhook with a signed ping, stores version 1. */
+export async function createAddon({ ctx, input }: { ctx: Ctx; input: unknown }) {
+  const ownerId = personId(ctx);
+  const { manifest, tools: compiled, warnings }: ManifestCheck = checkManifest(input);
+  const [taken] = await ctx.svc.db.select({ id: addons.id }).from(addons).where(eq(addons.id, manifest.id));
+  if (taken) throw conflict(`The add-on id "${manifest.id}" is taken; ids are never reused. Choose another.`);
+
+  const signingSecret = newSigningSecret();
+  await ping(ctx.svc, manifest.webhook, [signingSecret]);
+
+  const inserted = await ctx.svc.db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(addons)
+      .values({
+        id: manifest.id,
+        ownerId,
+        name: manifest.name,
+        description: manifest.description,
+        visibility: manifest.visibility ?? 'private',
+        webhookUrl: manifest.webhook,
+        version: 1,
+      })
+      .onConflictDoNothing()
+      .returning({ id: addons.id });
+    if (!row) return false;
+    await tx.insert(addonVersions).values({ addonId: manifest.id, version: 1, manifest, warnings });
+    if (compiled.length) await tx.insert(tools).values(toolRows(manifest.id, compiled));
+    await tx.insert(addonSecrets).values({ id: newId('sec'), addonId: manifest.id, secretEnc: ctx.svc.secrets.webhookBox.seal(signingSecret) });
+    return true;
+  });
+  if (!inserted) throw conflict(`The add-on id "${manifest.id}" is taken; ids are never reused. Choose another.`);
+  return { id: manifest.id, version: 1, signingSecret, warnings };
+}
+
+async function ownedAddon(ctx: Ctx, id: string) {
+  const [row] = await ctx.svc.db
+    .select()
+    .from(addons)
+    .where(and(eq(addons.id, id), eq(addons.ownerId, personId(ctx)), isNull(addons.deletedAt)));
+  if (!row) throw notFound('That add-on');
+  return row;
+}
+
+/** A new version of an add-on. Installs keep their switches for the tools that remain. */
+export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }) {
+  const current = await ownedAddon(ctx, id);
+  const { manifest, tools: compiled, warnings } = checkManifest(input);
+  if (manifest.id !== id) {
+    throw validation('The manifest is for another add-on.', [{ path: '/id', message: `The id must stay "${id}".` }]);
+  }
+  if (manifest.webhook !== current.webhookUrl || current.webhookDisabledAt) {
+    await ping(ctx.svc, manifest.webhook, await liveSecrets(ctx.svc, id));
+  }
+  const version = await ctx.svc.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(addons)
+      .set({
+        name: manifest.name,
+        description: manifest.description,
+        visibility: manifest.visibility ?? 'private',
+        webhookUrl: manifest.webhook,
+        webhookDisabledAt: null,
+        version: sql`${addons.version} + 1`,
+        updatedAt: ctx.svc.clock.now(),
+      })
+      .where(and(eq(addons.id, id), isNull(addons.deletedAt)))
+      .returning({ version: addons.version });
+    if (!row) throw notFound('That add-on');
+    await tx.insert(addonVersions).values({ addonId: id, version: row.version, manifest, warnings });
+    await tx.delete(tools).where(eq(tools.addonId, id));
+    if (compiled.length) await tx.insert(tools).values(toolRows(id, compiled));
+    return row.version;
+  });
+  await announce(ctx.svc, id);
+  return { id, version, warnings };
+}
+
+function describe(row: typeof addons.$inferSelect, toolList: Array<typeof tools.$inferSelect>, warnings: unknown) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    visibility: row.visibility,
+    webhook: row.webhookUrl,
+    webhookDisabled: row.webhookDisabledAt !== null,
+    version: row.version,
+    warnings,
+    tools: toolList.map((t) => ({
+      name: t.name,
+      title: t.title,
+      summary: t.summary,
+      destructive: t.destructive,
+      readOnly: t.readOnly,
+      confirm: t.confirm,
+      inputSchema: t.inputSchema,
+    })),
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export async function getAddon({ ctx, id }: { ctx: Ctx; id: string }) {
+  const row = await ownedAddon(ctx, id);
+  const toolList = await ctx.svc.db.select().from(tools).where(eq(tools.addonId, id)).orderBy(asc(tools.position));
+  const [version] = await ctx.svc.db
+    .select({ warnings: addonVersions.warnings })
+    .from(addonVersions)
+    .where(and(eq(addonVersions.addonId, id), eq(addonVersions.version, row.version)));
+  return describe(row, toolList, version?.warnings ?? []);
+}
+
+export async function listAddons({ ctx }: { ctx: Ctx }) {
+  const rows = await ctx.svc.db
+    .select()
+    .from(addons)
+    .where(and(eq(addons.ownerId, personId(ctx)), isNull(addons.deletedAt)))
+    .orderBy(asc(addons.id));
+  return Promise.all(rows.map((r) => getAddon({ ctx, id: r.id })));
+}
+
+export async function listAddonVersions({ ctx, id }: { ctx: Ctx; id: string }) {
+  await ownedAddon(ctx, id);
+  return ctx.svc.db
+    .select({ version: addonVersions.version, warnings: addonVersions.warnings, createdAt: addonVersions.createdAt })
+    .from(addonVersions)
+    .where(eq(addonVersions.addonId, id))
+    .orderBy(desc(addonVersions.version));
+}
+
+/** Removes an add-on for everyone; its id stays reserved forever. */
+export async function deleteAddon({ ctx, id }: { ctx: Ctx; id: string }) {
+  await ownedAddon(ctx, id);
+  await ctx.svc.db.transaction(async (tx) => {
+    await tx.update(addons).set({ deletedAt: ctx.svc.clock.now() }).where(eq(addons.id, id));
+    await tx.delete(installs).where(eq(installs.addonId, id));
+    await tx.delete(toolSwitches).where(eq(toolSwitches.addonId, id));
+    await tx.delete(addonSecrets).where(eq(addonSecrets.addonId, id));
+  });
+  await announce(ctx.svc, id);
+}
+
+/** A new signing secret, shown once; the previous ones keep signing for 24 h. */
+export async function rotateAddonSecret({ ctx, id }: { ctx: Ctx; id: string }) {
+  await ownedAddon(ctx, id);
+  const signingSecret = newSigningSecret();
+  const now = ctx.svc.clock.now();
+  await ctx.svc.db.transaction(async (tx) => {
+    await tx
+      .update(addonSecrets)
+      .set({ expiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS) })
+      .where(and(eq(addonSecrets.addonId, id), isNull(addonSecrets.expiresAt)));
+    await tx.insert(addonSecrets).values({ id: newId('sec'), addonId: id, secretEnc: ctx.svc.secrets.webhookBox.seal(signingSecret) });
+  });
+  await announce(ctx.svc, id);
+  return { signingSecret };
+}

@@ -1,0 +1,131 @@
+import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { notFound, validation } from '../errors';
+import type { FieldError } from '../errors';
+import type { Services } from '../services';
+import { addons, installs, tools, toolSwitches } from '../db/schema/index';
+
+/** Add-ons a person may see: public ones and their own, not deleted. */
+const visibleTo = (userId: string) =>
+  and(isNull(addons.deletedAt), or(eq(addons.visibility, 'public'), eq(addons.ownerId, userId)));
+
+async function toolsOf(svc: Services, addonIds: string[]) {
+  if (!addonIds.length) return new Map<string, Array<typeof tools.$inferSelect>>();
+  const rows = await svc.db.select().from(tools).where(inArray(tools.addonId, addonIds)).orderBy(asc(tools.position));
+  const byAddon = new Map<string, Array<typeof tools.$inferSelect>>();
+  for (const r of rows) byAddon.set(r.addonId, [...(byAddon.get(r.addonId) ?? []), r]);
+  return byAddon;
+}
+
+const toolView = (t: typeof tools.$inferSelect) => ({
+  name: t.name,
+  title: t.title,
+  summary: t.summary,
+  destructive: t.destructive,
+  readOnly: t.readOnly,
+});
+
+export async function listCatalog({ ctx }: { ctx: Ctx }) {
+  const userId = personId(ctx);
+  const rows = await ctx.svc.db
+    .select({ addon: addons, installedAt: installs.createdAt })
+    .from(addons)
+    .leftJoin(installs, and(eq(installs.addonId, addons.id), eq(installs.userId, userId)))
+    .where(visibleTo(userId))
+    .orderBy(asc(addons.name));
+  const byAddon = await toolsOf(ctx.svc, rows.map((r) => r.addon.id));
+  return rows.map(({ addon, installedAt }) => ({
+    id: addon.id,
+    name: addon.name,
+    description: addon.description,
+    visibility: addon.visibility,
+    mine: addon.ownerId === userId,
+    installed: installedAt !== null,
+    tools: (byAddon.get(addon.id) ?? []).map(toolView),
+  }));
+}
+
+async function installView(ctx: Ctx, addonId: string) {
+  const all = await listInstalls({ ctx, only: addonId });
+  const found = all[0];
+  if (!found) throw notFound('That install');
+  return found;
+}
+
+export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
+  const userId = personId(ctx);
+  const rows = await ctx.svc.db
+    .select({ addon: addons, installedAt: installs.createdAt })
+    .from(installs)
+    .innerJoin(addons, eq(addons.id, installs.addonId))
+    .where(and(eq(installs.userId, userId), visibleTo(userId), only ? eq(installs.addonId, only) : undefined))
+    .orderBy(asc(addons.name));
+  const ids = rows.map((r) => r.addon.id);
+  const byAddon = await toolsOf(ctx.svc, ids);
+  const switches = ids.length
+    ? await ctx.svc.db
+        .select()
+        .from(toolSwitches)
+        .where(and(eq(toolSwitches.userId, userId), inArray(toolSwitches.addonId, ids)))
+    : [];
+  const on = new Set(switches.filter((s) => s.enabled).map((s) => `${s.addonId}/${s.toolName}`));
+  return rows.map(({ addon, installedAt }) => ({
+    addon: { id: addon.id, name: addon.name, description: addon.description },
+    installedAt,
+    tools: (byAddon.get(addon.id) ?? []).map((t) => ({ ...toolView(t), enabled: on.has(`${addon.id}/${t.name}`) })),
+  }));
+}
+
+/** Installs an add-on with every tool off (the third gate). Installing twice is harmless. */
+export async function installAddon({ ctx, input }: { ctx: Ctx; input: unknown }) {
+  const userId = personId(ctx);
+  const body = (input ?? {}) as Record<string, unknown>;
+  const addonId = typeof body.addon === 'string' ? body.addon : '';
+  if (!addonId) throw validation('Say which add-on to install.', [{ path: '/addon', message: 'Give the add-on id.' }]);
+  const [addon] = await ctx.svc.db.select({ id: addons.id }).from(addons).where(and(eq(addons.id, addonId), visibleTo(userId)));
+  if (!addon) throw notFound('That add-on');
+  const [created] = await ctx.svc.db.insert(installs).values({ userId, addonId }).onConflictDoNothing().returning();
+  return { created: Boolean(created), install: await installView(ctx, addonId) };
+}
+
+export async function uninstallAddon({ ctx, addonId }: { ctx: Ctx; addonId: string }) {
+  const userId = personId(ctx);
+  const [gone] = await ctx.svc.db
+    .delete(installs)
+    .where(and(eq(installs.userId, userId), eq(installs.addonId, addonId)))
+    .returning();
+  if (!gone) throw notFound('That install');
+  await ctx.svc.db.delete(toolSwitches).where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId)));
+  await ctx.svc.bus.publish('tools', { userId });
+}
+
+/** Switches tools on or off: `{"tools": {"add_note": true}}`. Unknown tools are refused, all listed. */
+export async function setToolSwitches({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
+  const userId = personId(ctx);
+  const install = await installView(ctx, addonId);
+  const body = (input ?? {}) as Record<string, unknown>;
+  const wanted = body.tools;
+  if (typeof wanted !== 'object' || wanted === null || Array.isArray(wanted)) {
+    throw validation('Send the switches as {"tools": {"name": true}}.', [{ path: '/tools', message: 'Give an object of tool names to true or false.' }]);
+  }
+  const known = new Set(install.tools.map((t) => t.name));
+  const errors: FieldError[] = [];
+  const entries = Object.entries(wanted as Record<string, unknown>);
+  for (const [name, value] of entries) {
+    if (!known.has(name)) errors.push({ path: `/tools/${name}`, message: `The add-on has no tool "${name}".` });
+    else if (typeof value !== 'boolean') errors.push({ path: `/tools/${name}`, message: 'Use true or false.' });
+  }
+  if (errors.length) throw validation('Some switches are not valid.', errors);
+  if (entries.length) {
+    await ctx.svc.db
+      .insert(toolSwitches)
+      .values(entries.map(([toolName, enabled]) => ({ userId, addonId, toolName, enabled: enabled as boolean })))
+      .onConflictDoUpdate({
+        target: [toolSwitches.userId, toolSwitches.addonId, toolSwitches.toolName],
+        set: { enabled: sql`excluded.enabled` },
+      });
+  }
+  await ctx.svc.bus.publish('tools', { userId });
+  return installView(ctx, addonId);
+}
