@@ -1,0 +1,32 @@
+import { ConfigError, parseConfig } from '@toolport/core';
+import { createDatabase } from '@toolport/core/db/client';
+
+/**
+ * Applies the database migrations and exits: the Kubernetes migration Job and the compose
+ * `migrate` service run it before a rollout. Optional: every process also migrates at start under
+ * the same advisory lock, so a rollout without it is safe, just slower to become ready.
+ */
+async function main() {
+  const config = parseConfig(process.env);
+  if (!config.database.url) throw new ConfigError(['DATABASE_URL is required: the embedded database migrates itself at start.']);
+  const database = await createDatabase(config.database);
+  const started = Date.now();
+  try {
+    await database.migrate();
+  } finally {
+    await database.close();
+  }
+  console.log(JSON.stringify({ level: 'info', msg: 'migrations applied', ms: Date.now() - started }));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(78);
+    }
+    console.error(err);
+    process.exit(1);
+  },
+);
