@@ -52,8 +52,9 @@ export function validatorFor(schema: JsonSchema): ValidateFunction {
     byText.set(text, validate);
   } else {
     try {
-      // Compile a private copy, so Ajv's cache entry can be removed on eviction.
-      validate = ajv.compile(JSON.parse(text) as JsonSchema);
+      // Compile a private copy, so Ajv's cache entry can be removed on eviction; in the schema's
+      // own key order, which is the order problems and property lists are told in.
+      validate = ajv.compile(JSON.parse(JSON.stringify(schema)) as JsonSchema);
     } catch (err) {
       throw new ToolportError('VALIDATION', `The input schema cannot be enforced: ${(err as Error).message}.`);
     }
@@ -77,7 +78,7 @@ interface Walk {
   problems: string[];
 }
 
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const IDENT = /^[\p{L}_$][\p{L}\p{M}\p{N}_$]*$/u;
 
 /** `filters.tags[2]` */
 export function argumentPath(segments: readonly (string | number)[]): string {
@@ -177,6 +178,7 @@ function copyObject(v: Record<string, unknown>, depth: number, w: Walk): Record<
       w.problems.push(`The argument name \`${argumentPath(w.path.slice(0, -1).concat('…'))}\` contains a lone UTF-16 surrogate, which is not valid Unicode.`);
     } else {
       const name = key.normalize('NFC');
+      w.path[w.path.length - 1] = name;
       w.bytes += Buffer.byteLength(name) + 3;
       const value = copy(v[key], depth + 1, w);
       if (value !== undefined) {

@@ -1,0 +1,350 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  checkArguments,
+  checkManifest,
+  compileArguments,
+  validatorFor,
+  type ArgumentKind,
+  type JsonSchema,
+  type ManifestArgument,
+} from '@toolport/core';
+
+const schema = compileArguments([
+  { name: 'query', summary: 'Words.', kind: { text: { maxLength: 10 } } },
+  { name: 'limit', summary: 'How many.', kind: { number: { minimum: 1, maximum: 10, whole: true } }, required: false },
+  { name: 'ratio', summary: 'A share.', kind: { number: { minimum: 0, maximum: 1 } }, required: false },
+  { name: 'exact', summary: 'Exact match.', kind: 'boolean', required: false },
+  { name: 'colour', summary: 'A colour.', kind: { choice: ['red', 'green', 'caf\u00e9'] }, required: false },
+]);
+
+const nested: JsonSchema = {
+  type: 'object',
+  properties: {
+    filters: {
+      type: 'object',
+      properties: {
+        tags: { type: 'array', maxItems: 3, items: { type: 'string', maxLength: 5 } },
+        since: { type: 'string', maxLength: 40, format: 'date' },
+        code: { type: 'string', maxLength: 10, pattern: '^[A-Z]{3}$' },
+      },
+      required: ['since'],
+      additionalProperties: false,
+    },
+    pair: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }], items: false, maxItems: 2 },
+    step: { type: 'number', multipleOf: 5, exclusiveMaximum: 100 },
+    note: { type: ['string', 'null'], maxLength: 3 },
+  },
+  additionalProperties: false,
+};
+
+const ok = (s: JsonSchema, args: unknown) => {
+  const r = checkArguments(s, args);
+  assert.ok(r.ok, JSON.stringify(r));
+  return r.value;
+};
+const problems = (s: JsonSchema, args: unknown) => {
+  const r = checkArguments(s, args);
+  if (r.ok) assert.fail('accepted: ' + JSON.stringify(r.value));
+  return r.problems;
+};
+
+describe('arguments: each kind', () => {
+  it('accepts valid arguments of every kind and returns a fresh copy', () => {
+    const args = { query: 'oat milk', limit: 3, ratio: 0.5, exact: false, colour: 'green' };
+    const value = ok(schema, args);
+    assert.deepEqual(value, args);
+    assert.notEqual(value, args);
+  });
+
+  it('refuses unknown arguments, naming those the tool takes', () => {
+    assert.deepEqual(problems(schema, { query: 'x', foo: 1 }), [
+      'Unknown argument `foo`; this tool takes `query`, `limit`, `ratio`, `exact`, `colour`.',
+    ]);
+    const none = compileArguments([]);
+    assert.deepEqual(problems(none, { foo: 1 }), ['Unknown argument `foo`; this tool takes no arguments.']);
+  });
+
+  it('refuses missing required arguments; undefined arguments are {}', () => {
+    assert.deepEqual(problems(schema, {}), ['Missing required argument `query`.']);
+    assert.deepEqual(problems(schema, undefined), ['Missing required argument `query`.']);
+    assert.deepEqual(ok(compileArguments([]), undefined), {});
+  });
+
+  it('refuses arguments that are not an object', () => {
+    assert.deepEqual(problems(schema, null), ['The arguments must be a JSON object of named arguments (got null).']);
+    assert.deepEqual(problems(schema, ['x']), ['The arguments must be a JSON object of named arguments (got a list).']);
+    assert.deepEqual(problems(schema, 'x'), ['The arguments must be a JSON object of named arguments (got text).']);
+    assert.deepEqual(problems(schema, new Date()), ['The arguments must be a JSON object of named arguments (got an object).']);
+  });
+
+  it('refuses the wrong kind with one sentence per argument', () => {
+    assert.deepEqual(problems(schema, { query: 5, limit: 'ten', exact: 'yes', colour: 3 }), [
+      'Argument `query` must be text.',
+      'Argument `limit` must be a whole number.',
+      'Argument `exact` must be true or false.',
+      'Argument `colour` must be text.',
+    ]);
+  });
+
+  it('refuses text that is too long', () => {
+    assert.deepEqual(problems(schema, { query: 'x'.repeat(25) }), ['Argument `query` is too long: at most 10 characters (got 25).']);
+  });
+
+  it('refuses numbers out of range or not whole', () => {
+    assert.deepEqual(problems(schema, { query: 'x', limit: 11 }), ['Argument `limit` must be at most 10.']);
+    assert.deepEqual(problems(schema, { query: 'x', limit: 0 }), ['Argument `limit` must be at least 1.']);
+    assert.deepEqual(problems(schema, { query: 'x', limit: 2.5 }), ['Argument `limit` must be a whole number.']);
+    assert.deepEqual(problems(schema, { query: 'x', ratio: 1.5 }), ['Argument `ratio` must be at most 1.']);
+    assert.equal(ok(schema, { query: 'x', ratio: 0.25 }).ratio, 0.25);
+  });
+
+  it('refuses a value outside the choice', () => {
+    assert.deepEqual(problems(schema, { query: 'x', colour: 'blue' }), ['Argument `colour` must be one of: red, green, caf\u00e9.']);
+  });
+
+  it('lists every problem, deduplicated, in a stable order', () => {
+    const args = { query: 'x'.repeat(11), limit: 99, colour: 'blue', zzz: 1, aaa: 2 };
+    const first = problems(schema, args);
+    assert.deepEqual(first, [
+      'Unknown argument `zzz`; this tool takes `query`, `limit`, `ratio`, `exact`, `colour`.',
+      'Unknown argument `aaa`; this tool takes `query`, `limit`, `ratio`, `exact`, `colour`.',
+      'Argument `query` is too long: at most 10 characters (got 11).',
+      'Argument `limit` must be at most 10.',
+      'Argument `colour` must be one of: red, green, caf\u00e9.',
+    ]);
+    assert.deepEqual(problems(schema, args), first);
+    assert.equal(new Set(first).size, first.length);
+  });
+
+  it('caps a flood of problems with one closing sentence', () => {
+    const flood = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i]));
+    const ps = problems(schema, { query: 'x', ...flood });
+    assert.equal(ps.length, 21);
+    assert.equal(ps[20], '…and 30 more problems.');
+  });
+});
+
+describe('arguments: nested schemas', () => {
+  it('names nested arguments by path', () => {
+    assert.deepEqual(problems(nested, { filters: { tags: ['a', 'b', 'toolong'], code: 'abc', extra: 1 } }), [
+      'Missing required argument `filters.since`.',
+      'Unknown argument `filters.extra`; `filters` takes `tags`, `since`, `code`.',
+      'Argument `filters.tags[2]` is too long: at most 5 characters (got 7).',
+      'Argument `filters.code` must match the pattern `^[A-Z]{3}$`.',
+    ]);
+  });
+
+  it('explains formats, list bounds, multiples and exclusive bounds', () => {
+    assert.deepEqual(problems(nested, {
+      filters: { since: 'tomorrow', tags: ['a', 'b', 'c', 'd'] }, pair: [1, 2, 3], step: 100,
+    }), [
+      'Argument `filters.tags` has too many items: at most 3 (got 4).',
+      'Argument `filters.since` must be a date such as 2026-01-31.',
+      'Argument `pair` has too many items: at most 2 (got 3).',
+      'Argument `pair` has too many items: at most 2.',
+      'Argument `step` must be less than 100.',
+    ]);
+    assert.deepEqual(problems(nested, { step: 7 }), ['Argument `step` must be a multiple of 5.']);
+    assert.deepEqual(problems(nested, { note: 5 }), ['Argument `note` must be text or null.']);
+    assert.deepEqual(ok(nested, { filters: { since: '2026-01-31', code: 'ABC' }, pair: [1, 2], note: null }), {
+      filters: { since: '2026-01-31', code: 'ABC' }, pair: [1, 2], note: null,
+    });
+  });
+
+  it('quotes keys that are not identifiers', () => {
+    assert.deepEqual(problems(schema, { query: 'x', 'a b': 1 })[0], 'Unknown argument `["a b"]`; this tool takes `query`, `limit`, `ratio`, `exact`, `colour`.');
+  });
+});
+
+describe('arguments: text is normalised to NFC', () => {
+  it('counts e + U+0301 as one character and returns it composed', () => {
+    const one = compileArguments([{ name: 'c', summary: 'One letter.', kind: { text: { maxLength: 1 } } }]);
+    const value = ok(one, { c: 'e\u0301' });
+    assert.equal(value.c, '\u00e9');
+    assert.deepEqual(problems(one, { c: 'e\u0301e\u0301' }), ['Argument `c` is too long: at most 1 characters (got 2).']);
+  });
+
+  it('matches a choice given in decomposed form', () => {
+    assert.equal(ok(schema, { query: 'x', colour: 'cafe\u0301' }).colour, 'caf\u00e9');
+  });
+
+  it('normalises keys and nested strings too', () => {
+    const s = compileArguments([{ name: 'q', summary: 'Q.', kind: { text: { maxLength: 5 } } }]);
+    const r = checkArguments(nested, { filters: { since: '2026-01-31', tags: ['e\u0301'] } });
+    assert.ok(r.ok);
+    assert.deepEqual((r.value.filters as any).tags, ['\u00e9']);
+    assert.deepEqual(problems(s, { q: 'a', ['cafe\u0301']: 1 }), ['Unknown argument `caf\u00e9`; this tool takes `q`.']);
+  });
+
+  it('refuses a key given twice in two Unicode forms', () => {
+    const s: JsonSchema = { type: 'object', properties: { 'caf\u00e9': { type: 'boolean' } }, additionalProperties: false };
+    assert.deepEqual(problems(s, { 'caf\u00e9': true, 'cafe\u0301': false }), [
+      'Argument `caf\u00e9` is given twice (in two Unicode forms of the same name).',
+    ]);
+  });
+
+  it('refuses lone surrogates in values and keys', () => {
+    assert.deepEqual(problems(schema, { query: 'a\ud800' }), [
+      'Argument `query` contains a lone UTF-16 surrogate, which is not valid Unicode; send valid text.',
+    ]);
+    assert.match(problems(schema, { query: 'a', ['\udc00']: 1 })[0]!, /argument name .* lone UTF-16 surrogate/);
+    // A surrogate pair is one character, and fine.
+    assert.equal(ok(schema, { query: '\ud83d\ude00' }).query, '\ud83d\ude00');
+  });
+});
+
+describe('arguments: hostile values', () => {
+  it('refuses __proto__ from JSON.parse without polluting Object.prototype', () => {
+    const args = JSON.parse('{"query": "x", "__proto__": {"polluted": true}}');
+    assert.deepEqual(problems(schema, args), [
+      'Argument `__proto__` is not allowed: `__proto__`, `constructor` and `prototype` are never accepted as names.',
+    ]);
+    assert.equal(({} as any).polluted, undefined);
+    assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
+  });
+
+  it('refuses constructor and prototype keys anywhere', () => {
+    const ps = problems(nested, JSON.parse('{"filters": {"since": "2026-01-01", "constructor": {"prototype": 1}}, "prototype": 2}'));
+    assert.deepEqual(ps, [
+      'Argument `filters.constructor` is not allowed: `__proto__`, `constructor` and `prototype` are never accepted as names.',
+      'Argument `prototype` is not allowed: `__proto__`, `constructor` and `prototype` are never accepted as names.',
+    ]);
+  });
+
+  it('refuses non-finite numbers and unsafe integers', () => {
+    assert.deepEqual(problems(schema, { query: 'x', ratio: NaN }), ['Argument `ratio` must be a finite number.', 'Argument `ratio` must be a number.']);
+    assert.equal(problems(schema, { query: 'x', ratio: Infinity })[0], 'Argument `ratio` must be a finite number.');
+    const big = compileArguments([{ name: 'n', summary: 'N.', kind: { number: {} } }]);
+    assert.match(problems(big, { n: 2 ** 53 })[0]!, /^Argument `n` is too large to be exact/);
+    assert.match(problems(big, JSON.parse('{"n": -12345678901234567890}'))[0]!, /too large to be exact/);
+    assert.equal(ok(big, { n: Number.MAX_SAFE_INTEGER }).n, Number.MAX_SAFE_INTEGER);
+    assert.match(problems(big, { n: 1e300 })[0]!, /too large to be exact/);
+    assert.equal(ok(big, { n: 0.5 }).n, 0.5);
+  });
+
+  it('refuses values nested deeper than 16 levels', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    assert.deepEqual(problems(schema, { query: deep }), ['The arguments are nested too deeply: at most 16 levels.']);
+    let fifteen: unknown = 1;
+    for (let i = 0; i < 15; i++) fifteen = { a: fifteen };
+    const any: JsonSchema = { type: 'object', additionalProperties: true };
+    // The arguments object is level 1: sixteen levels pass, seventeen do not.
+    assert.ok(checkArguments(any, { a: fifteen }).ok);
+    assert.deepEqual(problems(any, { a: { a: fifteen } }), ['The arguments are nested too deeply: at most 16 levels.']);
+  });
+
+  it('refuses more than 10,000 values and more than 256 KB', () => {
+    assert.deepEqual(problems(schema, { query: new Array(20_000).fill(0) }), ['The arguments hold too many values: at most 10,000.']);
+    assert.deepEqual(problems(schema, { query: 'x'.repeat(300 * 1024) }), ['The arguments are too large: at most 256 KB as JSON.']);
+    assert.deepEqual(problems(schema, { query: new Array(100).fill('é'.repeat(1500)) }), ['The arguments are too large: at most 256 KB as JSON.']);
+  });
+
+  it('refuses values that are not JSON', () => {
+    assert.deepEqual(problems(schema, { query: 'x', exact: () => true }), [
+      'Argument `exact` must be a JSON value.',
+      'Argument `exact` must be true or false.',
+    ]);
+    assert.deepEqual(problems(schema, { query: 'x', exact: new Map() }), [
+      'Argument `exact` must be a JSON value.',
+      'Argument `exact` must be true or false.',
+    ]);
+  });
+});
+
+describe('arguments: validator cache', () => {
+  it('compiles one validator per schema, found by object and by canonical text', () => {
+    const a = compileArguments([{ name: 'q', summary: 'Q.', kind: { text: { maxLength: 7 } } }]);
+    const v = validatorFor(a);
+    assert.equal(validatorFor(a), v);
+    const reordered = { additionalProperties: false, required: ['q'], properties: { q: { description: 'Q.', maxLength: 7, type: 'string' } }, type: 'object' };
+    assert.equal(validatorFor(reordered), v);
+    assert.notEqual(validatorFor({ ...a, required: [] }), v);
+  });
+
+  it('throws a VALIDATION error for a schema Ajv cannot compile', () => {
+    assert.throws(() => checkArguments({ type: 'object', properties: { a: { type: 'nonsense' } } }, {}), { code: 'VALIDATION' });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Property: compiled manifests and random inputs never throw, and agree with a plain oracle.
+
+const CHOICES = ['red', 'green', 'caf\u00e9', 'cafe\u0301x', 'é'];
+const kindArb: fc.Arbitrary<ArgumentKind> = fc.oneof(
+  fc.integer({ min: 1, max: 12 }).map((maxLength) => ({ text: { maxLength } })),
+  fc.record(
+    { minimum: fc.integer({ min: -5, max: 0 }), maximum: fc.integer({ min: 0, max: 5 }), whole: fc.boolean() },
+    { requiredKeys: [] },
+  ).map((number) => ({ number })),
+  fc.constant('boolean' as const),
+  fc.uniqueArray(fc.constantFrom(...CHOICES), { minLength: 1, maxLength: 4 }).map((choice) => ({ choice })),
+);
+const NAMES = ['a', 'b', 'query', 'limit', 'colour'];
+const argsArb: fc.Arbitrary<ManifestArgument[]> = fc.uniqueArray(
+  fc.record({ name: fc.constantFrom(...NAMES), summary: fc.constant('Something to give.'), kind: kindArb, required: fc.boolean() }),
+  { selector: (a) => a.name, maxLength: 5 },
+);
+const leaf = fc.oneof(
+  fc.string({ maxLength: 14 }),
+  fc.string({ maxLength: 6, unit: 'binary' }),
+  fc.constantFrom(...CHOICES, 'e\u0301', '\ud800', ''),
+  fc.integer({ min: -8, max: 8 }),
+  fc.double(),
+  fc.constantFrom(2 ** 53, -(2 ** 60), 0.5, NaN, Infinity),
+  fc.boolean(),
+  fc.constant(null),
+);
+const valueArb = fc.oneof(
+  { weight: 5, arbitrary: leaf },
+  { weight: 1, arbitrary: fc.array(leaf, { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 3 }), leaf, { maxKeys: 3 }) },
+);
+const inputArb = fc.oneof(
+  { weight: 8, arbitrary: fc.dictionary(fc.constantFrom(...NAMES, 'extra', '__proto__', 'constructor'), valueArb, { maxKeys: 6 }) },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: valueArb },
+);
+
+const LONE = /\p{Surrogate}/u;
+function valid(kind: ArgumentKind, v: unknown): boolean {
+  if (kind === 'boolean') return typeof v === 'boolean';
+  if ('text' in kind) return typeof v === 'string' && !LONE.test(v) && [...v.normalize('NFC')].length <= kind.text.maxLength;
+  if ('choice' in kind) return typeof v === 'string' && !LONE.test(v) && kind.choice.map((c) => c.normalize('NFC')).includes(v.normalize('NFC'));
+  if (typeof v !== 'number' || !Number.isFinite(v)) return false;
+  if (Number.isInteger(v) && !Number.isSafeInteger(v)) return false;
+  const { minimum, maximum, whole } = kind.number;
+  return (!whole || Number.isInteger(v)) && (minimum === undefined || v >= minimum) && (maximum === undefined || v <= maximum);
+}
+/** What the contract says, written plainly. */
+function oracle(args: ManifestArgument[], input: unknown): boolean {
+  if (input === undefined) input = {};
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
+  const given = input as Record<string, unknown>;
+  if (Object.keys(given).some((k) => !args.some((a) => a.name === k))) return false;
+  return args.every((a) => (Object.hasOwn(given, a.name) ? valid(a.kind, given[a.name]) : a.required === false));
+}
+
+describe('arguments: property', () => {
+  it('random manifests compile; random inputs never throw; the gate agrees with the contract', () => {
+    fc.assert(
+      fc.property(argsArb, inputArb, (args, input) => {
+        const { tools } = checkManifest({
+          id: 'prop', name: 'Prop', description: 'Generated.', webhook: 'https://prop.example.com/',
+          tools: [{ name: 'tool', title: 'Tool', summary: 'Returns something.', arguments: args }],
+        });
+        const r = checkArguments(tools[0]!.inputSchema, input);
+        const expected = oracle(args, input);
+        assert.equal(r.ok, expected, JSON.stringify(r));
+        if (r.ok) {
+          for (const [k, v] of Object.entries(r.value)) if (typeof v === 'string') assert.equal(v, v.normalize('NFC'), k);
+        } else {
+          assert.ok(r.problems.length > 0 && r.problems.every((p) => typeof p === 'string' && p.length > 0));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
