@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
@@ -7,21 +6,22 @@ export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-resu
 export const PHONE = { width: 375, height: 812 };
 export const DESKTOP = { width: 1280, height: 860 };
 
-/** Debian's Chromium, headless, with a fresh profile; never a downloaded browser. */
+/**
+ * Debian's Chromium, headless; never a downloaded browser. Playwright gives every launch a new,
+ * empty user-data-dir of its own (it refuses --user-data-dir on launch) and removes it on close.
+ */
 export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
-  const profile = mkdtempSync(path.join(os.tmpdir(), 'toolport-chromium-'));
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
+      '--disable-component-update', '--disable-sync',
     ],
   });
   return {
     browser,
     async close() {
       await browser.close().catch(() => {});
-      rmSync(profile, { recursive: true, force: true });
     },
   };
 }

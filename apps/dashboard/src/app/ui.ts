@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { ApiError, type FieldError } from './api';
 import { reveal } from './unicode';
@@ -91,6 +91,7 @@ export function ConfirmButton(props: {
   ariaLabel?: string;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const open = () => {
@@ -109,9 +110,9 @@ export function ConfirmButton(props: {
     }
   };
   return html`<button type="button" class=${props.class ?? (props.danger ? 'btn btn-danger-outline' : 'btn')} aria-label=${props.ariaLabel} onClick=${open}>${props.label}</button>
-    <dialog ref=${ref} class="dialog" aria-labelledby=${undefined}>
+    <dialog ref=${ref} class="dialog" aria-labelledby=${titleId}>
       <form method="dialog" class="dialog-body" onSubmit=${(e: Event) => { e.preventDefault(); void confirm(); }}>
-        <h2 class="dialog-title">${props.title}</h2>
+        <h2 class="dialog-title" id=${titleId}>${props.title}</h2>
         <div class="dialog-text">${props.body}</div>
         ${error && html`<${Notice} kind="error">${error}<//>`}
         <div class="dialog-actions">
