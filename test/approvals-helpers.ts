@@ -1,0 +1,143 @@
+// Shared by test/approvals*.test.ts and test/push.test.ts (not itself a test file).
+import { randomBytes } from 'node:crypto';
+import type { ApprovalDecision, ApprovalRequest } from '../packages/core/src/calls/types';
+import type { EnabledTool } from '../packages/core/src/calls/enabled-tools';
+import type { Approvals } from '@toolport/core';
+import type { Client } from './helpers/http';
+
+export function destructiveTool(over: Partial<EnabledTool> = {}): EnabledTool {
+  const addonId = over.addonId ?? 'notes';
+  const name = over.name ?? 'delete_note';
+  return {
+    mcpName: `${addonId}__${name}`,
+    addonId,
+    addonName: 'Notes',
+    name,
+    title: 'Delete a note',
+    summary: 'Deletes one note by id.',
+    destructive: true,
+    readOnly: false,
+    confirm: false,
+    inputSchema: { type: 'object' },
+    webhookDisabled: false,
+    ...over,
+  };
+}
+
+export interface Asked {
+  /** A nonce in the arguments, to find this approval among the person's. */
+  nonce: string;
+  argumentsText: string;
+  decision: Promise<ApprovalDecision>;
+  progress: string[];
+}
+
+/** Asks as the call path does (callTool → svc.approvals.request). */
+export function ask(
+  approvals: Approvals,
+  userId: string,
+  opts: { tool?: EnabledTool; signal?: AbortSignal; grantId?: string; callId?: string } = {},
+): Asked {
+  const nonce = randomBytes(6).toString('hex');
+  const argumentsText = JSON.stringify({ id: `note-${nonce}`, note: 'gone for good' });
+  const progress: string[] = [];
+  const req: ApprovalRequest = {
+    callId: opts.callId ?? `call_${randomBytes(16).toString('base64url')}`,
+    userId,
+    grantId: opts.grantId,
+    clientId: 'cli_test',
+    appName: 'Claude',
+    tool: opts.tool ?? destructiveTool(),
+    argumentsText,
+    subject: 'usr_pseudonym',
+    signal: opts.signal,
+    progress: async (m) => {
+      progress.push(m);
+    },
+  };
+  return { nonce, argumentsText, decision: approvals.request(req), progress };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the person's dashboard lists the approval carrying `nonce`. */
+export async function pendingFor(client: Client, nonce: string, timeoutMs = 10_000): Promise<any> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await client.get('/api/approvals?status=pending');
+    if (res.status !== 200) throw new Error(`listing failed: ${res.status} ${res.text}`);
+    const found = (res.body as any[]).find((a) => a.arguments?.id === `note-${nonce}`);
+    if (found) return found;
+    if (Date.now() > until) throw new Error('the approval never appeared');
+    await sleep(25);
+  }
+}
+
+/** Reads a Server-Sent Events stream over fetch, as a dashboard's EventSource would. */
+export async function openEvents(baseUrl: string, client: Client, headers: Record<string, string> = {}) {
+  const ac = new AbortController();
+  const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const res = await fetch(`${baseUrl}/api/events`, { headers: { cookie, accept: 'text/event-stream', ...headers }, signal: ac.signal });
+  const events: Array<{ event: string; id?: string; data: any }> = [];
+  const comments: string[] = [];
+  let retry: number | undefined;
+  let notify: (() => void) | undefined;
+  const pump = (async () => {
+    if (!res.body || res.status !== 200) return;
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, end);
+          buf = buf.slice(end + 2);
+          const e: { event: string; id?: string; data: any } = { event: 'message', data: '' };
+          let data = '';
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments.push(line);
+            else if (line.startsWith('event: ')) e.event = line.slice(7);
+            else if (line.startsWith('id: ')) e.id = line.slice(4);
+            else if (line.startsWith('data: ')) data += line.slice(6);
+            else if (line.startsWith('retry: ')) retry = Number(line.slice(7));
+          }
+          if (data) {
+            e.data = JSON.parse(data);
+            events.push(e);
+          }
+          notify?.();
+        }
+      }
+    } catch {
+      /* aborted */
+    }
+  })();
+  return {
+    res,
+    events,
+    comments,
+    get retry() {
+      return retry;
+    },
+    async waitFor(pred: (e: { event: string; id?: string; data: any }) => boolean, timeoutMs = 10_000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const hit = events.find(pred);
+        if (hit) return hit;
+        if (Date.now() > until) throw new Error(`no such event; got ${JSON.stringify(events.map((x) => x.event))}`);
+        await new Promise<void>((r) => {
+          notify = r;
+          setTimeout(r, 50);
+        });
+      }
+    },
+    async close() {
+      ac.abort();
+      await pump;
+    },
+  };
+}
