@@ -302,8 +302,26 @@ const valueArb = fc.oneof(
   { weight: 1, arbitrary: fc.array(leaf, { maxLength: 3 }) },
   { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 3 }), leaf, { maxKeys: 3 }) },
 );
-const inputArb = fc.oneof(
-  { weight: 8, arbitrary: fc.dictionary(fc.constantFrom(...NAMES, 'extra', '__proto__', 'constructor'), valueArb, { maxKeys: 6 }) },
+/** Values near each kind's edges: lengths around maxLength, decomposed text, bounds, other choices. */
+function nearKind(kind: ArgumentKind): fc.Arbitrary<unknown> {
+  if (kind === 'boolean') return fc.boolean();
+  if ('text' in kind) {
+    const max = kind.text.maxLength;
+    return fc.oneof(fc.string({ maxLength: max + 2 }), fc.constant('e\u0301'.repeat(max)), fc.constant('e\u0301'.repeat(max + 1)));
+  }
+  if ('choice' in kind) return fc.constantFrom(...kind.choice, ...CHOICES, 'blue');
+  return fc.oneof(fc.integer({ min: -7, max: 7 }), fc.double({ min: -7, max: 7, noNaN: true }));
+}
+/** Mostly the tool's own arguments, near their edges; sometimes noise, extra or hostile keys. */
+const inputFor = (args: ManifestArgument[]) => fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      Object.fromEntries(args.map((a) => [a.name, fc.oneof({ weight: 4, arbitrary: nearKind(a.kind) }, { weight: 1, arbitrary: valueArb })])),
+      { requiredKeys: [] },
+    ),
+  },
+  { weight: 2, arbitrary: fc.dictionary(fc.constantFrom(...NAMES, 'extra', '__proto__', 'constructor'), valueArb, { maxKeys: 6 }) },
   { weight: 1, arbitrary: fc.constant(undefined) },
   { weight: 1, arbitrary: valueArb },
 );
@@ -329,8 +347,10 @@ function oracle(args: ManifestArgument[], input: unknown): boolean {
 
 describe('arguments: property', () => {
   it('random manifests compile; random inputs never throw; the gate agrees with the contract', () => {
+    let accepted = 0;
+    let refused = 0;
     fc.assert(
-      fc.property(argsArb, inputArb, (args, input) => {
+      fc.property(argsArb.chain((args) => fc.tuple(fc.constant(args), inputFor(args))), ([args, input]) => {
         const { tools } = checkManifest({
           id: 'prop', name: 'Prop', description: 'Generated.', webhook: 'https://prop.example.com/',
           tools: [{ name: 'tool', title: 'Tool', summary: 'Returns something.', arguments: args }],
@@ -338,6 +358,8 @@ describe('arguments: property', () => {
         const r = checkArguments(tools[0]!.inputSchema, input);
         const expected = oracle(args, input);
         assert.equal(r.ok, expected, JSON.stringify(r));
+        if (r.ok) accepted++;
+        else refused++;
         if (r.ok) {
           for (const [k, v] of Object.entries(r.value)) if (typeof v === 'string') assert.equal(v, v.normalize('NFC'), k);
         } else {
@@ -346,5 +368,7 @@ describe('arguments: property', () => {
       }),
       { numRuns: 500 },
     );
+    // Both sides of the gate were exercised, not just refusals.
+    assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
   });
 });
