@@ -13,6 +13,9 @@ import { oauthRoutes } from './routes/oauth';
 import { wellKnownRoutes } from './routes/well-known';
 import { sessionRoutes } from './routes/session';
 import { settingsRoutes } from './routes/settings';
+import { approvalRoutes } from './routes/approvals';
+import { eventRoutes } from './routes/events';
+import { pushRoutes } from './routes/push';
 
 /** The whole public HTTP surface, as one Hono app over the given services. */
 export function createApp(svc: Services) {
@@ -33,7 +36,10 @@ export function createApp(svc: Services) {
     .route('/', keyRoutes)
     .route('/', connectionRoutes)
     .route('/', deliveryRoutes)
-    .route('/', settingsRoutes);
+    .route('/', settingsRoutes)
+    .route('/', approvalRoutes)
+    .route('/', eventRoutes)
+    .route('/', pushRoutes);
   api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);
   app.route('/', healthRoutes);

@@ -81,3 +81,22 @@ export { compileArguments, checkInputSchema, SCHEMA_LIMITS } from './addons/sche
 export { checkArguments, validatorFor, ARGUMENT_LIMITS } from './addons/arguments';
 export { createMetrics, countPendingApprovals, dispatcherDepth } from './metrics';
 export type { Metrics, MetricSources, ToolCallOutcome, ApprovalOutcome } from './metrics';
+export {
+  createApprovals,
+  APPROVAL_TTL_SECONDS,
+  decideApproval,
+  decideApprovalWithToken,
+  listApprovals,
+  openApprovalEvents,
+  MAX_STREAMS_PER_PERSON,
+  getPushKey,
+  subscribePush,
+  unsubscribePush,
+  sendApprovalPush,
+  approvalPushPayload,
+  approvalActionToken,
+  approvalChannel,
+  userChannel,
+  expireOverdue,
+} from './approvals/index';
+export type { ApprovalsOptions, ApprovalsService, ListedApproval, ApprovalEvents, ApprovalPush, ApprovalView, RecordedDecision, UserEvent } from './approvals/index';

@@ -11,6 +11,8 @@ import { createOutboundClient } from './outbound/http-client';
 import type { OutboundClient } from './outbound/types';
 import { startQueue } from './queue/index';
 import type { Dispatcher } from './queue/types';
+import type { Approvals } from './calls/types';
+import { createApprovals } from './approvals/request';
 import type { Logger } from './log';
 import { createLogger } from './log';
 import type { Secrets } from './secrets';
@@ -32,6 +34,8 @@ export interface Services {
   dispatcher: Dispatcher;
   /** Extra readiness checks by name (`/readyz`), e.g. the queue's Redis. */
   readiness: Record<string, () => Promise<void>>;
+  /** Asks the person before destructive calls; absent means destructive calls are refused. */
+  approvals?: Approvals;
   /** Prometheus metrics of this instance (its own registry): `svc.metrics.toolCall(...)` etc. */
   metrics: Metrics;
   /** Things to close on shutdown, last added first. */
@@ -69,6 +73,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
   svc.dispatcher = await startQueue(svc);
+  if (config.role !== 'worker') {
+    // API processes hold waiting calls and sweep overdue approvals; a worker needs neither.
+    const approvals = createApprovals(svc);
+    svc.approvals = approvals;
+    svc.closers.push(() => approvals.close());
+  }
   svc.closers.push(async () => svc.metrics.close());
   return svc;
 }
