@@ -41,7 +41,7 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     });
     children.push(child);
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the worker did not start within 20 s')), 20_000);
+      const timer = setTimeout(() => reject(new Error('the worker did not start within 40 s')), 40_000);
       child.once('exit', (code) => reject(new Error(`the worker exited with ${code}`)));
       createInterface({ input: child.stdout! }).on('line', (line) => {
         if (line.includes('"toolport started"')) {
@@ -121,15 +121,17 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
 
   it('hands a killed worker’s call to another worker: one outcome, same webhook-id', async () => {
     const a = await makeAddon((_r, nth) => (nth === 1 ? 'hold' : { body: { text: 'second try' } }));
-    const j = job(a.id, { deadline: Date.now() + 25_000 });
+    // Room for a slow start of the second worker, plus the lock to expire and a stalled check.
+    const j = job(a.id, { deadline: Date.now() + 40_000 });
     const listener = createRedisBus(REDIS_TEST_URL, tp.config.redis!.prefix);
     const published: unknown[] = [];
     await listener.subscribe(`result:${j.callId}`, (m) => published.push(m));
     try {
       const pending = tp.svc.dispatcher.dispatch(j);
       const [held] = await rx.waitFor(a.path, 1);
-      const second = await startWorkerProcess();
+      // Killed while the add-on holds its request: the job is left active, locked by a dead worker.
       first.child.kill('SIGKILL');
+      const second = await startWorkerProcess();
 
       const outcome = await pending;
       assert.deepEqual(outcome, { kind: 'result', content: [{ type: 'text', text: 'second try' }] });
@@ -185,10 +187,11 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     const pending = tp.svc.dispatcher.dispatch(j, controller.signal);
     await rx.waitFor(a.path, 1);
     controller.abort();
-    const abortedAt = Date.now();
+    const sentBefore = rx.at(a.path).length;
     const outcome = await pending;
     assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'cancelled');
     await new Promise((r) => setTimeout(r, 1500));
-    assert.equal(rx.at(a.path).filter((r) => r.at > abortedAt + 150).length, 0, 'the worker stopped retrying');
+    // The cancel travels by pub/sub: one attempt may already be on its way, no further one starts.
+    assert.ok(rx.at(a.path).length <= sentBefore + 1, 'the worker stopped retrying');
   });
 });
