@@ -16,7 +16,7 @@ export type ToolHandler = (body: any) => unknown | Promise<unknown>;
  */
 export async function startAddonServer(handlers: Record<string, ToolHandler> = {}) {
   const received: Delivery[] = [];
-  let secret: string | undefined;
+  const secrets: string[] = [];
   let confirm: ToolHandler | undefined;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -33,12 +33,17 @@ export async function startAddonServer(handlers: Record<string, ToolHandler> = {
       } catch {
         return reply(400, { error: 'bad json' });
       }
-      if (secret) {
-        try {
-          new Webhook(secret).verify(raw, req.headers as Record<string, string>);
-        } catch {
-          return reply(401, { error: 'bad signature' });
-        }
+      // The registration ping comes before the add-on knows its secret: echo it unverified.
+      if (secrets.length && body.type !== 'ping') {
+        const ok = secrets.some((s) => {
+          try {
+            new Webhook(s).verify(raw, req.headers as Record<string, string>);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        if (!ok) return reply(401, { error: 'bad signature' });
       }
       received.push({ headers: req.headers, raw, body });
       if (body.type === 'ping') return reply(200, { challenge: body.challenge });
@@ -62,7 +67,7 @@ export async function startAddonServer(handlers: Record<string, ToolHandler> = {
     url,
     received,
     calls: () => received.filter((d) => d.body.type === 'tool.call'),
-    setSecret(s: string) { secret = s; },
+    setSecret(s: string) { secrets.push(s); },
     onConfirm(h: ToolHandler) { confirm = h; },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };

@@ -3,8 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
 import { errorToProblem, problem } from './http/problem';
-import { deliveryRoutes } from './routes/deliveries';
+import { addonRoutes } from './routes/addons';
 import { dashboardRoutes } from './routes/dashboard';
+import { installRoutes } from './routes/installs';
+import { createMcpRoutes } from './routes/mcp';
+import { callRoutes } from './routes/calls';
+import { deliveryRoutes } from './routes/deliveries';
 import { healthRoutes } from './routes/health';
 import { measureRequests, metricsRoutes } from './routes/metrics';
 import { keyRoutes } from './routes/keys';
@@ -37,15 +41,19 @@ export function createApp(svc: Services) {
     .route('/', connectionRoutes)
     .route('/', deliveryRoutes)
     .route('/', settingsRoutes)
+    .route('/', addonRoutes)
+    .route('/', installRoutes)
+    .route('/', callRoutes)
     .route('/', approvalRoutes)
     .route('/', eventRoutes)
     .route('/', pushRoutes);
   api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);
   app.route('/', healthRoutes);
+  app.route('/', metricsRoutes);
   app.route('/', wellKnownRoutes);
   app.route('/oauth', oauthRoutes);
-  app.route('/', metricsRoutes);
+  app.route('/', createMcpRoutes(svc));
   // The dashboard answers only what nothing above did (static files, SPA paths); keep it last.
   app.route('/', dashboardRoutes);
 

@@ -100,3 +100,21 @@ export {
   expireOverdue,
 } from './approvals/index';
 export type { ApprovalsOptions, ApprovalsService, ListedApproval, ApprovalEvents, ApprovalPush, ApprovalView, RecordedDecision, UserEvent } from './approvals/index';
+export {
+  createAddon,
+  updateAddon,
+  getAddon,
+  listAddons,
+  listAddonVersions,
+  deleteAddon,
+  rotateAddonSecret,
+  liveSecrets,
+  SECRET_OVERLAP_MS,
+} from './addons/registry';
+export { listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';
+export { callTool, CALL_DEADLINE_MS } from './calls/call-tool';
+export { listCalls, recordCall } from './calls/call-log';
+export type { CallRecord, CallOutcomeName } from './calls/call-log';
+export { EnabledToolsCache, loadEnabledTools } from './calls/enabled-tools';
+export type { EnabledTool, EnabledToolSet } from './calls/enabled-tools';
+export type { ToolResult, Approvals, ApprovalRequest, ApprovalDecision, ApprovalStatus } from './calls/types';

@@ -11,6 +11,7 @@ import { createOutboundClient } from './outbound/http-client';
 import type { OutboundClient } from './outbound/types';
 import { startQueue } from './queue/index';
 import type { Dispatcher } from './queue/types';
+import { EnabledToolsCache } from './calls/enabled-tools';
 import type { Approvals } from './calls/types';
 import { createApprovals } from './approvals/request';
 import type { Logger } from './log';
@@ -34,6 +35,8 @@ export interface Services {
   dispatcher: Dispatcher;
   /** Extra readiness checks by name (`/readyz`), e.g. the queue's Redis. */
   readiness: Record<string, () => Promise<void>>;
+  /** Each person's enabled tools, cached with bus invalidation. */
+  tools: EnabledToolsCache;
   /** Asks the person before destructive calls; absent means destructive calls are refused. */
   approvals?: Approvals;
   /** Prometheus metrics of this instance (its own registry): `svc.metrics.toolCall(...)` etc. */
@@ -68,11 +71,15 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     // Set just below: the dispatcher works with the services it belongs to.
     dispatcher: undefined!,
     readiness: {},
+    tools: undefined!,
     // Read at scrape time: the dispatcher is set below.
     metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
     closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
   svc.dispatcher = await startQueue(svc);
+  svc.tools = new EnabledToolsCache(svc);
+  await svc.tools.start();
+  svc.closers.push(() => svc.tools.stop());
   if (config.role !== 'worker') {
     // API processes hold waiting calls and sweep overdue approvals; a worker needs neither.
     const approvals = createApprovals(svc);

@@ -159,6 +159,8 @@ export async function verifyAccessToken(svc: Services, token: string, mcpUrl: st
   if (!gate.aiApps) {
     throw new ToolportError('FORBIDDEN', 'AI apps are turned off for this account. Turn them on in the Toolport dashboard.', {
       reason: 'ai_apps_off',
+      // The MCP endpoint still answers (an empty tools/list, refused calls) for this app.
+      identity: { userId: sub, grantId: gid, clientId, appName: gate.appName },
     });
   }
   touchGrant(svc, gid);

@@ -1,0 +1,167 @@
+import { Hono, type Context } from 'hono';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, type Services } from '@toolport/core';
+import type { AppEnv } from '../http/env';
+import { readJson } from '../http/body';
+
+// One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
+const sharedValidator = new AjvJsonSchemaValidator();
+const MAX_MCP_BODY = 1024 * 1024;
+const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
+
+type Identity = { userId: string; grantId: string; clientId: string; appName: string };
+
+function rpcError(c: Context<AppEnv>, status: 400 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) {
+  return c.body(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), status, {
+    'content-type': 'application/json',
+    ...headers,
+  });
+}
+
+/** In-flight calls of this process, so `notifications/cancelled` (a separate POST) can reach them. */
+class InFlight {
+  private readonly calls = new Map<string, AbortController>();
+  key = (grantId: string, requestId: string | number) => `${grantId}:${typeof requestId}:${requestId}`;
+  add(key: string) {
+    const ctl = new AbortController();
+    this.calls.set(key, ctl);
+    return { signal: ctl.signal, done: () => this.calls.delete(key) };
+  }
+  abort(key: string) {
+    this.calls.get(key)?.abort(new Error('cancelled by the app'));
+  }
+}
+
+function toolList(svc: Services, identity: Identity, aiAppsOn: boolean): Promise<Tool[]> {
+  if (!aiAppsOn) return Promise.resolve([]);
+  return svc.tools.get(identity.userId).then((set) =>
+    set.list.map((t) => ({
+      name: t.mcpName,
+      title: t.title,
+      description: `${t.summary} (Add-on: ${t.addonName}.)`,
+      inputSchema: t.inputSchema as Tool['inputSchema'],
+      annotations: {
+        title: t.title,
+        destructiveHint: t.destructive,
+        ...(t.readOnly ? { readOnlyHint: true } : {}),
+      },
+    })),
+  );
+}
+
+/**
+ * `rawArguments` are the arguments as the app sent them (our own JSON.parse): the SDK's schema parsing
+ * rebuilds objects and would turn a `__proto__` key into a prototype instead of refusing it.
+ */
+function buildServer(svc: Services, identity: Identity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown) {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    jsonSchemaValidator: sharedValidator,
+    instructions: aiAppsOn
+      ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.'
+      : 'AI apps are turned off for this Toolport account. The person can turn them on in the Toolport dashboard.',
+  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await toolList(svc, identity, aiAppsOn) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    if (!aiAppsOn) {
+      return {
+        content: [{ type: 'text', text: 'AI apps are turned off for this Toolport account. Ask the person to turn them on in the Toolport dashboard.' }],
+        isError: true,
+      };
+    }
+    const ctx: Ctx = { svc, actor: { kind: 'app', ...identity } };
+    const key = inflight.key(identity.grantId, extra.requestId);
+    const mine = inflight.add(key);
+    const signal = AbortSignal.any([extra.signal, requestSignal, mine.signal]);
+    const progressToken = request.params._meta?.progressToken;
+    let step = 0;
+    const progress =
+      progressToken === undefined
+        ? undefined
+        : async (message: string) => {
+            step += 1;
+            await extra
+              .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, message } })
+              .catch(() => {});
+          };
+    try {
+      const result = await callTool({ ctx, input: { name: request.params.name, arguments: rawArguments, signal, progress } });
+      return result as never;
+    } finally {
+      mine.done();
+    }
+  });
+  return server;
+}
+
+export function createMcpRoutes(svc: Services) {
+  const inflight = new InFlight();
+  // A cancellation may arrive at any API process: every process hears it.
+  void svc.bus.subscribe('mcp-cancel', (m) => inflight.abort((m as { key: string }).key));
+
+  return new Hono<AppEnv>().all('/u/:userKey/mcp', async (c) => {
+    const userKey = c.req.param('userKey');
+    const origin = c.req.header('origin');
+    if (origin && origin !== svc.config.publicOrigin) return rpcError(c, 403, -32000, 'Requests from this Origin are not allowed.');
+    if (new URL(c.req.url).searchParams.has('access_token')) {
+      return rpcError(c, 400, -32000, 'Send the access token in the Authorization header, never in the URL.');
+    }
+
+    const mcpUrl = `${svc.config.publicUrl}/u/${userKey}/mcp`;
+    const header = c.req.header('authorization');
+    const token = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    if (!token) {
+      const challenge = await wwwAuthenticate(svc, userKey);
+      return rpcError(c, 401 as 400, -32001, 'Sign in: this endpoint needs an OAuth access token.', { 'WWW-Authenticate': challenge });
+    }
+    let identity: Identity;
+    let aiAppsOn = true;
+    try {
+      identity = await verifyAccessToken(svc, token, mcpUrl);
+    } catch (err) {
+      if (isToolportError(err) && err.code === 'FORBIDDEN' && err.details.reason === 'ai_apps_off' && err.details.identity) {
+        identity = err.details.identity as Identity;
+        aiAppsOn = false;
+      } else if (isToolportError(err) && (err.code === 'UNAUTHORIZED' || err.code === 'FORBIDDEN')) {
+        const challenge = await wwwAuthenticate(svc, userKey, 'invalid_token');
+        return rpcError(c, 401 as 400, -32001, err.message, { 'WWW-Authenticate': challenge });
+      } else throw err;
+    }
+
+    if (c.req.method !== 'POST') {
+      // Stateless: no standalone stream and no session to delete (any process can serve any request).
+      return rpcError(c, 405, -32000, 'Use POST: this server is stateless and keeps no sessions.', { Allow: 'POST' });
+    }
+
+    let body: unknown;
+    try {
+      body = await readJson(c, MAX_MCP_BODY);
+    } catch (err) {
+      if (isToolportError(err) && err.code === 'PAYLOAD_TOO_LARGE') return rpcError(c, 413, -32600, 'The request is larger than 1 MB.');
+      if (isToolportError(err) && err.details.status === 415) return rpcError(c, 400, -32600, 'Send JSON-RPC as application/json.');
+      return rpcError(c, 400, -32700, 'Parse error: the body is not valid JSON.');
+    }
+    if (Array.isArray(body)) return rpcError(c, 400, -32600, 'JSON-RPC batches are not supported; send one message per request.');
+    if (typeof body !== 'object' || body === null || (body as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
+      return rpcError(c, 400, -32600, 'Invalid request: send one JSON-RPC 2.0 message.');
+    }
+    const message = body as { method?: string; id?: string | number; params?: { requestId?: string | number; arguments?: unknown; _meta?: { progressToken?: unknown } } };
+    if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
+      await svc.bus.publish('mcp-cancel', { key: inflight.key(identity.grantId, message.params.requestId) });
+    }
+
+    const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
+    const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments);
+    await server.connect(transport);
+    const response = await transport.handleRequest(c.req.raw, {
+      parsedBody: body,
+      authInfo: { token, clientId: identity.clientId, scopes: ['tools'], extra: { userId: identity.userId } },
+    });
+    if (!streaming) void server.close();
+    return response;
+  });
+}

@@ -1,0 +1,94 @@
+import { and, desc, eq, lt, or } from 'drizzle-orm';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { validation } from '../errors';
+import type { Services } from '../services';
+import { calls } from '../db/schema/index';
+
+export type CallOutcomeName =
+  | 'ok'
+  | 'refused'
+  | 'failed'
+  | 'invalid_arguments'
+  | 'unknown_tool'
+  | 'denied'
+  | 'expired'
+  | 'cancelled'
+  | 'revoked'
+  | 'disabled'
+  | 'ai_apps_off';
+
+export interface CallRecord {
+  id: string;
+  userId: string;
+  grantId?: string;
+  appName: string;
+  addonId: string;
+  toolName: string;
+  argsDigest: string;
+  decision?: string;
+  decidedBy?: string;
+  outcome: CallOutcomeName;
+  detail?: string;
+  latencyMs: number;
+}
+
+/** One statement per call: the call log is on the hot path. */
+export async function recordCall(svc: Services, rec: CallRecord) {
+  // createdAt from the JS clock (ms precision) keeps the keyset cursor exact.
+  await svc.db.insert(calls).values({ ...rec, latencyMs: Math.max(0, Math.round(rec.latencyMs)), createdAt: svc.clock.now() });
+}
+
+const PAGE = 50;
+
+function encodeCursor(createdAt: Date, id: string) {
+  return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
+}
+function decodeCursor(cursor: string): [Date, string] {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(at);
+    if (Number.isNaN(date.getTime()) || typeof id !== 'string') throw new Error('bad');
+    return [date, id];
+  } catch {
+    throw validation('The cursor is not valid; start again without it.', [{ path: '/cursor', message: 'Use the nextCursor of a previous page.' }]);
+  }
+}
+
+/** The person's call log, newest first, keyset-paginated, optionally filtered. */
+export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: string; app?: string; addon?: string; outcome?: string; limit?: number } }) {
+  const userId = personId(ctx);
+  const limit = Math.min(Math.max(Number(query.limit) || PAGE, 1), 200);
+  const conditions = [eq(calls.userId, userId)];
+  if (query.app) conditions.push(eq(calls.appName, query.app));
+  if (query.addon) conditions.push(eq(calls.addonId, query.addon));
+  if (query.outcome) conditions.push(eq(calls.outcome, query.outcome));
+  if (query.cursor) {
+    const [at, id] = decodeCursor(query.cursor);
+    conditions.push(or(lt(calls.createdAt, at), and(eq(calls.createdAt, at), lt(calls.id, id)))!);
+  }
+  const rows = await ctx.svc.db
+    .select()
+    .from(calls)
+    .where(and(...conditions))
+    .orderBy(desc(calls.createdAt), desc(calls.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map((r) => ({
+      id: r.id,
+      app: r.appName,
+      addon: r.addonId,
+      tool: r.toolName,
+      argsDigest: r.argsDigest,
+      decision: r.decision,
+      decidedBy: r.decidedBy,
+      outcome: r.outcome,
+      detail: r.detail,
+      latencyMs: r.latencyMs,
+      createdAt: r.createdAt,
+    })),
+    nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null,
+  };
+}

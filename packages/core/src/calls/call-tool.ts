@@ -1,0 +1,126 @@
+import { performance } from 'node:perf_hooks';
+import { checkArguments } from '../addons/arguments';
+import type { Ctx } from '../context';
+import { newId } from '../ids';
+import type { CallOutcome } from '../queue/types';
+import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
+import type { ApprovalDecision, ToolResult } from './types';
+
+/** A call has this long from dispatch to the add-on's answer (DESIGN.md limits). */
+export const CALL_DEADLINE_MS = 30_000;
+
+const text = (t: string, isError = false): ToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
+
+const approvalSentences: Record<Exclude<ApprovalDecision['status'], 'allowed' | 'skipped'>, string> = {
+  denied: 'The person denied this call. Do not retry it unless they ask you to.',
+  expired: 'The person did not answer the approval request within 30 seconds, so the call did not run.',
+  cancelled: 'The call was cancelled before the person decided, so it did not run.',
+  revoked: 'This app’s access was revoked (or AI apps were turned off) while waiting for approval, so the call did not run.',
+};
+
+export interface CallToolInput {
+  name: string;
+  arguments: unknown;
+  signal?: AbortSignal;
+  progress?: (message: string) => Promise<void>;
+}
+
+/**
+ * The call path after the token: find the tool among the person's enabled ones, check the
+ * arguments, ask the person if it is destructive, dispatch, shape the result, log it.
+ */
+export async function callTool({ ctx, input }: { ctx: Ctx; input: CallToolInput }): Promise<ToolResult> {
+  if (ctx.actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
+  const { svc } = ctx;
+  const actor = ctx.actor;
+  const started = performance.now();
+  const callId = newId('call');
+  const base = { id: callId, userId: actor.userId, grantId: actor.grantId, appName: actor.appName };
+  const log = async (rec: Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string }) => {
+    try {
+      await recordCall(svc, { ...base, ...rec, latencyMs: performance.now() - started });
+    } catch (err) {
+      svc.log.error('call log write failed', { err, callId });
+    }
+  };
+
+  const tools = await svc.tools.get(actor.userId);
+  const tool = tools.byName.get(input.name);
+  if (!tool) {
+    const [addonId = '', toolName = input.name] = input.name.split('__');
+    await log({ outcome: 'unknown_tool', addonId: addonId.slice(0, 30), toolName: toolName.slice(0, 64), argsDigest: '' });
+    return text(`The tool "${input.name.slice(0, 80)}" does not exist. Call tools/list to see the available tools.`, true);
+  }
+
+  const checked = checkArguments(tool.inputSchema, input.arguments ?? {});
+  if (!checked.ok) {
+    await log({ outcome: 'invalid_arguments', addonId: tool.addonId, toolName: tool.name, argsDigest: '', detail: checked.problems.join(' ') });
+    return text(checked.problems.join('\n'), true);
+  }
+  const argumentsText = JSON.stringify(checked.value);
+  const argsDigest = svc.secrets.argsDigest(argumentsText);
+  const where = { addonId: tool.addonId, toolName: tool.name, argsDigest };
+
+  if (tool.webhookDisabled) {
+    await log({ ...where, outcome: 'disabled' });
+    return text(`The add-on "${tool.addonName}" is unavailable right now; its developer has to fix it. Try again later.`, true);
+  }
+
+  const subject = svc.secrets.pseudonym(tool.addonId, actor.userId);
+  let decision: ApprovalDecision | undefined;
+  if (tool.destructive) {
+    if (!svc.approvals) {
+      await log({ ...where, outcome: 'denied', decision: 'unavailable' });
+      return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
+    }
+    decision = await svc.approvals.request({
+      callId,
+      userId: actor.userId,
+      grantId: actor.grantId,
+      clientId: actor.clientId,
+      appName: actor.appName,
+      tool,
+      argumentsText,
+      subject,
+      signal: input.signal,
+      progress: input.progress,
+    });
+    if (decision.status !== 'allowed' && decision.status !== 'skipped') {
+      await log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
+      return text(approvalSentences[decision.status], true);
+    }
+  }
+  if (input.signal?.aborted) {
+    await log({ ...where, outcome: 'cancelled', decision: decision?.status, decidedBy: decision?.decidedBy });
+    return text('The call was cancelled, so it did not run.', true);
+  }
+
+  const outcome: CallOutcome = await svc.dispatcher.dispatch(
+    {
+      callId,
+      type: 'tool.call',
+      addonId: tool.addonId,
+      tool: tool.name,
+      arguments: argumentsText,
+      subject,
+      app: { name: actor.appName, clientId: actor.clientId },
+      deadline: Date.now() + CALL_DEADLINE_MS,
+    },
+    input.signal,
+  );
+  const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
+  switch (outcome.kind) {
+    case 'result':
+      await log({ ...where, ...decided, outcome: 'ok' });
+      return { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) };
+    case 'refusal':
+      await log({ ...where, ...decided, outcome: 'refused', detail: outcome.message.slice(0, 300) });
+      return text(outcome.message, true);
+    case 'failure':
+      await log({ ...where, ...decided, outcome: 'failed', detail: outcome.errorClass });
+      return text(outcome.message, true);
+    default:
+      await log({ ...where, ...decided, outcome: 'failed', detail: 'bad_answer' });
+      return text('The add-on answered with something Toolport could not read.', true);
+  }
+}

@@ -1,0 +1,93 @@
+import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import type { Services } from '../services';
+import { addons, installs, tools, toolSwitches } from '../db/schema/index';
+import type { JsonSchema } from '../addons/types';
+
+/** A tool as an app sees it: switched on, of an installed add-on the person may use. */
+export interface EnabledTool {
+  /** `{addonId}__{toolName}` */
+  mcpName: string;
+  addonId: string;
+  addonName: string;
+  name: string;
+  title: string;
+  summary: string;
+  destructive: boolean;
+  readOnly: boolean;
+  confirm: boolean;
+  inputSchema: JsonSchema;
+  webhookDisabled: boolean;
+}
+
+export interface EnabledToolSet {
+  list: EnabledTool[];
+  byName: Map<string, EnabledTool>;
+}
+
+const TTL_MS = 30_000;
+const MAX_USERS = 10_000;
+
+/**
+ * Every tools/list and tools/call reads the person's enabled tools: cached per person, dropped on
+ * the bus ('tools' for one person, 'addons' for everyone) so every process sees switches at once.
+ */
+export class EnabledToolsCache {
+  private readonly entries = new Map<string, { at: number; value: Promise<EnabledToolSet> }>();
+  private unsubscribe: Array<() => Promise<void>> = [];
+
+  constructor(private readonly svc: Services) {}
+
+  async start() {
+    this.unsubscribe.push(
+      await this.svc.bus.subscribe('tools', (m) => this.entries.delete((m as { userId: string }).userId)),
+      await this.svc.bus.subscribe('addons', () => this.entries.clear()),
+    );
+  }
+
+  async stop() {
+    for (const u of this.unsubscribe) await u();
+    this.entries.clear();
+  }
+
+  get(userId: string): Promise<EnabledToolSet> {
+    const hit = this.entries.get(userId);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
+    const value = loadEnabledTools(this.svc, userId);
+    if (this.entries.size >= MAX_USERS) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(userId, { at: Date.now(), value });
+    value.catch(() => this.entries.delete(userId));
+    return value;
+  }
+}
+
+export async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledToolSet> {
+  const rows = await svc.db
+    .select({ tool: tools, addonName: addons.name, webhookDisabledAt: addons.webhookDisabledAt })
+    .from(toolSwitches)
+    .innerJoin(installs, and(eq(installs.userId, toolSwitches.userId), eq(installs.addonId, toolSwitches.addonId)))
+    .innerJoin(tools, and(eq(tools.addonId, toolSwitches.addonId), eq(tools.name, toolSwitches.toolName)))
+    .innerJoin(addons, eq(addons.id, tools.addonId))
+    .where(
+      and(
+        eq(toolSwitches.userId, userId),
+        eq(toolSwitches.enabled, true),
+        isNull(addons.deletedAt),
+        or(eq(addons.visibility, 'public'), eq(addons.ownerId, userId)),
+      ),
+    )
+    .orderBy(asc(tools.addonId), asc(tools.position));
+  const list: EnabledTool[] = rows.map(({ tool, addonName, webhookDisabledAt }) => ({
+    mcpName: `${tool.addonId}__${tool.name}`,
+    addonId: tool.addonId,
+    addonName,
+    name: tool.name,
+    title: tool.title,
+    summary: tool.summary,
+    destructive: tool.destructive,
+    readOnly: tool.readOnly,
+    confirm: tool.confirm,
+    inputSchema: tool.inputSchema as JsonSchema,
+    webhookDisabled: webhookDisabledAt !== null,
+  }));
+  return { list, byName: new Map(list.map((t) => [t.mcpName, t])) };
+}

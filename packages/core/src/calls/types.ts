@@ -1,0 +1,39 @@
+import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
+import type { EnabledTool } from './enabled-tools';
+
+/** An MCP CallToolResult as Toolport produces it. */
+export interface ToolResult {
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+export interface ApprovalRequest {
+  callId: string;
+  userId: string;
+  grantId?: string;
+  clientId: string;
+  appName: string;
+  tool: EnabledTool;
+  /** The exact JSON text that will be sent if the person allows. */
+  argumentsText: string;
+  /** The person's pseudonym for this add-on (for the tool.confirm delivery). */
+  subject: string;
+  signal?: AbortSignal;
+  /** Tells a waiting app where the person is being asked. */
+  progress?: (message: string) => Promise<void>;
+}
+
+export type ApprovalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked' | 'skipped';
+
+export interface ApprovalDecision {
+  status: ApprovalStatus;
+  approvalId?: string;
+  decidedBy?: string;
+  confirm?: ConfirmDescriptor | null;
+}
+
+/** Asks the person before a destructive call; resolves with the one recorded decision. */
+export interface Approvals {
+  request(req: ApprovalRequest): Promise<ApprovalDecision>;
+}

@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startAddonServer, notesManifest } from './helpers/addon-server';
+import { Client, newPerson } from './helpers/http';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { startToolport, type Toolport } from './helpers/target';
+
+let tp: Toolport;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+const notes = new Map<string, Array<{ id: string; text: string }>>();
+
+before(async () => {
+  tp = await startToolport();
+  hook = await startAddonServer({
+    add_note: (b) => {
+      const list = notes.get(b.user.id) ?? [];
+      const id = `n${list.length + 1}`;
+      list.push({ id, text: b.arguments.text });
+      notes.set(b.user.id, list);
+      return { json: { id, title: b.arguments.text.split('\n')[0] } };
+    },
+    search_notes: (b) => ({ text: (notes.get(b.user.id) ?? []).map((n) => n.text).join('\n') || 'No notes.' }),
+    delete_note: () => ({ text: 'deleted' }),
+  });
+});
+after(async () => {
+  await hook?.close();
+  await tp?.stop();
+});
+
+let seq = 0;
+/** A person with AI apps on and the Notes add-on installed with the given tools switched on. */
+async function personWithNotes(tools: Record<string, boolean> = { add_note: true, search_notes: true }) {
+  const dev = await newPerson(tp.url, 'dev');
+  const id = `notes-${process.pid % 1000}-${seq++}`;
+  const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+  assert.equal(created.status, 201, created.text);
+  hook.setSecret(created.body.signingSecret);
+  const person = await newPerson(tp.url);
+  assert.equal((await person.client.patch('/api/settings', { aiApps: true })).status, 200);
+  assert.equal((await person.client.post('/api/installs', { addon: id })).status, 201);
+  assert.equal((await person.client.patch(`/api/installs/${id}`, { tools })).status, 200);
+  return { ...person, addonId: id };
+}
+
+describe('the first hosted tool call, end to end with the SDK client', () => {
+  it('discovers, registers, is let in through the consent form, lists and calls tools, refreshes', async () => {
+    const p = await personWithNotes();
+    const { client, provider, redirect } = await connectApp(p.user.mcpUrl, p.client, { name: 'Claude' });
+    assert.equal(redirect?.searchParams.get('iss'), tp.url);
+    assert.ok(redirect?.searchParams.get('state'));
+
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), [`${p.addonId}__add_note`, `${p.addonId}__search_notes`]);
+    const add = tools.find((t) => t.name.endsWith('__add_note'))!;
+    assert.equal(add.title, 'Add a note');
+    assert.match(add.description!, /Notes/);
+    assert.equal(add.annotations?.destructiveHint, false);
+    assert.deepEqual(add.inputSchema.required, ['text']);
+
+    const result = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: '# Shopping\nOat milk' } });
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.deepEqual(result.structuredContent, { id: 'n1', title: '# Shopping' });
+    const delivered = hook.calls().at(-1)!;
+    assert.equal(delivered.body.tool, 'add_note');
+    assert.deepEqual(delivered.body.arguments, { text: '# Shopping\nOat milk' });
+    assert.equal(delivered.body.app.name, 'Claude');
+    assert.match(delivered.body.user.id, /^usr_/);
+    assert.notEqual(delivered.body.user.id, p.user.id, 'the add-on sees a pseudonym');
+    assert.equal(delivered.headers['webhook-id'], delivered.body.call.id);
+
+    const search = await client.callTool({ name: `${p.addonId}__search_notes`, arguments: {} });
+    assert.deepEqual(search.content, [{ type: 'text', text: '# Shopping\nOat milk' }]);
+
+    const log = await p.client.get('/api/calls');
+    assert.equal(log.status, 200);
+    assert.deepEqual(log.body.items.map((i: any) => [i.tool, i.outcome, i.app]), [
+      ['search_notes', 'ok', 'Claude'],
+      ['add_note', 'ok', 'Claude'],
+    ]);
+
+    // Refresh: a new access token from the refresh token, and it works.
+    const before = provider.saved!;
+    const meta = await (await fetch(`${tp.url}/.well-known/oauth-authorization-server`)).json();
+    const res = await fetch(meta.token_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: before.refresh_token!, client_id: (provider.client as any).client_id }),
+    });
+    assert.equal(res.status, 200);
+    const fresh = await res.json();
+    assert.notEqual(fresh.access_token, before.access_token);
+    provider.saved = { ...before, ...fresh };
+    assert.equal((await client.listTools()).tools.length, 2);
+  });
+
+  it('refuses bad arguments as a tool error, one sentence per problem, and never calls the add-on', async () => {
+    const p = await personWithNotes();
+    const { client } = await connectApp(p.user.mcpUrl, p.client);
+    const before = hook.calls().length;
+    const r = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'x'.repeat(5001), colour: 'red' } });
+    assert.equal(r.isError, true);
+    const text = (r.content as any[])[0].text as string;
+    assert.match(text, /text/);
+    assert.match(text, /colour/);
+    assert.equal(text.split('\n').length, 2);
+    const proto = await client.callTool({ name: `${p.addonId}__add_note`, arguments: JSON.parse('{"text":"a","__proto__":{"x":1}}') });
+    assert.equal(proto.isError, true);
+    assert.equal(hook.calls().length, before);
+  });
+
+  it('answers a disabled tool exactly like a tool that does not exist', async () => {
+    const p = await personWithNotes({ add_note: true });
+    const { client } = await connectApp(p.user.mcpUrl, p.client);
+    const off = await client.callTool({ name: `${p.addonId}__search_notes`, arguments: {} });
+    const none = await client.callTool({ name: `${p.addonId}__no_such_tool`, arguments: {} });
+    assert.equal(off.isError, true);
+    assert.equal((off.content as any[])[0].text.replace('search_notes', 'X'), (none.content as any[])[0].text.replace('no_such_tool', 'X'));
+  });
+
+  it('with AI apps off: empty tools/list, calls refused with a clear sentence', async () => {
+    const p = await personWithNotes();
+    const { client } = await connectApp(p.user.mcpUrl, p.client);
+    await p.client.patch('/api/settings', { aiApps: false });
+    assert.deepEqual((await client.listTools()).tools, []);
+    const r = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'x' } });
+    assert.equal(r.isError, true);
+    assert.match((r.content as any[])[0].text, /AI apps are turned off/);
+  });
+
+  it('stops a revoked app at once', async () => {
+    const p = await personWithNotes();
+    const { client } = await connectApp(p.user.mcpUrl, p.client, { name: 'Revoked App' });
+    const conns = await p.client.get('/api/connections');
+    const conn = conns.body.find((c: any) => (c.appName ?? c.app) === 'Revoked App');
+    assert.ok(conn, JSON.stringify(conns.body));
+    assert.equal((await p.client.delete(`/api/connections/${conn.id}`)).status, 204);
+    await assert.rejects(client.listTools());
+  });
+});
+
+describe('the MCP endpoint refuses what the specs refuse', () => {
+  let p: Awaited<ReturnType<typeof personWithNotes>>;
+  let token: string;
+  before(async () => {
+    p = await personWithNotes();
+    const provider = new TestOAuthProvider('Raw');
+    await connectApp(p.user.mcpUrl, p.client, { provider });
+    token = provider.saved!.access_token;
+  });
+  const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+
+  it('401 with a resource_metadata challenge without a token', async () => {
+    const res = await post(p.user.mcpUrl, list);
+    assert.equal(res.status, 401);
+    const challenge = res.headers.get('www-authenticate')!;
+    assert.match(challenge, /^Bearer /);
+    assert.ok(challenge.includes(`resource_metadata="${tp.url}/.well-known/oauth-protected-resource/u/`));
+    const prm = await (await fetch(`${tp.url}/.well-known/oauth-protected-resource${new URL(p.user.mcpUrl).pathname}`)).json();
+    assert.equal(prm.resource, p.user.mcpUrl);
+  });
+
+  it('refuses a forged, alg:none or wrong-audience token, and a token in the query string', async () => {
+    const [h, b] = token.split('.');
+    const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${b}.`;
+    for (const bad of [`${h}.${b}.AAAA`, none, 'garbage']) {
+      const res = await post(p.user.mcpUrl, list, { authorization: `Bearer ${bad}` });
+      assert.equal(res.status, 401);
+      assert.match(res.headers.get('www-authenticate')!, /invalid_token/);
+    }
+    const other = await newPerson(tp.url);
+    await other.client.patch('/api/settings', { aiApps: true });
+    const wrongAud = await post(other.user.mcpUrl, list, { authorization: `Bearer ${token}` });
+    assert.equal(wrongAud.status, 401);
+    const inQuery = await post(`${p.user.mcpUrl}?access_token=${token}`, list);
+    assert.equal(inQuery.status, 400);
+  });
+
+  it('refuses a batch, broken JSON, a foreign Origin and GET/DELETE (stateless)', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const ok = await post(p.user.mcpUrl, list, auth);
+    assert.equal(ok.status, 200);
+    const batch = await post(p.user.mcpUrl, [list, { ...list, id: 2 }], auth);
+    assert.equal(batch.status, 400);
+    assert.equal((await batch.json()).error.code, -32600);
+    const broken = await post(p.user.mcpUrl, '{"jsonrpc":', auth);
+    assert.equal(broken.status, 400);
+    assert.equal((await broken.json()).error.code, -32700);
+    const foreign = await post(p.user.mcpUrl, list, { ...auth, origin: 'https://evil.example' });
+    assert.equal(foreign.status, 403);
+    const get = await fetch(p.user.mcpUrl, { headers: { ...auth, accept: 'text/event-stream' } });
+    assert.equal(get.status, 405);
+    const huge = await post(p.user.mcpUrl, { ...list, params: { pad: 'x'.repeat(2 * 1024 * 1024) } }, auth);
+    assert.equal(huge.status, 413);
+  });
+
+  it('refuses a bad protocol version header', async () => {
+    const res = await post(p.user.mcpUrl, list, { authorization: `Bearer ${token}`, 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(res.status, 400);
+  });
+});
