@@ -85,6 +85,7 @@ export async function transition(
       ),
     )
     .returning();
+  if (row) svc.metrics.approval(status);
   return row;
 }
 
@@ -111,6 +112,7 @@ export async function expireOverdue(svc: Services): Promise<number> {
     .where(and(eq(approvals.status, 'pending'), sql`${approvals.expiresAt} <= now()`))
     .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
   for (const row of rows) {
+    svc.metrics.approval('expired');
     await announceDecided(svc, row);
     // A holder still alive elsewhere learns at once rather than at its own timer.
     await svc.bus.publish(approvalChannel(row.id), { id: row.id }).catch(() => {});

@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { createDecipheriv, createECDH, createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { approvals as approvalsTable, pushSubscriptions } from '../packages/core/src/db/schema/index';
+import { Client, newPerson } from './helpers/http';
+import { startToolport, type Toolport } from './helpers/target';
+import { ask, pendingFor, sleep } from './approvals-helpers';
+
+/** A push service on 127.0.0.1: records what it is sent, answers what the test says. */
+async function startPushService() {
+  const received: Array<{ path: string; headers: IncomingHttpHeaders; body: Buffer }> = [];
+  let status = 201;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    answer(s: number) {
+      status = s;
+    },
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+/** A browser's side of a push subscription: its own P-256 key pair and auth secret. */
+function newBrowserKeys() {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const auth = randomBytes(16);
+  return { ecdh, auth, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } };
+}
+
+const hmac = (key: Buffer, data: Buffer) => createHmac('sha256', key).update(data).digest();
+
+/** RFC 8291 (Web Push message encryption) over RFC 8188 aes128gcm, as a browser decrypts it. */
+function decryptPush(body: Buffer, ecdh: ReturnType<typeof createECDH>, auth: Buffer): string {
+  const salt = body.subarray(0, 16);
+  const rs = body.readUInt32BE(16);
+  const idlen = body[20]!;
+  const serverPublic = body.subarray(21, 21 + idlen);
+  const ciphertext = body.subarray(21 + idlen);
+  assert.equal(idlen, 65, 'the keyid is the sender’s uncompressed P-256 key');
+  assert.ok(ciphertext.length <= rs, 'one record');
+
+  const ecdhSecret = ecdh.computeSecret(serverPublic);
+  const keyInfo = Buffer.concat([Buffer.from('WebPush: info\0'), ecdh.getPublicKey(), serverPublic]);
+  const ikm = hmac(hmac(auth, ecdhSecret), Buffer.concat([keyInfo, Buffer.from([1])]));
+  const prk = hmac(salt, ikm);
+  const cek = hmac(prk, Buffer.from('Content-Encoding: aes128gcm\0\x01')).subarray(0, 16);
+  const nonce = hmac(prk, Buffer.from('Content-Encoding: nonce\0\x01')).subarray(0, 12);
+
+  const decipher = createDecipheriv('aes-128-gcm', cek, nonce);
+  decipher.setAuthTag(ciphertext.subarray(ciphertext.length - 16));
+  const padded = Buffer.concat([decipher.update(ciphertext.subarray(0, ciphertext.length - 16)), decipher.final()]);
+  // The last record ends with the delimiter 0x02, then zero padding.
+  let end = padded.length - 1;
+  while (end >= 0 && padded[end] === 0) end--;
+  assert.equal(padded[end], 2, 'last-record delimiter');
+  return padded.subarray(0, end).toString('utf8');
+}
+
+let tp: Toolport;
+let push: Awaited<ReturnType<typeof startPushService>>;
+before(async () => {
+  tp = await startToolport();
+  push = await startPushService();
+});
+after(async () => {
+  await push?.close();
+  await tp?.stop();
+});
+
+const approvals = () => tp.svc.approvals!;
+const subscriptionsOf = (userId: string) => tp.svc.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.userId, userId));
+
+async function pushesTo(path: string, count: number, timeoutMs = 10_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const got = push.received.filter((r) => r.path === path);
+    if (got.length >= count) return got;
+    assert.ok(Date.now() < until, `expected ${count} push(es) to ${path}, got ${got.length}`);
+    await sleep(25);
+  }
+}
+
+describe('web push', () => {
+  it('publishes one VAPID public key, the same across requests', async () => {
+    const a = await new Client(tp.url).get('/api/push/key');
+    assert.equal(a.status, 200);
+    const key = Buffer.from(a.body.publicKey, 'base64url');
+    assert.equal(key.length, 65);
+    assert.equal(key[0], 4);
+    assert.equal((await new Client(tp.url).get('/api/push/key')).body.publicKey, a.body.publicKey);
+  });
+
+  it('checks subscriptions: a session, https (http only to loopback in development), real keys', async () => {
+    const p = await newPerson(tp.url);
+    const { keys } = newBrowserKeys();
+    assert.equal((await new Client(tp.url).post('/api/push/subscribe', { endpoint: `${push.base}/x`, keys })).status, 401);
+    const http = await p.client.post('/api/push/subscribe', { endpoint: 'http://push.example.com/x', keys });
+    assert.equal(http.status, 422);
+    assert.equal(http.body.errors[0].path, '/endpoint');
+    const ftp = await p.client.post('/api/push/subscribe', { endpoint: 'ftp://push.example.com/x', keys });
+    assert.equal(ftp.status, 422);
+    const long = await p.client.post('/api/push/subscribe', { endpoint: `https://push.example.com/${'a'.repeat(3000)}`, keys });
+    assert.equal(long.status, 422);
+    const badKeys = await p.client.post('/api/push/subscribe', { endpoint: 'https://push.example.com/x', keys: { p256dh: 'AAAA', auth: 'short' } });
+    assert.equal(badKeys.status, 422);
+    assert.deepEqual(badKeys.body.errors.map((e: any) => e.path).sort(), ['/keys/auth', '/keys/p256dh']);
+    assert.deepEqual(await subscriptionsOf(p.user.id), []);
+    const ok = await p.client.post('/api/push/subscribe', { endpoint: 'https://push.example.com/ok', keys });
+    assert.equal(ok.status, 201, ok.text);
+    const gone = await p.client.request('DELETE', '/api/push/subscribe', { endpoint: 'https://push.example.com/ok' });
+    assert.equal(gone.status, 204);
+    assert.deepEqual(await subscriptionsOf(p.user.id), []);
+  });
+
+  it('sends the approval encrypted to the person’s device, and its action token decides it once', async () => {
+    const p = await newPerson(tp.url);
+    const browser = newBrowserKeys();
+    const path = `/push/${randomBytes(6).toString('hex')}`;
+    const sub = await p.client.post('/api/push/subscribe', { endpoint: `${push.base}${path}`, keys: browser.keys });
+    assert.equal(sub.status, 201, sub.text);
+
+    const asked = ask(approvals(), p.user.id);
+    const [msg] = await pushesTo(path, 1);
+    assert.equal(msg!.headers['content-encoding'], 'aes128gcm');
+    assert.equal(msg!.headers.ttl, '30');
+    assert.equal(msg!.headers.urgency, 'high');
+    const vapidKey = (await new Client(tp.url).get('/api/push/key')).body.publicKey;
+    assert.match(String(msg!.headers.authorization), new RegExp(`^vapid t=[\\w-]+\\.[\\w-]+\\.[\\w-]+, k=${vapidKey}$`));
+
+    const payload = JSON.parse(decryptPush(msg!.body, browser.ecdh, browser.auth));
+    const shown = await pendingFor(p.client, asked.nonce);
+    assert.equal(payload.approvalId, shown.id);
+    assert.equal(payload.expiresAt, shown.expiresAt);
+    assert.match(payload.title, /Claude/);
+    assert.match(payload.body, /Notes · delete_note/);
+    assert.ok(payload.body.includes(asked.nonce), 'the arguments are summarised');
+    assert.equal(typeof payload.actionToken, 'string');
+
+    // No cookie anywhere below: the token is the capability.
+    const anon = new Client(tp.url);
+    const forged = await anon.post('/api/push/decision', { approvalId: payload.approvalId, decision: 'allow', token: randomBytes(32).toString('base64url') });
+    assert.equal(forged.status, 401);
+    const otherId = await anon.post('/api/push/decision', { approvalId: 'apr_other', decision: 'allow', token: payload.actionToken });
+    assert.equal(otherId.status, 401);
+    const [still] = await tp.svc.db.select().from(approvalsTable).where(eq(approvalsTable.id, shown.id));
+    assert.equal(still!.status, 'pending', 'a forged token changed nothing');
+
+    const res = await anon.post('/api/push/decision', { approvalId: payload.approvalId, decision: 'allow', token: payload.actionToken });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.status, 'allowed');
+    assert.equal(res.body.decidedBy, 'push');
+    const decision = await asked.decision;
+    assert.equal(decision.status, 'allowed');
+    assert.equal(decision.decidedBy, 'push');
+
+    const replay = await anon.post('/api/push/decision', { approvalId: payload.approvalId, decision: 'deny', token: payload.actionToken });
+    assert.equal(replay.status, 409);
+    assert.equal(replay.body.decision.status, 'allowed');
+  });
+
+  it('does not wait for the push service before showing the approval', async () => {
+    const p = await newPerson(tp.url);
+    const browser = newBrowserKeys();
+    // Nobody listens here: a connection that hangs or fails must not hold the call up.
+    await p.client.post('/api/push/subscribe', { endpoint: 'http://127.0.0.1:9/nothing', keys: browser.keys });
+    const asked = ask(approvals(), p.user.id);
+    const shown = await pendingFor(p.client, asked.nonce, 3_000);
+    await p.client.post(`/api/approvals/${shown.id}/decision`, { decision: 'deny' });
+    assert.equal((await asked.decision).status, 'denied');
+  });
+
+  it('deletes a subscription the push service says is gone (410)', async () => {
+    const p = await newPerson(tp.url);
+    const browser = newBrowserKeys();
+    const path = `/push/${randomBytes(6).toString('hex')}`;
+    await p.client.post('/api/push/subscribe', { endpoint: `${push.base}${path}`, keys: browser.keys });
+    assert.equal((await subscriptionsOf(p.user.id)).length, 1);
+    push.answer(410);
+    try {
+      const asked = ask(approvals(), p.user.id);
+      await pushesTo(path, 1);
+      const until = Date.now() + 5_000;
+      while ((await subscriptionsOf(p.user.id)).length) {
+        assert.ok(Date.now() < until, 'the dead subscription was kept');
+        await sleep(25);
+      }
+      const shown = await pendingFor(p.client, asked.nonce);
+      await p.client.post(`/api/approvals/${shown.id}/decision`, { decision: 'deny' });
+      await asked.decision;
+    } finally {
+      push.answer(201);
+    }
+  });
+});
