@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newContext, screenshots, watchErrors, PHONE } from './helpers/browser';
 import { Client } from './helpers/http';
@@ -8,13 +10,18 @@ import { startToolport, type Toolport } from './helpers/target';
 let tp: Toolport;
 let browser: Browser;
 let closeBrowser: () => Promise<void>;
+let receiver: Awaited<ReturnType<typeof startAddon>>;
+/** The MCP app let in during the approval step, reused by the log and revoke steps. */
+let app: McpApp | undefined;
 
 before(async () => {
   tp = await startToolport();
+  receiver = await startAddon();
   ({ browser, close: closeBrowser } = await launchBrowser());
 });
 after(async () => {
   await closeBrowser?.();
+  await receiver?.close();
   await tp?.stop();
 });
 
@@ -87,6 +94,69 @@ async function clientFor(page: Page): Promise<Client> {
   for (const c of await page.context().cookies(tp.url)) client.cookies.set(c.name, c.value);
   return client;
 }
+
+/** An add-on's webhook on 127.0.0.1: answers the ping challenge, confirms deletes, and records calls. */
+async function startAddon() {
+  const calls: Array<{ tool: string; arguments: unknown }> = [];
+  let pings = 0;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const body = JSON.parse(raw || '{}');
+      let answer: unknown = { text: 'ok' };
+      if (body.type === 'ping') {
+        pings++;
+        answer = { challenge: body.challenge };
+      } else if (body.type === 'tool.confirm') {
+        answer = { confirm: { message: 'Delete the note “Groceries”?', info: [{ name: 'Created', value: 'Monday' }], style: 'destructive' } };
+      } else if (body.type === 'tool.call') {
+        calls.push({ tool: body.tool, arguments: body.arguments });
+        answer = { text: body.tool === 'delete_note' ? 'Deleted.' : 'No notes found.' };
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    calls,
+    get pings() { return pings; },
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+const manifest = (webhook: string) => ({
+  id: 'notes',
+  name: 'Notes',
+  description: 'Your notes, searchable.',
+  webhook,
+  tools: [
+    {
+      name: 'search_notes', title: 'Search notes',
+      summary: 'Finds notes containing every word of the query and returns each note\'s id, title and preview.',
+      arguments: [{ name: 'query', summary: 'Words to look for.', kind: { text: { maxLength: 200 } }, required: false }],
+    },
+    {
+      name: 'delete_note', title: 'Delete a note', summary: 'Deletes one note by id and returns nothing.',
+      destructive: true, confirm: true,
+      arguments: [{ name: 'id', summary: 'The note\'s id.', kind: { text: { maxLength: 64 } } }],
+    },
+  ],
+});
+
+/** The OAuth + MCP helper another engineer is landing; absent, the steps that need it are skipped. */
+async function loadMcpHelper(): Promise<{ connectApp(url: string, person: Client, o?: { name?: string }): Promise<{ client: McpApp }> } | undefined> {
+  const where = './helpers/mcp';
+  try {
+    const mod = await import(where);
+    return typeof mod.connectApp === 'function' ? mod : undefined;
+  } catch {
+    return undefined;
+  }
+}
+interface McpApp { callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; listTools(): Promise<unknown> }
 
 async function signUp(page: Page, label: string) {
   const email = `${label}-${process.pid}-${Date.now()}@example.com`;
@@ -181,6 +251,96 @@ describe('the dashboard in a browser', () => {
     await page.getByRole('link', { name: 'Apps let in' }).click();
     await page.getByText('Connected apps are not available yet.').waitFor();
     await page.unroute('**/api/connections');
+  });
+
+  it('publishes an add-on from the developer page, installs it and switches a tool on', async (t) => {
+    const api = await clientFor(page);
+    if (!(await routeExists(api, '/api/addons')) || !(await routeExists(api, '/api/catalog'))) return t.skip('needs /api/addons and /api/catalog');
+    await page.getByRole('link', { name: 'Developers' }).click();
+    await page.getByRole('heading', { name: 'Your add-ons' }).waitFor();
+
+    // A manifest with an error first: every problem is listed with its JSON path.
+    await page.getByLabel('Manifest (JSON)').fill(JSON.stringify({ ...manifest(receiver.url), id: 'Bad Id!' }));
+    await page.getByRole('button', { name: 'Push manifest' }).click();
+    await page.locator('#manifest-errors code', { hasText: '/id' }).first().waitFor();
+
+    await page.getByLabel('Manifest (JSON)').fill(JSON.stringify(manifest(receiver.url), null, 2));
+    await page.getByRole('button', { name: 'Push manifest' }).click();
+    const secret = (await page.locator('#new-secret').textContent())!;
+    assert.match(secret, /^whsec_/);
+    assert.ok(receiver.pings > 0, 'Toolport pinged the webhook');
+    await page.getByRole('link', { name: 'Open Notes' }).waitFor();
+    await screenshots(page, 'developer');
+    await page.getByRole('link', { name: 'Open Notes' }).click();
+    await page.getByRole('heading', { name: 'Signing secret' }).waitFor();
+    await screenshots(page, 'developer-addon');
+
+    await page.getByRole('link', { name: 'Add-ons' }).first().click();
+    await page.getByRole('button', { name: 'Install Notes' }).click();
+    await page.getByText('Notes is installed.').waitFor();
+    const del = page.locator('[data-addon="notes"] [data-tool="delete_note"]');
+    await del.getByText(/Destructive/).waitFor();
+    for (const name of ['search_notes', 'delete_note']) {
+      const sw = page.locator(`[data-addon="notes"] [data-tool="${name}"]`).getByRole('switch');
+      assert.equal(await sw.getAttribute('aria-checked'), 'false', 'tools start off');
+      await sw.click();
+      await page.waitForFunction((n) => document.querySelector(`[data-tool="${n}"] [role=switch]`)?.getAttribute('aria-checked') === 'true', name);
+    }
+    const installs = (await api.get('/api/installs')).body as Array<{ addon: { id: string }; tools: Array<{ name: string; enabled: boolean }> }>;
+    const notes = installs.find((i) => i.addon.id === 'notes')!;
+    assert.deepEqual(notes.tools.map((x) => [x.name, x.enabled]).sort(), [['delete_note', true], ['search_notes', true]]);
+    await screenshots(page, 'addons');
+  });
+
+  it('shows a pending approval live, with hidden characters made visible, and allows it', async (t) => {
+    const api = await clientFor(page);
+    if (!(await routeExists(api, '/api/approvals?status=pending'))) return t.skip('needs /api/approvals');
+    if (!(await routeExists(api, '/api/installs'))) return t.skip('needs /api/installs');
+    const mcp = await loadMcpHelper();
+    if (!mcp) return t.skip('needs the MCP endpoint and OAuth (test/helpers/mcp.ts)');
+    const me = (await api.get('/api/me')).body;
+    const { client } = await mcp.connectApp(me.mcpUrl, api, { name: 'Test App' });
+    app = client;
+
+    await page.getByRole('link', { name: 'Approvals' }).click();
+    await page.locator('[data-empty="approvals"]').waitFor();
+    const calling = client.callTool({ name: 'notes__delete_note', arguments: { id: 'note\u202Etxt.exe' } });
+    const card = page.locator('[data-approval]');
+    await card.waitFor({ timeout: 15_000 });
+    await card.getByText('⟦U+202E⟧').waitFor();
+    await card.getByText('Delete the note “Groceries”?').waitFor();
+    assert.match((await card.locator('.countdown').textContent()) ?? '', /\d+ s left/);
+    await screenshots(page, 'approvals');
+    await card.getByRole('button', { name: 'Allow' }).click();
+    const result = (await calling) as { isError?: boolean; content?: Array<{ text?: string }> };
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.equal(receiver.calls.filter((c) => c.tool === 'delete_note').length, 1);
+    await page.locator('[data-decided]').waitFor();
+  });
+
+  it('shows the call in the activity log', async (t) => {
+    const api = await clientFor(page);
+    if (!(await routeExists(api, '/api/calls'))) return t.skip('needs /api/calls');
+    if (!app) return t.skip('needs a call made through the MCP endpoint');
+    await page.getByRole('link', { name: 'Activity' }).click();
+    await page.locator('tr[data-call]', { hasText: 'notes__delete_note' }).first().waitFor();
+    await page.locator('.chart svg rect').first().waitFor();
+    await screenshots(page, 'activity');
+  });
+
+  it('revokes an app after a confirmation', async (t) => {
+    const api = await clientFor(page);
+    if (!(await routeExists(api, '/api/connections'))) return t.skip('needs /api/connections');
+    if (!app) return t.skip('needs an app let in through OAuth');
+    await page.getByRole('link', { name: 'Apps let in' }).click();
+    const row = page.locator('[data-connection]', { hasText: 'Test App' });
+    await row.getByText('Unverified').waitFor();
+    await screenshots(page, 'apps');
+    await row.getByRole('button', { name: 'Revoke Test App' }).click();
+    await page.getByRole('dialog', { name: 'Revoke Test App?' }).getByRole('button', { name: 'Revoke access' }).click();
+    await page.getByText('Test App can no longer reach your tools.').waitFor();
+    assert.equal(((await api.get('/api/connections')).body as unknown[]).length, 0);
+    await assert.rejects(app.listTools(), 'the revoked app is refused');
   });
 
   it('logs no errors and no CSP violations', () => {
