@@ -1,0 +1,33 @@
+import { closeServices, ConfigError, createLogger, createServices, parseConfig, rotateSigningKey } from '@toolport/core';
+
+/**
+ * Rotates the access-token signing key, once, from an operator's shell (`kubectl exec` into an API
+ * pod, or `docker compose exec api ...`). The new key signs from now on; the old one stays in the
+ * JWKS until its tokens expire, and every running process picks the new key up over the bus.
+ */
+async function main() {
+  // ROLE=api: this short-lived process must not start a call worker.
+  const config = parseConfig({ ...process.env, ROLE: 'api' });
+  if (!config.database.url) {
+    throw new ConfigError(['DATABASE_URL is required: the embedded database belongs to the running server; restart it instead.']);
+  }
+  const svc = await createServices(config, { log: createLogger({ tool: 'rotate-signing-key' }) });
+  try {
+    const { kid } = await rotateSigningKey(svc);
+    console.log(JSON.stringify({ level: 'info', msg: 'signing key rotated', kid }));
+  } finally {
+    await closeServices(svc);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(78);
+    }
+    console.error(err);
+    process.exit(1);
+  },
+);
