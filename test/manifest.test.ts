@@ -453,4 +453,11 @@ describe('manifest: lint warnings (never refusals)', () => {
     assert.deepEqual(warnings.map((w) => w.path), ['/tools/1/name', '/tools/1/confirm', '/tools/1/summary']);
     assert.deepEqual(lintManifest(manifest), warnings);
   });
+
+  it('lints a refused manifest as far as its shape allows, without throwing', () => {
+    const raw = { tools: [{ name: 'drop_table', arguments: [null, { name: 'n', kind: { number: {} } }] }, 'x'] };
+    assert.deepEqual(lintManifest(raw as never).map((w) => w.path), [
+      '/description', '/tools/0/name', '/tools/0/summary', '/tools/0/arguments/1/summary', '/tools/0/arguments/1/kind/number',
+    ]);
+  });
 });

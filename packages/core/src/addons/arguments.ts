@@ -319,7 +319,7 @@ function describeError(e: ErrorObject, segs: (string | number)[]): string {
     case 'enum':
       return `${arg} must be one of: ${listOf(p.allowedValues as unknown[])}.`;
     case 'const':
-      return `${arg} must be exactly ${listOf([p.allowedValue])}.`;
+      return `${arg} must be exactly ${JSON.stringify(p.allowedValue)}.`;
     case 'maxItems':
       return `${arg} has too many items: at most ${p.limit} (got ${Array.isArray(e.data) ? e.data.length : '?'}).`;
     case 'minItems':

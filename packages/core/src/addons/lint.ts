@@ -30,12 +30,13 @@ const DESTRUCTIVE_FORMS = (() => {
   return forms;
 })();
 
-const words = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+const words = (s: unknown) => str(s).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
 /** The destructive verb a tool's name, title or summary uses, and where. */
 function soundsDestructive(tool: ManifestTool): { field: 'name' | 'title' | 'summary'; verb: string } | undefined {
   const fields = [
-    ['name', tool.name.split('_').filter(Boolean)],
+    ['name', str(tool.name).split('_').filter(Boolean)],
     ['title', words(tool.title).slice(0, 3)],
     ['summary', words(tool.summary).slice(0, 3)],
   ] as const;
@@ -61,12 +62,13 @@ const squash = (s: string) =>
  * What a destructive tool returns is not asked for: the person approves what it does.
  */
 export function lintManifest(manifest: Manifest): FieldError[] {
+  // Also run by the CLI on manifests that were refused, so nothing here assumes a checked shape.
   const out: FieldError[] = [];
   const warn = (path: string, message: string) => out.push({ path, message });
 
   if (!manifest.description) warn('/description', 'The description is empty; people read it in the catalog before installing.');
   try {
-    const url = new URL(manifest.webhook);
+    const url = new URL(str(manifest.webhook));
     if (url.protocol === 'http:' && url.hostname !== 'localhost' && url.hostname !== '127.0.0.1' && url.hostname !== '[::1]') {
       warn('/webhook', 'The webhook uses http; use https so calls and their arguments are encrypted on the way.');
     }
@@ -74,7 +76,8 @@ export function lintManifest(manifest: Manifest): FieldError[] {
     // checkManifest has already refused a bad URL.
   }
 
-  manifest.tools.forEach((tool, i) => {
+  (Array.isArray(manifest.tools) ? manifest.tools : []).forEach((tool, i) => {
+    if (!isPlainObject(tool)) return;
     const at = ptr('/tools', i);
     const sound = soundsDestructive(tool);
     if (sound && tool.readOnly) {
@@ -82,24 +85,27 @@ export function lintManifest(manifest: Manifest): FieldError[] {
     } else if (sound && !tool.destructive) {
       warn(ptr(at, sound.field), `\`${tool.name}\` sounds destructive ("${sound.verb}") but is not marked \`destructive: true\`; apps would run it without asking the person. Mark it, or reword it if it changes nothing.`);
     }
-    const first = tool.name.split('_')[0]!;
+    const first = str(tool.name).split('_')[0]!;
     if (tool.destructive && READ_VERBS.has(first)) {
       warn(ptr(at, 'destructive'), `\`${tool.name}\` sounds read-only ("${first}") but is marked destructive; every call will wait for the person's approval. Mark it \`readOnly\` if it changes nothing.`);
     }
     if (tool.confirm && !tool.destructive) {
       warn(ptr(at, 'confirm'), '`confirm` has no effect unless the tool is `destructive`: the add-on is only asked to describe calls that need approval.');
     }
-    if (!tool.destructive && !SAYS_WHAT_IT_RETURNS.test(tool.summary)) {
+    if (!tool.destructive && !SAYS_WHAT_IT_RETURNS.test(str(tool.summary))) {
       warn(ptr(at, 'summary'), 'The summary does not say what the tool returns; models choose tools by it. Add, for example, "…and returns each note\'s id and title."');
     }
-    (tool.arguments ?? []).forEach((arg, j) => {
+    (Array.isArray(tool.arguments) ? tool.arguments : []).forEach((arg, j) => {
+      if (!isPlainObject(arg)) return;
       const argAt = ptr(at, 'arguments', j);
       if (!arg.summary) {
         warn(ptr(argAt, 'summary'), `Argument \`${arg.name}\` has no summary; say what it is and in which unit or format, so a model can fill it.`);
-      } else if (squash(arg.summary) === squash(arg.name)) {
+      } else if (squash(str(arg.summary)) === squash(str(arg.name))) {
         warn(ptr(argAt, 'summary'), `The summary of \`${arg.name}\` only repeats its name; say what it is and in which unit or format.`);
       }
-      if (typeof arg.kind === 'object' && 'number' in arg.kind && arg.kind.number.minimum === undefined && arg.kind.number.maximum === undefined) {
+      const kind: unknown = arg.kind;
+      const number = isPlainObject(kind) && isPlainObject(kind.number) ? kind.number : undefined;
+      if (number && number.minimum === undefined && number.maximum === undefined) {
         warn(ptr(argAt, 'kind', 'number'), `Argument \`${arg.name}\` has no minimum or maximum; give the range the add-on accepts, so other values are refused before they reach it.`);
       }
     });
