@@ -98,7 +98,11 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     const a = await makeAddon();
     const j = job(a.id, { deadline: Date.now() + 800 });
     const started = Date.now();
-    const outcome = await tp.svc.dispatcher.dispatch(j);
+    const pending = tp.svc.dispatcher.dispatch(j);
+    await new Promise((r) => setTimeout(r, 200));
+    const depth = await (tp.svc.dispatcher as unknown as { depth(): Promise<number> }).depth();
+    assert.equal(depth, 1, 'the queue depth counts the waiting call');
+    const outcome = await pending;
     assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'deadline');
     assert.ok(Date.now() - started < 800 + 2500, 'the caller stops waiting shortly after the deadline');
     expired = { job: j, path: a.path };

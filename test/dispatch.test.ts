@@ -155,6 +155,8 @@ describe(`dispatch (${TARGET})`, () => {
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.status, 422);
     assert.match(rows[0]!.detail ?? '', /stack trace/);
+    const metrics = await tp.svc.metrics.render();
+    assert.match(metrics, new RegExp(`toolport_webhook_failures_total\\{addon="${a.id}",error_class="http_status"\\} 1`));
   });
 
   it('disables the webhook on 410 Gone, says so in the log, and sends nothing more', async () => {

@@ -40,7 +40,10 @@ export async function checkEvictionPolicy(redis: Redis, log: Logger): Promise<vo
 }
 
 /** The API side: enqueue the call (job id = call id) and wait for its outcome on a per-call channel. */
-export function createBullDispatcher(svc: Services, redis: RedisSettings): Dispatcher & { ping(): Promise<void> } {
+export function createBullDispatcher(
+  svc: Services,
+  redis: RedisSettings,
+): Dispatcher & { ping(): Promise<void>; depth(): Promise<number> } {
   // Fail fast on the API side: a caller should hear "unavailable", not hang while Redis is down.
   const connection = new Redis(redis.url, { maxRetriesPerRequest: 2, connectionName: `${redis.prefix}:api` });
   connection.on('error', () => {});
@@ -82,6 +85,8 @@ export function createBullDispatcher(svc: Services, redis: RedisSettings): Dispa
     async ping() {
       await connection.ping();
     },
+    /** Calls waiting for a worker, service-wide (the `toolport_queue_depth` gauge). */
+    depth: () => queue.getJobCountByTypes('wait', 'prioritized', 'delayed'),
     async close() {
       await queue.close();
       await connection.quit().catch(() => {});

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
-import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
-import { addons, addonSecrets, deliveries } from '../db/schema/index';
+import { and, eq, isNull } from 'drizzle-orm';
+import { liveSecrets } from '../addons/registry';
+import { addons, deliveries } from '../db/schema/index';
 import { newId } from '../ids';
 import type { WebhookAnswer } from '../outbound/types';
 import { MAX_RESULT_BYTES, postWebhook, safeSentence } from '../outbound/webhook';
@@ -66,15 +67,7 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
     .select({ webhookUrl: addons.webhookUrl, disabledAt: addons.webhookDisabledAt })
     .from(addons)
     .where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
-  let target: Target | null = null;
-  if (row) {
-    const secrets = await svc.db
-      .select({ secretEnc: addonSecrets.secretEnc })
-      .from(addonSecrets)
-      .where(and(eq(addonSecrets.addonId, addonId), or(isNull(addonSecrets.expiresAt), gt(addonSecrets.expiresAt, svc.clock.now()))))
-      .orderBy(desc(addonSecrets.createdAt));
-    target = { webhookUrl: row.webhookUrl, disabled: row.disabledAt !== null, secrets: secrets.map((s) => svc.secrets.webhookBox.open(s.secretEnc)) };
-  }
+  const target = row ? { webhookUrl: row.webhookUrl, disabled: row.disabledAt !== null, secrets: await liveSecrets(svc, addonId) } : null;
   cache.entries.set(addonId, { target, expires: Date.now() + TARGET_TTL_MS });
   return target;
 }
@@ -159,6 +152,7 @@ export async function runDelivery(svc: Services, job: CallJob, attempt: number):
   }
   const target = await loadTarget(svc, job.addonId);
   if (!target || target.disabled || !target.secrets.length) {
+    svc.metrics.webhookFailure(job.addonId, 'gone');
     const detail = !target
       ? 'Not sent: the add-on no longer exists.'
       : target.disabled
@@ -184,6 +178,7 @@ export async function runDelivery(svc: Services, job: CallJob, attempt: number):
     await record(svc, job, attempt, { status, latencyMs, outcome: answer.kind });
     return { outcome: answer, retryable: false };
   }
+  svc.metrics.webhookFailure(job.addonId, answer.errorClass);
   let detail = answer.detail;
   if (answer.errorClass === 'gone' || status === 410) {
     await disableWebhook(svc, job.addonId);

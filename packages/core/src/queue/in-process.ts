@@ -3,7 +3,7 @@ import { cancelled, deliverCall } from './deliver';
 import type { CallJob, CallOutcome, Dispatcher } from './types';
 
 /** The embedded default: calls run in this process, at most `concurrency` at a time. */
-export function createInProcessDispatcher(svc: Services, opts: { concurrency?: number } = {}): Dispatcher {
+export function createInProcessDispatcher(svc: Services, opts: { concurrency?: number } = {}): Dispatcher & { depth(): number } {
   const limit = opts.concurrency ?? 64;
   let running = 0;
   let closed = false;
@@ -45,6 +45,8 @@ export function createInProcessDispatcher(svc: Services, opts: { concurrency?: n
       void run.finally(() => inFlight.delete(run)).catch(() => {});
       return run;
     },
+    /** Calls waiting for a free slot (the `toolport_queue_depth` gauge). */
+    depth: () => waiting.length,
     async close() {
       closed = true;
       await Promise.allSettled([...inFlight]);
