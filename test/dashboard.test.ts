@@ -273,7 +273,6 @@ describe('the dashboard in a browser', () => {
     await screenshots(page, 'developer');
     await page.getByRole('link', { name: 'Open Notes' }).click();
     await page.getByRole('heading', { name: 'Signing secret' }).waitFor();
-    await screenshots(page, 'developer-addon');
 
     await page.getByRole('link', { name: 'Add-ons' }).first().click();
     await page.getByRole('button', { name: 'Install Notes' }).click();
@@ -326,6 +325,34 @@ describe('the dashboard in a browser', () => {
     await page.locator('tr[data-call]', { hasText: 'notes__delete_note' }).first().waitFor();
     await page.locator('.chart svg rect').first().waitFor();
     await screenshots(page, 'activity');
+  });
+
+  it('removes an approval decided on another device, live', async (t) => {
+    if (!app) return t.skip('needs an app let in through OAuth');
+    const api = await clientFor(page);
+    await page.getByRole('link', { name: 'Approvals' }).click();
+    await page.locator('[data-empty="approvals"]').waitFor();
+    const calling = app.callTool({ name: 'notes__delete_note', arguments: { id: 'n2' } });
+    const card = page.locator('[data-approval]');
+    await card.waitFor({ timeout: 15_000 });
+    const id = (await card.getAttribute('data-approval'))!;
+    assert.equal((await api.post(`/api/approvals/${id}/decision`, { decision: 'deny' })).status, 200);
+    await page.locator('[data-empty="approvals"]').waitFor(); // gone without a reload (approval.decided)
+    const result = (await calling) as { isError?: boolean };
+    assert.equal(result.isError, true, 'a denied call ends as a tool error');
+    assert.equal(receiver.calls.filter((c) => c.tool === 'delete_note').length, 1, 'the denied call never reached the add-on');
+  });
+
+  it('shows deliveries and runs a check script on the developer page', async (t) => {
+    const api = await clientFor(page);
+    if (!(await routeExists(api, '/api/addons/notes/deliveries'))) return t.skip('needs /api/addons/{id}/deliveries');
+    await page.goto('/developer/addons/notes');
+    await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
+    if (app) await page.locator('tr[data-delivery]').first().waitFor();
+    await page.getByLabel('Script (JSON)').fill(JSON.stringify([{ tool: 'search_notes', arguments: { query: 'milk' } }]));
+    await page.getByRole('button', { name: 'Run check' }).click();
+    await page.locator('.report li', { hasText: 'search_notes' }).waitFor({ timeout: 20_000 });
+    await screenshots(page, 'developer-addon');
   });
 
   it('revokes an app after a confirmation', async (t) => {

@@ -80,7 +80,7 @@ export interface Call { id: string; app: string; addon: string; tool: string; de
 export interface Page<T> { items: T[]; nextCursor?: string | null }
 export interface Key { id: string; name: string; hint?: string; createdAt?: string; lastUsedAt?: string | null }
 export interface Addon { id: string; name: string; version?: number | string; visibility?: string; webhook?: string; warnings?: Array<string | { path?: string; message: string }>; versions?: Array<{ version: number | string; createdAt?: string }>; description?: string; tools?: unknown[]; createdAt?: string; updatedAt?: string }
-export interface Delivery { id: string; type?: string; tool?: string; status?: number | null; outcome?: string; error?: string | null; attempt?: number; latencyMs?: number | null; createdAt?: string }
+export interface Delivery { id: string; callId?: string; type?: string; attempt?: number; status?: number | null; latencyMs?: number | null; errorClass?: string | null; detail?: string | null; createdAt?: string }
 
 /** Names inside an approval may be plain strings or small objects, depending on the route's version. */
 export function nameOf(v: unknown): string {

@@ -4,7 +4,7 @@ import type { Call } from './api';
 export type Kind = 'ok' | 'stopped' | 'failed';
 export function kindOf(outcome: string): Kind {
   if (/^(ok|success|succeeded|completed|done)$/i.test(outcome)) return 'ok';
-  if (/den|timeout|timed_out|expired|dismiss|revok|cancel|refus/i.test(outcome)) return 'stopped';
+  if (/den|timeout|timed_out|expired|dismiss|revok|cancel/i.test(outcome)) return 'stopped';
   return 'failed';
 }
 export const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };
@@ -43,12 +43,13 @@ export function CallsChart({ calls }: { calls: Call[] }) {
       <text x="0" y="14" class="tick">${top}</text>
       <text x="0" y=${H - 22} class="tick">0</text>
       ${buckets.map((b, i) => {
-        const x = pad + i * bw + 2;
+        const w = Math.min(28, Math.max(1, bw - 4));
+        const x = pad + i * bw + (bw - w) / 2;
         let base = 0;
         return (['ok', 'stopped', 'failed'] as Kind[]).map((k) => {
           const v = b[k];
           if (!v) return null;
-          const r = html`<rect x=${x} width=${Math.max(1, bw - 4)} y=${y(base + v)} height=${y(base) - y(base + v)} class=${`bar bar-${k}`}><title>${`${fmt(start + i * step)}: ${v} ${kindLabel[k].toLowerCase()}`}</title></rect>`;
+          const r = html`<rect x=${x} width=${w} rx="2" y=${y(base + v)} height=${y(base) - y(base + v)} class=${`bar bar-${k}`}><title>${`${fmt(start + i * step)}: ${v} ${kindLabel[k].toLowerCase()}`}</title></rect>`;
           base += v;
           return r;
         });

@@ -55,8 +55,10 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
     } catch (err) {
       const e = toApiError(err);
       if (e.status === 409 || e.status === 410) {
-        const recorded = e.body.status ?? e.body.decision ?? e.body.outcome ?? 'already decided';
-        onDone(a.id, String(recorded), 'It was already decided (here, on another device, or it expired).');
+        // The problem body carries the decision that was recorded first: {decision: {status, decidedBy}}.
+        const d = e.body.decision && typeof e.body.decision === 'object' ? (e.body.decision as { status?: string; decidedBy?: string | null }) : {};
+        const recorded = d.status ?? 'already decided';
+        onDone(a.id, recorded, d.decidedBy ? `Already decided by ${d.decidedBy}.` : e.message);
       } else setError(e.message);
     } finally {
       setBusy(false);
@@ -64,8 +66,7 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
   };
   return html`<article class=${`card approval ${confirm?.style === 'destructive' ? 'approval-destructive' : ''}`} data-approval=${a.id} aria-labelledby=${`apr-${a.id}`}>
     <h2 class="h3" id=${`apr-${a.id}`}>
-      <span class="who"><${Revealed} text=${app} identifier /></span> wants to run
-      <code class="mono"><${Revealed} text=${tool} identifier /></code> from <span class="who"><${Revealed} text=${addon} identifier /></span>
+      <span class="who"><${Revealed} text=${app} identifier /></span>${' wants to run '}<code class="mono"><${Revealed} text=${tool} identifier /></code>${' from '}<span class="who"><${Revealed} text=${addon} identifier /></span>
     </h2>
     ${confirm && html`<div class=${`confirm confirm-${confirm.style === 'destructive' ? 'danger' : 'info'}`}>
       ${confirm.message && html`<p><${Revealed} text=${confirm.message} /></p>`}

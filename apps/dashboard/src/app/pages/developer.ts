@@ -124,17 +124,20 @@ export function DeveloperPage() {
 }
 
 function Deliveries({ id }: { id: string }) {
-  const list = useLoad(() => get<Delivery[] | { items: Delivery[] }>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => (Array.isArray(d) ? d : d.items ?? [])), [id]);
+  const list = useLoad(
+    () => get<Delivery[] | { deliveries?: Delivery[]; items?: Delivery[] }>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => (Array.isArray(d) ? d : d.deliveries ?? d.items ?? [])),
+    [id],
+  );
   return html`<section class="card" aria-labelledby="deliveries-h">
     <div class="row-between"><h2 id="deliveries-h" class="h3">Delivery log</h2><button type="button" class="btn btn-small" onClick=${() => list.reload()}>Refresh</button></div>
     <${Loaded} state=${list} what="the delivery log">${() =>
       list.data!.length === 0
         ? html`<p class="muted">No deliveries yet.</p>`
         : html`<div class="table-wrap"><table>
-            <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Tool</th><th scope="col">Attempt</th><th scope="col">Result</th><th scope="col" class="num">Latency</th></tr></thead>
-            <tbody>${list.data!.map((d) => html`<tr>
-              <td><${When} iso=${d.createdAt} /></td><td>${d.type ?? 'tool.call'}</td><td class="mono">${d.tool ?? '—'}</td><td>${d.attempt ?? 1}</td>
-              <td>${d.status ? html`<span class="mono">${d.status}</span> ` : null}${d.outcome ?? ''}${d.error ? html`<div class="small text-danger"><${Revealed} text=${d.error} /></div>` : null}</td>
+            <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Call</th><th scope="col">Attempt</th><th scope="col">Result</th><th scope="col" class="num">Latency</th></tr></thead>
+            <tbody>${list.data!.map((d) => html`<tr data-delivery=${d.id}>
+              <td><${When} iso=${d.createdAt} /></td><td>${d.type ?? 'tool.call'}</td><td class="mono small">${d.callId ?? '—'}</td><td>${d.attempt ?? 1}</td>
+              <td>${d.status ? html`<span class=${`badge ${d.status < 300 && !d.errorClass ? 'badge-ok' : 'badge-danger'}`}>${d.status}</span>${' '}` : null}${d.errorClass ? html`<span class="badge badge-danger">${d.errorClass}</span>` : null}${d.detail ? html`<div class="small muted"><${Revealed} text=${d.detail} /></div>` : null}</td>
               <td class="num">${typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '—'}</td>
             </tr>`)}</tbody></table></div>`}<//>
   </section>`;
