@@ -48,8 +48,10 @@ export async function screenshots(page: Page, name: string) {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const original = page.viewportSize() ?? DESKTOP;
   await page.setViewportSize(DESKTOP);
+  await page.evaluate(() => window.scrollTo(0, 0)); // the sticky sidebar is drawn where the page is scrolled
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-desktop.png`), fullPage: true });
   await page.setViewportSize(PHONE);
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   await page.setViewportSize(original);
