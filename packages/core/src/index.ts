@@ -118,3 +118,6 @@ export type { CallRecord, CallOutcomeName } from './calls/call-log';
 export { EnabledToolsCache, loadEnabledTools } from './calls/enabled-tools';
 export type { EnabledTool, EnabledToolSet } from './calls/enabled-tools';
 export type { ToolResult, Approvals, ApprovalRequest, ApprovalDecision, ApprovalStatus } from './calls/types';
+export { runCheckScript } from './addons/check';
+export type { CheckReport } from './addons/check';
+export type { CallToolOptions } from './calls/call-tool';

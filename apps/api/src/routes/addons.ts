@@ -6,6 +6,7 @@ import {
   listAddons,
   listAddonVersions,
   rotateAddonSecret,
+  runCheckScript,
   updateAddon,
 } from '@toolport/core';
 import { requireDeveloper } from '../http/auth';
@@ -26,4 +27,7 @@ export const addonRoutes = new Hono<AppEnv>()
     return c.body(null, 204);
   })
   .get('/addons/:id/versions', async (c) => c.json(await listAddonVersions({ ctx: ctxOf(c), id: c.req.param('id') })))
-  .post('/addons/:id/secret', async (c) => c.json(await rotateAddonSecret({ ctx: ctxOf(c), id: c.req.param('id') })));
+  .post('/addons/:id/secret', async (c) => c.json(await rotateAddonSecret({ ctx: ctxOf(c), id: c.req.param('id') })))
+  .post('/addons/:id/check', async (c) =>
+    c.json(await runCheckScript({ ctx: ctxOf(c), addonId: c.req.param('id'), input: await readJson(c) })),
+  );

@@ -4,7 +4,8 @@ import type { Ctx } from '../context';
 import { newId } from '../ids';
 import type { CallOutcome } from '../queue/types';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
-import type { ApprovalDecision, ToolResult } from './types';
+import type { EnabledToolSet } from './enabled-tools';
+import type { ApprovalDecision, Approvals, ToolResult } from './types';
 
 /** A call has this long from dispatch to the add-on's answer (DESIGN.md limits). */
 export const CALL_DEADLINE_MS = 30_000;
@@ -29,7 +30,14 @@ export interface CallToolInput {
  * The call path after the token: find the tool among the person's enabled ones, check the
  * arguments, ask the person if it is destructive, dispatch, shape the result, log it.
  */
-export async function callTool({ ctx, input }: { ctx: Ctx; input: CallToolInput }): Promise<ToolResult> {
+export interface CallToolOptions {
+  /** The tools to resolve the name against; by default the person's enabled tools. */
+  tools?: EnabledToolSet;
+  /** Who is asked before a destructive call; by default `svc.approvals`. */
+  approvals?: Approvals;
+}
+
+export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallToolInput; options?: CallToolOptions }): Promise<ToolResult> {
   if (ctx.actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
   const { svc } = ctx;
   const actor = ctx.actor;
@@ -44,7 +52,7 @@ export async function callTool({ ctx, input }: { ctx: Ctx; input: CallToolInput 
     }
   };
 
-  const tools = await svc.tools.get(actor.userId);
+  const tools = options.tools ?? (await svc.tools.get(actor.userId));
   const tool = tools.byName.get(input.name);
   if (!tool) {
     const [addonId = '', toolName = input.name] = input.name.split('__');
@@ -69,11 +77,12 @@ export async function callTool({ ctx, input }: { ctx: Ctx; input: CallToolInput 
   const subject = svc.secrets.pseudonym(tool.addonId, actor.userId);
   let decision: ApprovalDecision | undefined;
   if (tool.destructive) {
-    if (!svc.approvals) {
+    const approvals = options.approvals ?? svc.approvals;
+    if (!approvals) {
       await log({ ...where, outcome: 'denied', decision: 'unavailable' });
       return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
     }
-    decision = await svc.approvals.request({
+    decision = await approvals.request({
       callId,
       userId: actor.userId,
       grantId: actor.grantId,

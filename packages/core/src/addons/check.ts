@@ -1,0 +1,128 @@
+import { asc, eq } from 'drizzle-orm';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { announceDecided, approvalChannel, readApproval, transition, userChannel, type UserEvent } from '../approvals/records';
+import { callTool } from '../calls/call-tool';
+import type { EnabledTool, EnabledToolSet } from '../calls/enabled-tools';
+import type { ApprovalRequest, Approvals, ToolResult } from '../calls/types';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { validation, type FieldError } from '../errors';
+import type { Services } from '../services';
+import { tools } from '../db/schema/index';
+import { getAddon } from './registry';
+import type { JsonSchema } from './types';
+
+const MAX_STEPS = 20;
+const MAX_WAIT_S = 10;
+const MAX_TOTAL_WAIT_S = 30;
+const CHECK_APP = { clientId: 'toolport-check', appName: 'Toolport check script' };
+
+type Approve = 'allow' | 'deny' | 'timeout';
+type Step = { wait: number } | { tool: string; arguments?: unknown; approve?: Approve };
+
+function readScript(input: unknown): Step[] {
+  const errors: FieldError[] = [];
+  if (!Array.isArray(input)) throw validation('A check script is a JSON array of steps.', [{ path: '', message: 'Send an array.' }]);
+  if (input.length === 0 || input.length > MAX_STEPS) errors.push({ path: '', message: `Give 1 to ${MAX_STEPS} steps.` });
+  let waited = 0;
+  input.forEach((raw, i) => {
+    const step = raw as Record<string, unknown>;
+    if (typeof step !== 'object' || step === null || Array.isArray(step)) return errors.push({ path: `/${i}`, message: 'Each step is an object.' });
+    const keys = Object.keys(step);
+    if ('wait' in step) {
+      if (keys.length !== 1) errors.push({ path: `/${i}`, message: 'A wait step has only "wait".' });
+      if (typeof step.wait !== 'number' || !(step.wait >= 0 && step.wait <= MAX_WAIT_S)) errors.push({ path: `/${i}/wait`, message: `Wait 0 to ${MAX_WAIT_S} seconds.` });
+      else waited += step.wait;
+      return;
+    }
+    if (typeof step.tool !== 'string' || !step.tool) errors.push({ path: `/${i}/tool`, message: 'Name the tool to call.' });
+    for (const k of keys) if (!['tool', 'arguments', 'approve'].includes(k)) errors.push({ path: `/${i}/${k}`, message: 'Unknown key; use tool, arguments, approve or wait.' });
+    if ('approve' in step && !['allow', 'deny', 'timeout'].includes(step.approve as string)) {
+      errors.push({ path: `/${i}/approve`, message: 'Use "allow", "deny" or "timeout".' });
+    }
+  });
+  if (waited > MAX_TOTAL_WAIT_S) errors.push({ path: '', message: `Wait at most ${MAX_TOTAL_WAIT_S} seconds in all.` });
+  if (errors.length) throw validation('The check script is not valid.', errors);
+  return input as Step[];
+}
+
+/** Every tool of the add-on's current version, switched on or not: the developer is testing them. */
+async function addonToolSet(svc: Services, addon: { id: string; name: string; webhookDisabled: boolean }): Promise<EnabledToolSet> {
+  const rows = await svc.db.select().from(tools).where(eq(tools.addonId, addon.id)).orderBy(asc(tools.position));
+  const list: EnabledTool[] = rows.map((t) => ({
+    mcpName: `${addon.id}__${t.name}`,
+    addonId: addon.id,
+    addonName: addon.name,
+    name: t.name,
+    title: t.title,
+    summary: t.summary,
+    destructive: t.destructive,
+    readOnly: t.readOnly,
+    confirm: t.confirm,
+    inputSchema: t.inputSchema as JsonSchema,
+    webhookDisabled: addon.webhookDisabled,
+  }));
+  return { list, byName: new Map(list.map((t) => [t.mcpName, t])) };
+}
+
+/**
+ * Plays the person: the approval is recorded, announced and decided through the same records and
+ * bus as a real one; "timeout" records the expiry at once instead of waiting 30 s.
+ */
+function simulatedPerson(svc: Services, real: Approvals, approve: Approve | undefined): Approvals {
+  return {
+    async request(req: ApprovalRequest) {
+      const unsubscribe = await svc.bus.subscribe(userChannel(req.userId), (m) => {
+        const event = m as UserEvent;
+        if (event.event !== 'approval') return;
+        const id = (event.data as { id: string }).id;
+        void (async () => {
+          const row = await readApproval(svc, id);
+          if (!row || row.callId !== req.callId) return;
+          const status = approve === 'allow' ? 'allowed' : approve === 'deny' ? 'denied' : 'expired';
+          const decided = await transition(svc, id, status, status === 'expired' ? 'timeout' : 'check script', { userId: req.userId });
+          if (decided) {
+            await svc.bus.publish(approvalChannel(id), { id });
+            await announceDecided(svc, decided);
+          }
+        })().catch((err) => svc.log.error('check script decision failed', { err }));
+      });
+      try {
+        return await real.request(req);
+      } finally {
+        await unsubscribe();
+      }
+    },
+  };
+}
+
+export type CheckReport = { tools: Array<{ tool: string; result: ToolResult } | { tool: string; refused: string }> };
+
+/**
+ * Runs a developer's check script through the same validation, approval and delivery path as an
+ * app's call, as the developer's own test user.
+ */
+export async function runCheckScript({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }): Promise<CheckReport> {
+  const userId = personId(ctx);
+  const addon = await getAddon({ ctx, id: addonId });
+  const steps = readScript(input);
+  const set = await addonToolSet(ctx.svc, addon);
+  const report: CheckReport = { tools: [] };
+  for (const step of steps) {
+    if ('wait' in step) {
+      await sleep(step.wait * 1000);
+      continue;
+    }
+    const real = ctx.svc.approvals;
+    const result = await callTool({
+      ctx: { svc: ctx.svc, actor: { kind: 'app', userId, grantId: `check:${addonId}`, ...CHECK_APP } },
+      input: { name: `${addonId}__${step.tool}`, arguments: step.arguments ?? {} },
+      options: { tools: set, approvals: real ? simulatedPerson(ctx.svc, real, step.approve) : undefined },
+    });
+    if (result.isError) {
+      const text = result.content.map((b) => (b.type === 'text' ? String(b.text) : '')).join(' ');
+      report.tools.push({ tool: step.tool, refused: text });
+    } else report.tools.push({ tool: step.tool, result });
+  }
+  return report;
+}
