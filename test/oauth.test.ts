@@ -74,7 +74,8 @@ describe('metadata', () => {
     assert.deepEqual(prm.body.scopes_supported, ['tools']);
     assert.deepEqual(prm.body.bearer_methods_supported, ['header']);
     assert.equal((await c.get('/.well-known/oauth-protected-resource/u/nope-not-a-key/mcp')).status, 404);
-    assert.notEqual((await c.get('/.well-known/oauth-protected-resource')).headers.get('content-type'), 'application/json');
+    assert.equal((await c.get('/.well-known/oauth-protected-resource')).status, 404);
+    assert.equal((await c.get('/.well-known/oauth-protected-resource/u/x/other')).status, 404);
   });
 
   it('builds the MCP endpoint WWW-Authenticate challenge', async () => {
@@ -325,6 +326,20 @@ describe('authorization code flow', () => {
     await rejects(verifyAccessToken(tp.svc, ok.body.access_token, user.mcpUrl), 'UNAUTHORIZED');
     const refreshed = await postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: ok.body.refresh_token, client_id: app.client_id });
     assert.equal(refreshed.body.error, 'invalid_grant');
+  });
+
+  it('lets a code expire after 60 seconds', async () => {
+    const { client, user, app } = await setup();
+    const flow = await consent(client, { clientId: app.client_id, resource: user.mcpUrl });
+    const clock = tp.svc.clock;
+    tp.svc.clock = { now: () => new Date(Date.now() + 61_000) };
+    try {
+      const late = await redeem(tp.url, { code: flow.location.searchParams.get('code')!, code_verifier: flow.verifier, redirect_uri: REDIRECT, client_id: app.client_id });
+      assert.equal(late.status, 400);
+      assert.equal(late.body.error, 'invalid_grant');
+    } finally {
+      tp.svc.clock = clock;
+    }
   });
 
   it('refuses a token request whose redirect_uri or resource differs from the authorization', async () => {
