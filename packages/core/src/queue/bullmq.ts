@@ -16,8 +16,9 @@ export interface RedisSettings {
 export const CALLS_QUEUE = 'calls';
 /** Past the deadline the waiting caller stops listening, leaving the worker this long to publish. */
 const RESULT_GRACE_MS = 1_500;
-const KEEP_COMPLETED = { age: 3600, count: 10_000 };
-const KEEP_FAILED = { age: 24 * 3600, count: 10_000 };
+// Finished jobs still hold the arguments: keep them only long enough to make a duplicate add a no-op.
+const KEEP_COMPLETED = { age: 600, count: 10_000 };
+const KEEP_FAILED = { age: 3600, count: 10_000 };
 const CLEAN_EVERY_MS = 10 * 60_000;
 
 const unavailable = (): CallOutcome => ({
@@ -60,9 +61,13 @@ export function createBullDispatcher(
       if (signal?.aborted) return cancelled();
       let settle!: (outcome: CallOutcome) => void;
       const outcome = new Promise<CallOutcome>((resolve) => (settle = resolve));
-      // Subscribed before the job exists, so even the fastest worker's answer is heard.
-      const unsubscribe = await svc.bus.subscribe(resultChannel(job.callId), (msg) => settle(msg as CallOutcome));
       const timer = setTimeout(() => settle(tooLate()), Math.max(0, job.deadline - Date.now()) + RESULT_GRACE_MS);
+      // Subscribed before the job exists, so even the fastest worker's answer is heard.
+      const subscribed = svc.bus.subscribe(resultChannel(job.callId), (msg) => settle(msg as CallOutcome));
+      subscribed.catch((err) => {
+        svc.log.error('cannot listen for a call result', { err, callId: job.callId });
+        settle(unavailable());
+      });
       const onAbort = () => {
         settle(cancelled());
         // Workers stop retrying (and skip the job if they pick it up now); a waiting job is dropped.
@@ -71,15 +76,19 @@ export function createBullDispatcher(
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        await queue.add('call', job, { jobId: job.callId }).catch((err) => {
-          svc.log.error('cannot enqueue a call', { err, callId: job.callId });
-          settle(unavailable());
-        });
+        // A Redis outage must not hold the caller past the deadline: the subscription races the timer.
+        const listening = await Promise.race([subscribed.then(() => true, () => false), outcome.then(() => false)]);
+        if (listening) {
+          await queue.add('call', job, { jobId: job.callId }).catch((err) => {
+            svc.log.error('cannot enqueue a call', { err, callId: job.callId });
+            settle(unavailable());
+          });
+        }
         return await outcome;
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        await unsubscribe().catch(() => {});
+        void subscribed.then((off) => off()).catch(() => {});
       }
     },
     async ping() {

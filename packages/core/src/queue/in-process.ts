@@ -7,12 +7,12 @@ export function createInProcessDispatcher(svc: Services, opts: { concurrency?: n
   const limit = opts.concurrency ?? 64;
   let running = 0;
   let closed = false;
-  const waiting: Array<() => void> = [];
+  const waiting: Array<{ take: () => void; giveUp: () => void }> = [];
   const inFlight = new Set<Promise<unknown>>();
 
   const release = () => {
     running--;
-    waiting.shift()?.();
+    waiting.shift()?.take();
   };
 
   /** Resolves true once a slot is ours, false if the caller gave up first. */
@@ -22,18 +22,20 @@ export function createInProcessDispatcher(svc: Services, opts: { concurrency?: n
         running++;
         return resolve(true);
       }
-      const take = () => {
-        signal?.removeEventListener('abort', giveUp);
-        running++;
-        resolve(true);
+      const entry = {
+        take: () => {
+          signal?.removeEventListener('abort', entry.giveUp);
+          running++;
+          resolve(true);
+        },
+        giveUp: () => {
+          const i = waiting.indexOf(entry);
+          if (i >= 0) waiting.splice(i, 1);
+          resolve(false);
+        },
       };
-      const giveUp = () => {
-        const i = waiting.indexOf(take);
-        if (i >= 0) waiting.splice(i, 1);
-        resolve(false);
-      };
-      waiting.push(take);
-      signal?.addEventListener('abort', giveUp, { once: true });
+      waiting.push(entry);
+      signal?.addEventListener('abort', entry.giveUp, { once: true });
     });
 
   return {
@@ -49,6 +51,8 @@ export function createInProcessDispatcher(svc: Services, opts: { concurrency?: n
     depth: () => waiting.length,
     async close() {
       closed = true;
+      // Calls not started yet are not started at all.
+      for (const entry of [...waiting]) entry.giveUp();
       await Promise.allSettled([...inFlight]);
     },
   };
