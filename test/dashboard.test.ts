@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, newContext, screenshots, watchErrors, PHONE } from './helpers/browser';
+import { launchBrowser, newContext, phoneOverflow, screenshots, watchErrors } from './helpers/browser';
 import { Client } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -372,5 +372,9 @@ describe('the dashboard in a browser', () => {
 
   it('logs no errors and no CSP violations', () => {
     assert.deepEqual(errors, []);
+  });
+
+  it('never scrolls sideways on a 375 px phone', () => {
+    assert.deepEqual(phoneOverflow, []);
   });
 });

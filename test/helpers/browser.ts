@@ -43,6 +43,9 @@ export function watchErrors(page: Page): string[] {
   return errors;
 }
 
+/** Pages whose phone layout scrolled sideways, with by how much (a test asserts this stays empty). */
+export const phoneOverflow: Array<{ name: string; px: number }> = [];
+
 /** Saves a full-page screenshot at desktop width and at a 375 px phone width. */
 export async function screenshots(page: Page, name: string) {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -55,5 +58,6 @@ export async function screenshots(page: Page, name: string) {
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   await page.setViewportSize(original);
+  if (overflow > 0) phoneOverflow.push({ name, px: overflow });
   return { phoneOverflowPx: overflow };
 }
