@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { startAddonServer, notesManifest } from './helpers/addon-server';
+import { newPerson, type Client } from './helpers/http';
+import { connectApp } from './helpers/mcp';
+import { startToolport, type Toolport } from './helpers/target';
+
+let tp: Toolport;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+
+before(async () => {
+  tp = await startToolport();
+  hook = await startAddonServer({ delete_note: (b) => ({ text: `Deleted ${b.arguments.id}.` }) });
+  hook.onConfirm((b) => ({
+    confirm: { message: `Delete the note ${b.arguments.id}?`, info: [{ name: 'Note', value: b.arguments.id }], style: 'destructive' },
+  }));
+});
+after(async () => {
+  await hook?.close();
+  await tp?.stop();
+});
+
+let seq = 0;
+async function setup() {
+  const dev = await newPerson(tp.url, 'dev');
+  const id = `apr-${process.pid % 1000}-${seq++}`;
+  const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+  assert.equal(created.status, 201, created.text);
+  hook.setSecret(created.body.signingSecret);
+  const person = await newPerson(tp.url);
+  await person.client.patch('/api/settings', { aiApps: true });
+  await person.client.post('/api/installs', { addon: id });
+  await person.client.patch(`/api/installs/${id}`, { tools: { delete_note: true } });
+  const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+  return { person, addonId: id, app };
+}
+
+async function pendingApproval(person: Client) {
+  for (let i = 0; i < 200; i++) {
+    const res = await person.get('/api/approvals?status=pending');
+    if (res.body.length) return res.body[0];
+    await sleep(50);
+  }
+  throw new Error('no approval appeared');
+}
+
+describe('destructive calls through MCP wait for the person', () => {
+  it('allow runs the tool once, with the exact arguments shown, and progress says where to approve', async () => {
+    const { person, addonId, app } = await setup();
+    const progress: string[] = [];
+    const before = hook.calls().length;
+    const call = app.client.callTool(
+      { name: `${addonId}__delete_note`, arguments: { id: 'n1' } },
+      undefined,
+      { onprogress: (p) => progress.push(p.message ?? '') },
+    );
+    const approval = await pendingApproval(person.client);
+    assert.equal(approval.app, 'Claude');
+    assert.equal(approval.tool, 'delete_note');
+    assert.deepEqual(approval.arguments, { id: 'n1' });
+    assert.equal(approval.confirm.message, 'Delete the note n1?');
+    assert.equal(hook.calls().length, before, 'nothing ran before the decision');
+
+    const decided = await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+    assert.equal(decided.status, 200);
+    const result = await call;
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.deepEqual(result.content, [{ type: 'text', text: 'Deleted n1.' }]);
+    const ran = hook.calls().slice(before);
+    assert.equal(ran.length, 1);
+    assert.equal(ran[0]!.raw.includes('"arguments":{"id":"n1"}'), true, 'the approved arguments, byte for byte');
+    assert.ok(progress.some((m) => m.includes(tp.url)), `progress names where: ${JSON.stringify(progress)}`);
+
+    const again = await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'deny' });
+    assert.equal(again.status, 409);
+    const log = await person.client.get('/api/calls');
+    assert.equal(log.body.items[0].outcome, 'ok');
+    assert.equal(log.body.items[0].decision, 'allowed');
+    assert.equal(log.body.items[0].decidedBy, 'dashboard');
+  });
+
+  it('deny refuses the call with a sentence the model can relay, and nothing runs', async () => {
+    const { person, addonId, app } = await setup();
+    const before = hook.calls().length;
+    const call = app.client.callTool({ name: `${addonId}__delete_note`, arguments: { id: 'n2' } });
+    const approval = await pendingApproval(person.client);
+    assert.equal((await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'deny' })).status, 200);
+    const result = await call;
+    assert.equal(result.isError, true);
+    assert.match((result.content as any[])[0].text, /denied/);
+    assert.equal(hook.calls().length, before);
+    assert.equal((await person.client.get('/api/calls')).body.items[0].outcome, 'denied');
+  });
+
+  it('revoking the app while it waits ends the call as revoked', async () => {
+    const { person, addonId, app } = await setup();
+    const call = app.client.callTool({ name: `${addonId}__delete_note`, arguments: { id: 'n3' } });
+    await pendingApproval(person.client);
+    const conn = (await person.client.get('/api/connections')).body[0];
+    assert.equal((await person.client.delete(`/api/connections/${conn.id}`)).status, 204);
+    const result = await call;
+    assert.equal(result.isError, true);
+    assert.match((result.content as any[])[0].text, /revoked/);
+  });
+});
