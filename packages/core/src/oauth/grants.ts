@@ -32,7 +32,8 @@ function hostOf(uri: string | null | undefined): string | null {
   if (!uri) return null;
   try {
     const url = new URL(uri);
-    return url.host || `${url.protocol}${url.pathname.split('/')[1] ?? ''}`.replace(/:$/, '');
+    // A native app's private-use scheme (com.example.app:/cb) has no host: show the scheme.
+    return url.host || url.protocol.replace(/:$/, '');
   } catch {
     return null;
   }
