@@ -141,7 +141,10 @@ const manifest = (webhook: string) => ({
     {
       name: 'delete_note', title: 'Delete a note', summary: 'Deletes one note by id and returns nothing.',
       destructive: true, confirm: true,
-      arguments: [{ name: 'id', summary: 'The note\'s id.', kind: { text: { maxLength: 64 } } }],
+      arguments: [
+        { name: 'id', summary: 'The note\'s id.', kind: { text: { maxLength: 64 } } },
+        { name: 'reason', summary: 'Why, for the history.', kind: { text: { maxLength: 1000 } }, required: false },
+      ],
     },
   ],
 });
@@ -332,9 +335,17 @@ describe('the dashboard in a browser', () => {
     const api = await clientFor(page);
     await page.getByRole('link', { name: 'Approvals' }).click();
     await page.locator('[data-empty="approvals"]').waitFor();
-    const calling = app.callTool({ name: 'notes__delete_note', arguments: { id: 'n2' } });
+    const reason = `<img src=x onerror="document.title='pwned'"> ${'because '.repeat(40)}`;
+    const calling = app.callTool({ name: 'notes__delete_note', arguments: { id: 'n2', reason } });
     const card = page.locator('[data-approval]');
     await card.waitFor({ timeout: 15_000 });
+    // Markup in arguments is text, and a long value is folded until asked for.
+    assert.equal(await card.locator('img').count(), 0);
+    const fold = card.locator('details.fold');
+    assert.equal(await fold.getAttribute('open'), null);
+    await fold.locator('summary').click();
+    assert.equal((await fold.locator('pre').textContent())?.trim(), reason.trim());
+    assert.notEqual(await page.title(), 'pwned');
     const id = (await card.getAttribute('data-approval'))!;
     assert.equal((await api.post(`/api/approvals/${id}/decision`, { decision: 'deny' })).status, 200);
     await page.locator('[data-empty="approvals"]').waitFor(); // gone without a reload (approval.decided)
@@ -368,6 +379,21 @@ describe('the dashboard in a browser', () => {
     await page.getByText('Test App can no longer reach your tools.').waitFor();
     assert.equal(((await api.get('/api/connections')).body as unknown[]).length, 0);
     await assert.rejects(app.listTools(), 'the revoked app is refused');
+  });
+
+  it('registers the service worker for the whole origin', async () => {
+    const scope = await page.evaluate(async () => (await navigator.serviceWorker.register('/sw.js', { scope: '/' })).scope);
+    assert.equal(scope, `${tp.url}/`);
+  });
+
+  it('signs out', async () => {
+    await page.goto('/');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    assert.equal(page.url(), `${tp.url}/signin`);
+    assert.equal((await page.evaluate(() => fetch('/api/me').then((r) => r.status))), 401);
+    await page.goto('/activity');
+    await page.waitForURL('**/signin');
   });
 
   it('logs no errors and no CSP violations', () => {
