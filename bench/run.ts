@@ -1,0 +1,602 @@
+// `npm run bench` (full: 5 s per point, median of 3) or `npm run bench -- --quick` (1.5 s, 1 run).
+// Options: --only=a,b (scenario names or groups: load, roundtrip, scale), --no-scale.
+// See bench/README.md. Servers under test run in child processes; this process is the load generator.
+import { createHmac, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { mkdirSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import postgres from 'postgres';
+import { Redis } from 'ioredis';
+import { BENCH_DIR, startChild, type Child } from './lib/children';
+import { request, rpcResult, openSse, type SseEvent } from './lib/http';
+import { percentile, runPoint, type Point, type Target } from './lib/load';
+import { connect, cookieOf, fresh, generatedManifest, installAddon, person, type AppToken, type Person } from './lib/setup';
+import { drawChart } from './lib/chart';
+
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const SECONDS = QUICK ? 1.5 : 5;
+const RUNS = QUICK ? 1 : 3;
+const WARMUP_S = QUICK ? 0.5 : 1;
+const CONCURRENCY = [1, 16, 64];
+const ROUND_TRIPS = QUICK ? 40 : 200;
+const PENDING = Number(process.env.BENCH_PENDING ?? 10_000);
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 2_000);
+const LOG_ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
+const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const want = (name: string, group: string) => !only || only.includes(name) || only.includes(group);
+const PG_ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+// ---------------------------------------------------------------------------------------------
+// Servers under test
+// ---------------------------------------------------------------------------------------------
+const children: Child[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+async function child(...args: Parameters<typeof startChild>) {
+  const c = await startChild(...args);
+  children.push(c);
+  return c;
+}
+
+async function servicesBacking() {
+  const name = `tp_bench_${randomBytes(5).toString('hex')}`;
+  const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(PG_ADMIN);
+  url.pathname = `/${name}`;
+  cleanups.push(async () => {
+    const a = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
+    await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+    await a.end();
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${name}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+    redis.disconnect();
+  });
+  return {
+    DATABASE_URL: url.toString(),
+    REDIS_URL,
+    REDIS_PREFIX: name,
+    TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = http.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function toolport(name: string, env: Record<string, string>, publicPort?: number) {
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `tp-bench-${name}-`));
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  return child(name, 'servers/toolport.ts', {
+    env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${publicPort ?? port}`, DATA_DIR: dataDir, ...env },
+  }).then((c) => ({ child: c, url: `http://127.0.0.1:${port}`, publicUrl: c.ready.url as string }));
+}
+
+type Deployment = {
+  name: 'embedded' | 'bullmq';
+  url: string;
+  child: Child;
+  env: Record<string, string>;
+  caller: Person;
+  token: AppToken;
+  lister4: AppToken;
+  lister800: AppToken;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Targets
+// ---------------------------------------------------------------------------------------------
+const mcpHeaders = (token?: string) => ({
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  ...(token ? { authorization: `Bearer ${token}` } : {}),
+});
+const rpc = (n: number, method: string, params: unknown) => `{"jsonrpc":"2.0","id":${n},"method":"${method}","params":${JSON.stringify(params)}}`;
+const isResult = (body: string) => body.includes('"result"') && !body.includes('"isError":true');
+
+function webhookTarget(url: string, secret: string): Target {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const subject = 'usr_benchpseudonym';
+  return {
+    url,
+    headers: { 'content-type': 'application/json' },
+    body: (n) => {
+      const id = `call_bench${n}_${process.pid}`;
+      return `{"type":"tool.call","addon":"notes","tool":"search_notes","arguments":{"query":"milk"},"call":{"id":"${id}","deadline":"${new Date(Date.now() + 30_000).toISOString()}","attempt":1},"user":{"id":"${subject}"},"app":{"name":"Bench","clientId":"cli_bench"}}`;
+    },
+    perRequestHeaders: (n, body) => {
+      const id = `call_bench${n}_${process.pid}`;
+      const ts = Math.floor(Date.now() / 1000);
+      const sig = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64');
+      return { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` };
+    },
+    check: (b) => b.includes('"total"'),
+  };
+}
+
+async function sdkSessions(url: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const init = await request('POST', url, mcpHeaders(), rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } }));
+    const sid = init.headers['mcp-session-id'] as string;
+    if (!sid) throw new Error(`no session: ${init.status} ${init.text}`);
+    await request('POST', url, { ...mcpHeaders(), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, '{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    ids.push(sid);
+  }
+  return ids;
+}
+
+function sdkTarget(url: string, sessions?: string[]): Target {
+  let next = 0;
+  return {
+    url,
+    headers: { ...mcpHeaders(), 'mcp-protocol-version': '2025-06-18' },
+    body: (n) => rpc(n, 'tools/call', { name: 'echo', arguments: { text: 'milk' } }),
+    // One session per connection, as one app holds one session.
+    perRequestHeaders: sessions ? (_n, _b, ctx) => ({ 'mcp-session-id': (ctx.sid ??= sessions[next++ % sessions.length]) }) : undefined,
+    check: (b) => isResult(b) && b.includes('"text":"milk"'),
+  };
+}
+
+const toolportCall = (t: AppToken): Target => ({
+  url: t.mcpUrl,
+  headers: mcpHeaders(t.accessToken),
+  body: (n) => rpc(n, 'tools/call', { name: 'notes__search_notes', arguments: { query: 'milk' } }),
+  check: (b) => isResult(b) && b.includes('total'),
+});
+const toolportList = (t: AppToken, expectLast: string): Target => ({
+  url: t.mcpUrl,
+  headers: mcpHeaders(t.accessToken),
+  body: (n) => rpc(n, 'tools/list', {}),
+  check: (b) => b.includes(expectLast),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------------
+interface Scenario {
+  name: string;
+  group: 'call' | 'list';
+  label: string;
+  target: () => Promise<Target>;
+  runs: Record<number, Point[]>;
+}
+const scenarios: Scenario[] = [];
+
+function summarise(runs: Point[]) {
+  const byRps = [...runs].sort((a, b) => a.rps - b.rps);
+  const mid = byRps[Math.floor((byRps.length - 1) / 2)]!;
+  return {
+    rps: Math.round(median(runs.map((r) => r.rps))),
+    p50: r2(median(runs.map((r) => r.p50)) * 1000) / 1000,
+    p90: median(runs.map((r) => r.p90)),
+    p99: median(runs.map((r) => r.p99)),
+    errors: runs.reduce((a, r) => a + r.errors + r.non2xx + r.wrong, 0),
+    requests: runs.reduce((a, r) => a + r.requests, 0),
+    percentiles: mid.percentiles,
+    runs: runs.map((r) => ({ rps: Math.round(r.rps), p50: r.p50, p99: r.p99, errors: r.errors, non2xx: r.non2xx, wrong: r.wrong })),
+  };
+}
+
+async function main() {
+  const started = new Date();
+  log(`bench ${QUICK ? 'quick' : 'full'}: ${SECONDS} s per point, ${RUNS} run(s), concurrency ${CONCURRENCY.join('/')}`);
+  const results: any = {
+    mode: QUICK ? 'quick' : 'full',
+    startedAt: started.toISOString(),
+    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() },
+    secondsPerPoint: SECONDS,
+    runs: RUNS,
+    load: {},
+    roundTrips: {},
+    scale: {},
+  };
+
+  // ---- servers --------------------------------------------------------------------------------
+  const svcEnv = await servicesBacking();
+  const [notes, sdkStateless, sdkSession, embedded, bull] = await Promise.all([
+    child('notes', 'servers/notes.ts'),
+    child('sdk-stateless', 'servers/sdk.ts', { args: ['stateless'] }),
+    child('sdk-sessions', 'servers/sdk.ts', { args: ['sessions'] }),
+    toolport('toolport-embedded', {}),
+    toolport('toolport-bullmq', { ...svcEnv, ROLE: 'all' }),
+  ]);
+  const webhookUrl = notes.ready.url as string;
+  // A second API process on the same Postgres + Redis, same public URL (as behind a load balancer).
+  const bullB = await toolport('toolport-bullmq-b', { ...svcEnv, ROLE: 'api' }, Number(new URL(bull.publicUrl).port));
+  log('servers up:', children.map((c) => c.name).join(', '));
+
+  const deployments: Deployment[] = [];
+  const secrets: string[] = [];
+  for (const [name, d, env] of [
+    ['embedded', embedded, {}],
+    ['bullmq', bull, svcEnv],
+  ] as const) {
+    const caller = await person(d.url, `bench-${name}`);
+    const secret = await installAddon(caller, notes.ready.manifest);
+    await notes.request({ type: 'secret', secret }, 'secret-ok');
+    secrets.push(secret);
+    const token = await connect(d.url, caller);
+    const p4 = await person(d.url, `bench-list4-${name}`);
+    await installAddon(p4, generatedManifest(`list4-${name}`, webhookUrl, 4));
+    const lister4 = await connect(d.url, p4);
+    const p800 = await person(d.url, `bench-list800-${name}`);
+    for (let i = 0; i < 50; i++) await installAddon(p800, generatedManifest(`list800-${name}-${String(i).padStart(2, '0')}`, webhookUrl, 16));
+    const lister800 = await connect(d.url, p800);
+    deployments.push({ name, url: d.url, child: d.child, env: env as Record<string, string>, caller, token, lister4, lister800 });
+  }
+  log('people, add-ons and OAuth tokens ready');
+
+  // ---- load points ----------------------------------------------------------------------------
+  // The floor signs with a secret the add-on really holds, so it does the same verification work.
+  const notesSecret = secrets[0]!;
+  scenarios.push(
+    { name: 'webhook', group: 'call', label: 'webhook direct (floor)', target: async () => webhookTarget(webhookUrl, notesSecret), runs: {} },
+    { name: 'sdk-stateless', group: 'call', label: 'bare SDK, stateless', target: async () => sdkTarget(sdkStateless.ready.url), runs: {} },
+    { name: 'sdk-sessions', group: 'call', label: 'bare SDK, sessions', target: async () => sdkTarget(sdkSession.ready.url, await sdkSessions(sdkSession.ready.url, 64)), runs: {} },
+  );
+  for (const d of deployments) {
+    scenarios.push({ name: `toolport-${d.name}`, group: 'call', label: `Toolport tools/call, ${d.name}`, target: async () => toolportCall(await fresh(d.token)), runs: {} });
+  }
+  for (const d of deployments) {
+    scenarios.push(
+      { name: `list4-${d.name}`, group: 'list', label: `tools/list 4 tools, ${d.name}`, target: async () => toolportList(await fresh(d.lister4), `list4-${d.name}__lookup_03`), runs: {} },
+      { name: `list800-${d.name}`, group: 'list', label: `tools/list 800 tools, ${d.name}`, target: async () => toolportList(await fresh(d.lister800), `list800-${d.name}-49__lookup_15`), runs: {} },
+    );
+  }
+  const active = scenarios.filter((s) => want(s.name, 'load'));
+  // Preflight: every target answers correctly once before it is loaded.
+  for (const s of active) {
+    const t = await s.target();
+    const body = t.body?.(1, {}) ?? '';
+    const headers = { ...t.headers, ...(t.perRequestHeaders?.(1, body, {}) ?? {}) };
+    const res = await request('POST', t.url, headers, body);
+    if (res.status !== 200 || (t.check && !t.check(res.text))) throw new Error(`${s.name} preflight: ${res.status} ${res.text.slice(0, 300)}`);
+  }
+  // Runs are interleaved (run 1 of everything, then run 2...) so drift on a shared machine hits all alike.
+  for (let run = 1; run <= RUNS; run++) {
+    for (const s of active) {
+      const target = await s.target();
+      await runPoint(target, 16, WARMUP_S);
+      for (const c of CONCURRENCY) {
+        const p = await runPoint(target, c, SECONDS);
+        (s.runs[c] ??= []).push(p);
+        log(`run ${run}/${RUNS} ${s.name.padEnd(18)} c=${String(c).padEnd(2)} ${String(Math.round(p.rps)).padStart(6)}/s p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms${p.errors + p.non2xx + p.wrong ? ` ERRORS ${p.errors}/${p.non2xx}/${p.wrong}` : ''}`);
+      }
+    }
+  }
+  for (const s of active) {
+    results.load[s.name] = { label: s.label, group: s.group, points: Object.fromEntries(Object.entries(s.runs).map(([c, runs]) => [c, summarise(runs)])) };
+  }
+
+  // ---- approval round trips -------------------------------------------------------------------
+  const byName = Object.fromEntries(deployments.map((d) => [d.name, d]));
+  if (want('approval-one-embedded', 'roundtrip')) results.roundTrips['approval-one-embedded'] = await approvalRoundTrips('one process (embedded)', byName.embedded!, byName.embedded!.url);
+  if (want('approval-one-bullmq', 'roundtrip')) results.roundTrips['approval-one-bullmq'] = await approvalRoundTrips('one process (Postgres + Redis)', byName.bullmq!, byName.bullmq!.url);
+  if (want('approval-two-bullmq', 'roundtrip')) results.roundTrips['approval-two-bullmq'] = await approvalRoundTrips('across two processes (held by A, decided on B)', byName.bullmq!, bullB.url);
+
+  // ---- scale ------------------------------------------------------------------------------------
+  if (!argv.includes('--no-scale')) {
+    if (want('pending', 'scale')) results.scale.pending = await pendingApprovals(byName.embedded!);
+    if (want('streams', 'scale')) results.scale.streams = await eventStreams(byName.embedded!);
+    if (want('calllog', 'scale')) results.scale.callLog = await callLog(byName.bullmq!, svcEnv.DATABASE_URL);
+  }
+
+  results.goals = goals(results);
+  results.finishedAt = new Date().toISOString();
+  writeResults(results);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Approval round trip: decision POST → MCP result
+// ---------------------------------------------------------------------------------------------
+async function approvalRoundTrips(label: string, d: Deployment, decideUrl: string) {
+  const t = await fresh(d.token);
+  const cookie = cookieOf(d.caller.client);
+  const waiting = new Map<string, (id: string) => void>();
+  const sse = await openSse(`${d.url}/api/events`, { cookie }, (e: SseEvent) => {
+    if (e.event === 'approval') waiting.get(e.data?.arguments?.id)?.(e.data.id);
+  });
+  const times: number[] = [];
+  const decisionPost: number[] = [];
+  let n = 0;
+  try {
+    for (let i = 0; i < ROUND_TRIPS + 5; i++) {
+      const added = await request('POST', t.mcpUrl, mcpHeaders(t.accessToken), rpc(++n, 'tools/call', { name: 'notes__add_note', arguments: { text: `# Bench ${i}\nround trip` } }));
+      const noteId = rpcResult(added.text).result?.structuredContent?.id;
+      if (!noteId) throw new Error(`add_note failed: ${added.text.slice(0, 300)}`);
+      const approvalId = new Promise<string>((resolve) => waiting.set(noteId, resolve));
+      const held = request('POST', t.mcpUrl, mcpHeaders(t.accessToken), rpc(++n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId } }));
+      const id = await Promise.race([approvalId, sleep(10_000).then(() => '')]);
+      waiting.delete(noteId);
+      if (!id) throw new Error(`no approval event for ${noteId}`);
+      const t0 = performance.now();
+      const decided = request('POST', `${decideUrl}/api/approvals/${id}/decision`, { cookie, 'content-type': 'application/json' }, '{"decision":"allow"}').then((r) => {
+        decisionPost.push(performance.now() - t0);
+        return r;
+      });
+      const result = await held;
+      const t1 = performance.now();
+      const d1 = await decided;
+      if (d1.status !== 200) throw new Error(`decision: ${d1.status} ${d1.text}`);
+      const text = rpcResult(result.text).result?.content?.[0]?.text ?? '';
+      if (!/Deleted the note/.test(text)) throw new Error(`delete_note after allow: ${result.text.slice(0, 300)}`);
+      if (i >= 5) times.push(t1 - t0); // the first few warm up
+    }
+  } finally {
+    sse.close();
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  const out = {
+    label,
+    samples: times.length,
+    p50: r2(percentile(sorted, 50)),
+    p90: r2(percentile(sorted, 90)),
+    p99: r2(percentile(sorted, 99)),
+    decisionPostP50: r2(median(decisionPost)),
+    distribution: Object.fromEntries([1, 5, 10, 25, 50, 75, 90, 95, 99].map((p) => [String(p), r2(percentile(sorted, p))])),
+  };
+  log(`approval round trip ${label}: p50 ${out.p50} ms p99 ${out.p99} ms (${out.samples} samples)`);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scale: memory per waiting approval, per event stream; call log at 1 M rows
+// ---------------------------------------------------------------------------------------------
+const memory = async (c: Child) => (await c.request<{ usage: NodeJS.MemoryUsage; waiting: number }>({ type: 'memory' }, 'memory', 60_000));
+const MB = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
+
+async function pendingApprovals(d: Deployment) {
+  const t = await fresh(d.token);
+  const added = await request('POST', t.mcpUrl, mcpHeaders(t.accessToken), rpc(1, 'tools/call', { name: 'notes__add_note', arguments: { text: '# Keep me\npending benchmark' } }));
+  const noteId = rpcResult(added.text).result.structuredContent.id;
+  // Warm the path once (one call allowed through the real flow is already done by the round trips).
+  const before = await memory(d.child);
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const reqs: http.ClientRequest[] = [];
+  const started = performance.now();
+  const body = (n: number) => rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId } });
+  let failed = 0;
+  for (let i = 0; i < PENDING; i++) {
+    const u = new URL(t.mcpUrl);
+    const b = body(i + 10);
+    const req = http.request({ method: 'POST', hostname: u.hostname, port: u.port, path: u.pathname, agent, headers: { ...mcpHeaders(t.accessToken), 'content-length': Buffer.byteLength(b) } });
+    req.on('error', () => failed++);
+    req.on('response', (res) => res.resume());
+    req.end(b);
+    reqs.push(req);
+    if (i % 250 === 249) await sleep(25);
+  }
+  let peak = 0;
+  let at: { usage: NodeJS.MemoryUsage; waiting: number } | undefined;
+  for (;;) {
+    const m = await memory(d.child);
+    peak = Math.max(peak, m.waiting);
+    if (m.waiting >= PENDING || performance.now() - started > 25_000) {
+      at = m;
+      break;
+    }
+    await sleep(500);
+  }
+  const heldAfterMs = Math.round(performance.now() - started);
+  for (const r of reqs) r.destroy();
+  agent.destroy();
+  // The server records each abandoned call as cancelled; wait until none is held.
+  const until = Date.now() + 60_000;
+  while ((await memory(d.child)).waiting > 0 && Date.now() < until) await sleep(500);
+  const rss = at.usage.rss - before.usage.rss;
+  const heap = at.usage.heapUsed - before.usage.heapUsed;
+  const out = {
+    held: at.waiting,
+    peak,
+    failedRequests: failed,
+    secondsToHold: heldAfterMs / 1000,
+    rssBeforeMB: MB(before.usage.rss),
+    rssAfterMB: MB(at.usage.rss),
+    rssDeltaMB: MB(rss),
+    heapDeltaMB: MB(heap),
+    externalDeltaMB: MB(at.usage.external - before.usage.external),
+    perApprovalKB: Math.round((rss / Math.max(1, at.waiting) / 1024) * 10) / 10,
+    heapPerApprovalKB: Math.round((heap / Math.max(1, at.waiting) / 1024) * 10) / 10,
+    rssFor10kMB: MB((rss / Math.max(1, at.waiting)) * 10_000),
+  };
+  log(`pending approvals: ${out.held} held, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB (${out.perApprovalKB} KB each)`);
+  return out;
+}
+
+async function eventStreams(d: Deployment) {
+  const people: Person[] = [];
+  const perPerson = 10; // MAX_STREAMS_PER_PERSON
+  const needed = Math.ceil(STREAMS / perPerson);
+  for (let i = 0; i < needed; i += 8) {
+    const batch = await Promise.all(Array.from({ length: Math.min(8, needed - i) }, (_, k) => person(d.url, `bench-sse-${i + k}`)));
+    people.push(...batch);
+  }
+  const before = await memory(d.child);
+  const open: Array<{ close(): void }> = [];
+  for (let i = 0; i < STREAMS; i += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, STREAMS - i) }, (_, k) => openSse(`${d.url}/api/events`, { cookie: cookieOf(people[Math.floor((i + k) / perPerson)]!.client) }, () => {})),
+    );
+    open.push(...batch);
+  }
+  const after = await memory(d.child);
+  for (const s of open) s.close();
+  const rss = after.usage.rss - before.usage.rss;
+  const heap = after.usage.heapUsed - before.usage.heapUsed;
+  const out = {
+    streams: open.length,
+    rssDeltaMB: MB(rss),
+    heapDeltaMB: MB(heap),
+    perStreamKB: Math.round((rss / open.length / 1024) * 10) / 10,
+    heapPerStreamKB: Math.round((heap / open.length / 1024) * 10) / 10,
+    rssFor2000MB: MB((rss / open.length) * 2000),
+  };
+  log(`event streams: ${out.streams} open, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB`);
+  await sleep(1000);
+  return out;
+}
+
+async function callLog(d: Deployment, databaseUrl: string) {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const userId = d.caller.user.id;
+  const t0 = performance.now();
+  await sql.unsafe(
+    `insert into calls (id, user_id, app_name, addon_id, tool_name, args_digest, outcome, latency_ms, created_at)
+     select 'call_bench' || lpad(g::text, 8, '0'), $1, 'Bench App', 'notes', 'search_notes', 'digest', 'ok', 3,
+            date_trunc('milliseconds', now()) - (g * interval '7 milliseconds')
+     from generate_series(1, ${LOG_ROWS}) g`,
+    [userId],
+  );
+  await sql.unsafe('analyze calls');
+  const insertS = (performance.now() - t0) / 1000;
+  const [deep] = await sql.unsafe(
+    `select id, created_at from calls where user_id = $1 order by created_at desc, id desc offset ${Math.floor(LOG_ROWS * 0.9)} limit 1`,
+    [userId],
+  );
+  await sql.end();
+  const cursor = Buffer.from(JSON.stringify([new Date(deep!.created_at).toISOString(), deep!.id])).toString('base64url');
+  const cookie = cookieOf(d.caller.client);
+  const time = async (q: string) => {
+    const xs: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const s = performance.now();
+      const res = await request('GET', `${d.url}/api/calls${q}`, { cookie });
+      if (res.status !== 200 || JSON.parse(res.text).items.length !== 50) throw new Error(`call log ${q}: ${res.status} ${res.text.slice(0, 200)}`);
+      if (i >= 5) xs.push(performance.now() - s);
+    }
+    const s = xs.sort((a, b) => a - b);
+    return { p50: r2(percentile(s, 50)), p90: r2(percentile(s, 90)), max: r2(s[s.length - 1]!) };
+  };
+  const out = { rows: LOG_ROWS, insertSeconds: r2(insertS), firstPage: await time(''), deepPage: await time(`?cursor=${cursor}`), deepOffset: Math.floor(LOG_ROWS * 0.9) };
+  log(`call log at ${LOG_ROWS} rows: first page p50 ${out.firstPage.p50} ms, deep page p50 ${out.deepPage.p50} ms`);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Goals, tables, chart
+// ---------------------------------------------------------------------------------------------
+function goals(r: any) {
+  const L = r.load;
+  const g: Array<{ goal: string; value: string; target: string; met: boolean | null }> = [];
+  const add = (goal: string, value: number | undefined, target: number, cmp: '<=' | '>=', unit = '') => {
+    const ok = value === undefined || Number.isNaN(value) ? null : cmp === '<=' ? value <= target : value >= target;
+    g.push({ goal, value: value === undefined || Number.isNaN(value) ? 'not measured' : `${r2(value)}${unit}`, target: `${cmp} ${target}${unit}`, met: ok });
+  };
+  for (const d of ['embedded', 'bullmq']) {
+    const tp = L[`toolport-${d}`]?.points;
+    const sdk = L['sdk-stateless']?.points;
+    add(`throughput c=64, ${d} / bare stateless SDK`, tp && sdk ? tp[64].rps / sdk[64].rps : undefined, 1, '>=', '×');
+  }
+  const hook = L.webhook?.points?.[1];
+  for (const [d, limit] of [['embedded', 2], ['bullmq', 3]] as const) {
+    const tp = L[`toolport-${d}`]?.points?.[1];
+    add(`added p50 at c=1 over the direct webhook, ${d}`, tp && hook ? tp.p50 - hook.p50 : undefined, limit, '<=', ' ms');
+    add(`added p99 at c=1 over the direct webhook, ${d}`, tp && hook ? tp.p99 - hook.p99 : undefined, 10, '<=', ' ms');
+  }
+  for (const d of ['embedded', 'bullmq']) {
+    const a = L[`list4-${d}`]?.points?.[1];
+    const b = L[`list800-${d}`]?.points?.[1];
+    add(`tools/list p50 c=1, 800 tools / 4 tools, ${d}`, a && b ? b.p50 / a.p50 : undefined, 3, '<=', '×');
+  }
+  add('approval round trip p50, one process (embedded)', r.roundTrips['approval-one-embedded']?.p50, 10, '<=', ' ms');
+  add('approval round trip p50, across two processes', r.roundTrips['approval-two-bullmq']?.p50, 20, '<=', ' ms');
+  add('RSS for 10,000 pending approvals', r.scale.pending?.rssFor10kMB, 200, '<=', ' MB');
+  add('RSS for 2,000 event streams', r.scale.streams?.rssFor2000MB, 100, '<=', ' MB');
+  return g;
+}
+
+function markdown(r: any): string {
+  const lines: string[] = [];
+  lines.push(`# Benchmark results (${r.mode})`, '');
+  lines.push(`${r.startedAt} · ${r.machine.cpus} × ${r.machine.cpu} · Node ${r.machine.node} · load average at start ${r.machine.loadavg.map((x: number) => x.toFixed(2)).join(' ')}`);
+  lines.push(`${r.secondsPerPoint} s per point, ${r.runs === 1 ? '1 run' : `median of ${r.runs} runs`}; closed-loop load (autocannon) from the bench process, every server in its own child process.`, '');
+  lines.push('## Goals', '', '| goal | measured | target | |', '| --- | --- | --- | --- |');
+  for (const g of r.goals) lines.push(`| ${g.goal} | ${g.value} | ${g.target} | ${g.met === null ? 'not measured' : g.met ? 'met' : '**missed**'} |`);
+  lines.push('', '## Load points', '', '| scenario | c | calls/s | × stateless SDK | p50 ms | p90 ms | p99 ms | errors |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+  const sdk = r.load['sdk-stateless']?.points;
+  for (const [name, s] of Object.entries<any>(r.load)) {
+    for (const c of Object.keys(s.points)) {
+      const p = s.points[c];
+      const ratio = sdk?.[c] ? (p.rps / sdk[c].rps).toFixed(2) : '';
+      lines.push(`| ${s.label} | ${c} | ${p.rps} | ${ratio} | ${p.p50.toFixed(3)} | ${p.p90.toFixed(3)} | ${p.p99.toFixed(3)} | ${p.errors} |`);
+    }
+  }
+  const hook = r.load.webhook?.points?.[1];
+  if (hook) {
+    lines.push('', '## Added latency at c=1 over the direct webhook call', '', '| scenario | p50 ms | added p50 | p99 ms | added p99 |', '| --- | --- | --- | --- | --- |');
+    for (const [name, s] of Object.entries<any>(r.load)) {
+      const p = s.points[1];
+      if (!p || s.group !== 'call') continue;
+      lines.push(`| ${s.label} | ${p.p50.toFixed(3)} | ${(p.p50 - hook.p50).toFixed(3)} | ${p.p99.toFixed(3)} | ${(p.p99 - hook.p99).toFixed(3)} |`);
+    }
+  }
+  if (Object.keys(r.roundTrips).length) {
+    lines.push('', '## Approval round trip (decision POST → MCP result, includes the webhook call it allows)', '', '| where | samples | p50 ms | p90 ms | p99 ms | decision POST p50 ms |', '| --- | --- | --- | --- | --- | --- |');
+    for (const x of Object.values<any>(r.roundTrips)) lines.push(`| ${x.label} | ${x.samples} | ${x.p50} | ${x.p90} | ${x.p99} | ${x.decisionPostP50} |`);
+  }
+  const s = r.scale;
+  if (s.pending || s.streams || s.callLog) lines.push('', '## Scale', '');
+  if (s.pending) lines.push(`- Pending approvals (embedded, one process): ${s.pending.held} held after ${s.pending.secondsToHold} s; RSS ${s.pending.rssBeforeMB} → ${s.pending.rssAfterMB} MB (+${s.pending.rssDeltaMB} MB, ${s.pending.perApprovalKB} KB each), heap +${s.pending.heapDeltaMB} MB (${s.pending.heapPerApprovalKB} KB each).`);
+  if (s.streams) lines.push(`- Event streams (embedded): ${s.streams.streams} open; RSS +${s.streams.rssDeltaMB} MB (${s.streams.perStreamKB} KB each), heap +${s.streams.heapDeltaMB} MB.`);
+  if (s.callLog) lines.push(`- Call log (Postgres) at ${s.callLog.rows.toLocaleString('en')} rows of one person (inserted in ${s.callLog.insertSeconds} s): \`GET /api/calls\` first page p50 ${s.callLog.firstPage.p50} ms (p90 ${s.callLog.firstPage.p90}); a cursor page ${s.callLog.deepOffset.toLocaleString('en')} rows deep p50 ${s.callLog.deepPage.p50} ms (p90 ${s.callLog.deepPage.p90}).`);
+  lines.push('', '![latency distributions](' + `${r.file}.png)`, '');
+  return lines.join('\n');
+}
+
+function writeResults(r: any) {
+  const dir = path.join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = `${r.mode}-${r.startedAt.slice(0, 19).replace(/[:T]/g, '-')}`;
+  r.file = file;
+  writeFileSync(path.join(dir, `${file}.json`), `${JSON.stringify(r, null, 2)}\n`);
+  const md = markdown(r);
+  writeFileSync(path.join(dir, `${file}.md`), md);
+  try {
+    writeFileSync(path.join(dir, `${file}.png`), drawChart(r));
+  } catch (err) {
+    console.error('chart failed:', err);
+  }
+  console.log(`\n${md}`);
+  console.log('\nGoals:');
+  for (const g of r.goals) console.log(`  ${g.met === null ? 'n/a   ' : g.met ? 'met   ' : 'MISSED'}  ${g.goal}: ${g.value} (${g.target})`);
+  console.log(`\nSaved bench/results/${file}.{json,md,png}`);
+}
+
+async function shutdown() {
+  for (const c of children.reverse()) await c.stop().catch(() => {});
+  for (const f of cleanups.reverse()) await f().catch(() => {});
+}
+
+main()
+  .then(shutdown)
+  .catch(async (err) => {
+    console.error(err);
+    await shutdown();
+    process.exit(1);
+  });

@@ -1,0 +1,26 @@
+// Toolport as `npm start` runs it (apps/api/src/main.ts: parseConfig(process.env) + startServer),
+// plus a debug hook over the child-process IPC channel only (no HTTP endpoint): on {type:'memory'}
+// it collects garbage (--expose-gc) and answers with process.memoryUsage() and the waiting calls.
+import { createLogger, parseConfig } from '@toolport/core';
+import { startServer } from '../../apps/api/src/server';
+
+const config = parseConfig(process.env);
+// Warnings and errors still reach stderr; the per-start info lines are noise for a benchmark.
+const base = createLogger({ role: config.role });
+const log = { info: () => {}, warn: base.warn, error: base.error };
+const server = await startServer(config, { log });
+
+process.on('message', async (m: { type: string; id?: number }) => {
+  if (m.type === 'memory') {
+    for (let i = 0; i < 3; i++) {
+      (globalThis as { gc?: () => void }).gc?.();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const approvals = server.svc.approvals as { waiting?: number } | undefined;
+    process.send!({ type: 'memory', id: m.id, usage: process.memoryUsage(), waiting: approvals?.waiting ?? 0 });
+  } else if (m.type === 'stop') {
+    await server.close();
+    process.exit(0);
+  }
+});
+process.send!({ type: 'ready', url: config.publicUrl });
