@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
-import { createInProcessDispatcher, type CallJob } from '@toolport/core';
+import { ADDONS_CHANNEL, createInProcessDispatcher, type CallJob } from '@toolport/core';
 import { addons, addonSecrets, deliveries } from '../packages/core/src/db/schema/index';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, TARGET, type Toolport } from './helpers/target';
@@ -141,6 +141,19 @@ describe(`dispatch (${TARGET})`, () => {
         [2, 200, null],
       ],
     );
+  });
+
+  it('follows a changed webhook URL once the change is announced on the bus', async () => {
+    const a = await makeAddon();
+    assert.equal((await tp.svc.dispatcher.dispatch(job(a.id))).kind, 'result');
+    const moved = rx.addon(`${a.path}-moved`, () => ({ body: { text: 'moved' } }));
+    await tp.svc.db.update(addons).set({ webhookUrl: moved }).where(eq(addons.id, a.id));
+    await tp.svc.bus.publish(ADDONS_CHANNEL, { addonId: a.id });
+    await new Promise((r) => setTimeout(r, 100));
+    const outcome = await tp.svc.dispatcher.dispatch(job(a.id));
+    assert.deepEqual(outcome, { kind: 'result', content: [{ type: 'text', text: 'moved' }] });
+    assert.equal(rx.at(a.path).length, 1);
+    assert.equal(rx.at(`${a.path}-moved`).length, 1);
   });
 
   it('does not retry a 4xx, and tells the app a safe sentence only', async () => {

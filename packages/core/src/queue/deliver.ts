@@ -21,6 +21,7 @@ export const resultChannel = (callId: string) => `result:${callId}`;
 /** One slow attempt may not eat the whole call: a hung connection still leaves room for a retry. */
 export const ATTEMPT_CAP_MS = 10_000;
 const TARGET_TTL_MS = 5_000;
+const TARGET_CACHE_MAX = 10_000;
 const MAX_ATTEMPTS = 6;
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_MAX_MS = 4_000;
@@ -36,6 +37,8 @@ interface Target {
 
 interface TargetCache {
   entries: Map<string, { target: Target | null; expires: number }>;
+  /** Bumped by every invalidation: a load that raced one is not cached. */
+  generation: number;
   ready: Promise<unknown>;
 }
 
@@ -44,15 +47,16 @@ const caches = new WeakMap<Services, TargetCache>();
 function cacheOf(svc: Services): TargetCache {
   let cache = caches.get(svc);
   if (!cache) {
-    const entries = new Map<string, { target: Target | null; expires: number }>();
-    const ready = svc.bus
+    const fresh: TargetCache = { entries: new Map(), generation: 0, ready: Promise.resolve() };
+    fresh.ready = svc.bus
       .subscribe(ADDONS_CHANNEL, (msg) => {
         const addonId = (msg as { addonId?: unknown } | null)?.addonId;
-        if (typeof addonId === 'string') entries.delete(addonId);
-        else entries.clear();
+        fresh.generation++;
+        if (typeof addonId === 'string') fresh.entries.delete(addonId);
+        else fresh.entries.clear();
       })
       .catch((err) => svc.log.warn('cannot follow add-on changes; relying on the cache lifetime', { err }));
-    caches.set(svc, (cache = { entries, ready }));
+    caches.set(svc, (cache = fresh));
   }
   return cache;
 }
@@ -63,12 +67,16 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
   await cache.ready;
   const hit = cache.entries.get(addonId);
   if (hit && hit.expires > Date.now()) return hit.target;
+  const generation = cache.generation;
   const [row] = await svc.db
     .select({ webhookUrl: addons.webhookUrl, disabledAt: addons.webhookDisabledAt })
     .from(addons)
     .where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
   const target = row ? { webhookUrl: row.webhookUrl, disabled: row.disabledAt !== null, secrets: await liveSecrets(svc, addonId) } : null;
-  cache.entries.set(addonId, { target, expires: Date.now() + TARGET_TTL_MS });
+  if (cache.generation === generation) {
+    if (cache.entries.size >= TARGET_CACHE_MAX) cache.entries.clear();
+    cache.entries.set(addonId, { target, expires: Date.now() + TARGET_TTL_MS });
+  }
   return target;
 }
 
@@ -126,7 +134,11 @@ async function disableWebhook(svc: Services, addonId: string) {
     .update(addons)
     .set({ webhookDisabledAt: svc.clock.now() })
     .where(and(eq(addons.id, addonId), isNull(addons.webhookDisabledAt)));
-  caches.get(svc)?.entries.delete(addonId);
+  const cache = caches.get(svc);
+  if (cache) {
+    cache.generation++;
+    cache.entries.delete(addonId);
+  }
   await svc.bus.publish(ADDONS_CHANNEL, { addonId }).catch(() => {});
 }
 
