@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq, sql } from 'drizzle-orm';
 import { createApprovals } from '@toolport/core';
-import { approvals as approvalsTable } from '../packages/core/src/db/schema/index';
+import { approvals as approvalsTable, oauthClients, oauthGrants } from '../packages/core/src/db/schema/index';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, TARGET, type Toolport } from './helpers/target';
@@ -224,6 +225,33 @@ describe('approvals: no answer, cancellation, revocation', () => {
     assert.equal(late.body.decision.status, 'revoked');
   });
 
+  it('ends as revoked when the person revokes the app while it waits; another app’s call waits on', async () => {
+    const p = await newPerson(tp.url);
+    await p.client.patch('/api/settings', { aiApps: true });
+    const grant = async () => {
+      const clientId = `cli_${randomBytes(8).toString('hex')}`;
+      await tp.svc.db.insert(oauthClients).values({ id: clientId, name: 'Claude', redirectUris: ['https://claude.ai/cb'], metadata: {} });
+      const id = `grt_${randomBytes(8).toString('hex')}`;
+      await tp.svc.db.insert(oauthGrants).values({ id, userId: p.user.id, clientId, scope: 'tools', resource: p.user.mcpUrl });
+      return id;
+    };
+    const revokedGrant = await grant();
+    const otherGrant = await grant();
+    const asked = ask(approvals(), p.user.id, { grantId: revokedGrant });
+    const other = ask(approvals(), p.user.id, { grantId: otherGrant });
+    const shown = await pendingFor(p.client, asked.nonce);
+    const otherShown = await pendingFor(p.client, other.nonce);
+    assert.equal((await p.client.delete(`/api/connections/${revokedGrant}`)).status, 204);
+    const decision = await asked.decision;
+    assert.equal(decision.status, 'revoked');
+    assert.equal(decision.decidedBy, 'revocation');
+    assert.equal((await rowOf(shown.id)).status, 'revoked');
+    await sleep(200);
+    assert.equal((await rowOf(otherShown.id)).status, 'pending');
+    await p.client.post(`/api/approvals/${otherShown.id}/decision`, { decision: 'allow' });
+    assert.equal((await other.decision).status, 'allowed');
+  });
+
   it('leaves other waiting calls alone when AI apps stay on', async () => {
     const p = await newPerson(tp.url);
     await p.client.patch('/api/settings', { aiApps: true });
@@ -331,6 +359,25 @@ describe('approvals: the live feed', () => {
     }
     await p.client.post(`/api/approvals/${shown.id}/decision`, { decision: 'deny' });
     await asked.decision;
+  });
+
+  it('tells a reconnecting stream (Last-Event-ID) about decisions it missed', async () => {
+    const p = await newPerson(tp.url);
+    const asked = ask(approvals(), p.user.id);
+    const shown = await pendingFor(p.client, asked.nonce);
+    await p.client.post(`/api/approvals/${shown.id}/decision`, { decision: 'allow' });
+    await asked.decision;
+    const fresh = await openEvents(tp.url, p.client);
+    const back = await openEvents(tp.url, p.client, { 'last-event-id': shown.id });
+    try {
+      const missed = await back.waitFor((e) => e.event === 'approval.decided' && e.data.id === shown.id);
+      assert.equal(missed.data.status, 'allowed');
+      await sleep(100);
+      assert.deepEqual(fresh.events, [], 'a first connection gets only what is pending');
+    } finally {
+      await fresh.close();
+      await back.close();
+    }
   });
 
   it('shows a person only their own approvals', async () => {

@@ -130,10 +130,12 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly sweeper: NodeJS.Timeout | undefined;
   private readonly gates: Promise<(() => Promise<void>) | undefined>;
   private count = 0;
+  private readonly progressMessage: string;
 
   constructor(readonly svc: Services, opts: ApprovalsOptions) {
     this.ttl = opts.ttlSeconds ?? APPROVAL_TTL_SECONDS;
     this.confirmDeadlineMs = opts.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS;
+    this.progressMessage = `Waiting for the person to approve in the Toolport dashboard or on their phone: ${svc.config.publicUrl}/approvals`;
     this.gates = svc.bus.subscribe(GATES_CHANNEL, (msg) => void this.onGates(msg)).catch((err) => {
       svc.log.error('cannot follow revocations; approvals still expire', { err });
       return undefined;
@@ -152,9 +154,7 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   progress(req: ApprovalRequest) {
-    if (!req.progress) return;
-    const where = `${this.svc.config.publicUrl}/approvals`;
-    req.progress(`Waiting for the person to approve in the Toolport dashboard or on their phone: ${where}`).catch(() => {});
+    req.progress?.(this.progressMessage).catch(() => {});
   }
 
   /** Asks a `confirm` add-on what the call will do. null: it says no approval is needed. */
@@ -208,17 +208,7 @@ class ApprovalsImpl implements ApprovalsService {
     const unsubscribe = await this.svc.bus.subscribe(approvalChannel(w.id), () => void w.observe());
     this.track(w);
     try {
-      const inserting = this.insert(w);
-      w.inserted = inserting.then(
-        () => true,
-        () => false,
-      );
-      this.announce(w, await inserting);
-      this.progress(req);
-      w.nextProgress = Date.now() + PROGRESS_EVERY_MS;
-      w.timer = setTimeout(w.tick, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()));
-      req.signal?.addEventListener('abort', w.onAbort, { once: true });
-      if (req.signal?.aborted) w.onAbort();
+      await this.begin(w);
       return await w.done;
     } finally {
       clearTimeout(w.timer);
@@ -226,6 +216,21 @@ class ApprovalsImpl implements ApprovalsService {
       this.untrack(w);
       await unsubscribe().catch(() => {});
     }
+  }
+
+  /** Its own frame, so nothing of the insert (query, SQL text, row) stays alive while we wait. */
+  private async begin(w: Waiting) {
+    const inserting = this.insert(w);
+    w.inserted = inserting.then(
+      () => true,
+      () => false,
+    );
+    this.announce(w, await inserting);
+    this.progress(w.req);
+    w.nextProgress = Date.now() + PROGRESS_EVERY_MS;
+    w.timer = setTimeout(w.tick, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()));
+    w.req.signal?.addEventListener('abort', w.onAbort, { once: true });
+    if (w.req.signal?.aborted) w.onAbort();
   }
 
   private async insert(w: Waiting): Promise<ApprovalRow> {
