@@ -242,6 +242,30 @@ describe('arguments: hostile values', () => {
     assert.deepEqual(problems(schema, { query: new Array(100).fill('é'.repeat(1500)) }), ['The arguments are too large: at most 256 KB as JSON.']);
   });
 
+  it('bounds format checks by length, so a long string never reaches a format expression', () => {
+    const s: JsonSchema = {
+      type: 'object',
+      properties: { to: { type: 'string', maxLength: 1000, format: 'email' }, at: { type: 'string', maxLength: 100, format: 'date-time' } },
+      additionalProperties: false,
+    };
+    assert.deepEqual(ok(s, { to: 'ada@example.com', at: '2026-01-31T09:30:00Z' }), { to: 'ada@example.com', at: '2026-01-31T09:30:00Z' });
+    assert.deepEqual(problems(s, { to: 'a'.repeat(400) + '@example.com' }), ['Argument `to` must be an email address such as ada@example.com.']);
+    const attack = '!@00' + '0.0-'.repeat(60_000) + '\x00';
+    assert.deepEqual(problems(s, { to: attack }), [
+      'Argument `to` is too long: at most 1000 characters (got 240005).',
+      'Argument `to` must be an email address such as ada@example.com.',
+    ]);
+  });
+
+  it('never runs a pattern on a string longer than 4096 characters', () => {
+    const s: JsonSchema = { type: 'object', properties: { code: { type: 'string', maxLength: 10, pattern: '^a+$' } }, additionalProperties: false };
+    assert.deepEqual(problems(s, { code: 'a'.repeat(5000) }), [
+      'Argument `code` is too long: at most 10 characters (got 5000).',
+      'Argument `code` must match the pattern `^a+$`.',
+    ]);
+    assert.deepEqual(problems(s, { code: 'a'.repeat(11) }), ['Argument `code` is too long: at most 10 characters (got 11).']);
+  });
+
   it('refuses values that are not JSON', () => {
     assert.deepEqual(problems(schema, { query: 'x', exact: () => true }), [
       'Argument `exact` must be a JSON value.',

@@ -349,6 +349,7 @@ describe('manifest: raw inputSchema', () => {
   it('refuses a pattern that can backtrack catastrophically', () => {
     refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '^(a+)+$' } })), '/tools/0/inputSchema/properties/a/pattern', /backtrack catastrophically/);
     refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '(' } })), '/tools/0/inputSchema/properties/a/pattern', /not a valid regular expression/);
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 5000, pattern: '^a$' } })), '/tools/0/inputSchema/properties/a/maxLength', /at most 4096/);
   });
 
   it('checks patterns with recheck, and has a conservative fallback', () => {

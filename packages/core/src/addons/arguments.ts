@@ -1,7 +1,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { fastFormats } from 'ajv-formats/dist/formats.js';
 import { ToolportError } from '../errors';
-import { LONE_SURROGATE, RESERVED_KEYS, SCHEMA_FORMATS, canonicalJson, codePoints } from './schema';
+import { LONE_SURROGATE, RESERVED_KEYS, SCHEMA_FORMATS, SCHEMA_LIMITS, canonicalJson, codePoints } from './schema';
 import type { ArgumentCheck, JsonSchema } from './types';
 
 export const ARGUMENT_LIMITS = {
@@ -18,6 +18,21 @@ export const ARGUMENT_LIMITS = {
 /** Compiled validators kept by schema text; evicted ones are also dropped from Ajv's own cache. */
 const MAX_VALIDATORS = 2_000;
 
+/**
+ * With allErrors Ajv tests a pattern even when maxLength failed: bound the input, so a proven
+ * linear pattern stays cheap and an unproven one (recheck unavailable) stays bounded.
+ */
+const boundedRegExp = Object.assign(
+  (source: string, flags: string) => {
+    const re = new RegExp(source, flags);
+    return {
+      test: (s: string) => s.length <= SCHEMA_LIMITS.patternInput && re.test(s),
+      toString: () => `${re.toString()}{0,${SCHEMA_LIMITS.patternInput}}`,
+    };
+  },
+  { code: 'boundedRegExp' },
+);
+
 // One Ajv for the process: building one costs far more than a validation (PERFORMANCE.md).
 const ajv = new Ajv2020({
   allErrors: true,
@@ -31,9 +46,24 @@ const ajv = new Ajv2020({
   ownProperties: true,
   addUsedSchema: false,
   unicodeRegExp: true,
+  code: { regExp: boundedRegExp },
   logger: false,
 });
-addFormats(ajv, { mode: 'fast', formats: [...SCHEMA_FORMATS], keywords: false });
+
+/**
+ * Longest string each format can match. With allErrors a format is tested even when maxLength
+ * failed, and some of ajv-formats' expressions (email) grow super-linearly on long input.
+ */
+const FORMAT_MAX_LENGTH: Record<(typeof SCHEMA_FORMATS)[number], number> = {
+  'date-time': 64, date: 16, time: 48, email: 320, hostname: 254, ipv4: 15, ipv6: 64, uri: 8_192, uuid: 45,
+};
+for (const name of SCHEMA_FORMATS) {
+  const def = fastFormats[name];
+  const check = def instanceof RegExp ? def : typeof def === 'object' && 'validate' in def ? def.validate : def;
+  const test = check instanceof RegExp ? (s: string) => check.test(s) : (check as (s: string) => boolean);
+  const max = FORMAT_MAX_LENGTH[name];
+  ajv.addFormat(name, { type: 'string', validate: (s: string) => s.length <= max && test(s) });
+}
 
 const byObject = new WeakMap<object, ValidateFunction>();
 const byText = new Map<string, ValidateFunction>();

@@ -28,6 +28,8 @@ export const SCHEMA_LIMITS = {
   prefixItems: 20,
   propertyName: 64,
   patternLength: 300,
+  /** maxLength of a string with a pattern; longer strings never reach the expression. */
+  patternInput: 4_096,
   /** Patterns per manifest: each costs a ReDoS analysis. */
   patterns: 32,
   description: 1_000,
@@ -35,8 +37,8 @@ export const SCHEMA_LIMITS = {
 } as const;
 
 /** Time for one pattern's ReDoS analysis, and for all of a manifest's together (it runs on the event loop). */
-const PATTERN_TIMEOUT_MS = 1_000;
-const PATTERN_BUDGET_MS = 3_000;
+const PATTERN_TIMEOUT_MS = 2_000;
+const PATTERN_BUDGET_MS = 6_000;
 
 /** JSON pointer: `ptr('/tools', 0, 'name')` is `/tools/0/name`. */
 export const ptr = (base: string, ...segments: (string | number)[]) =>
@@ -120,7 +122,11 @@ interface RecheckDiagnostics {
   complexity?: { type: string };
   error?: { kind: string };
 }
-type RecheckSync = (source: string, flags: string, params?: { timeout?: number | null }) => RecheckDiagnostics;
+type RecheckSync = (
+  source: string,
+  flags: string,
+  params?: { timeout?: number | null; checker?: 'auto' | 'automaton' | 'fuzz' },
+) => RecheckDiagnostics;
 
 let recheck: RecheckSync | null | undefined;
 /**
@@ -132,6 +138,8 @@ function loadRecheck(): RecheckSync | null {
     try {
       const mod = createRequire(import.meta.url)('recheck/lib/browser.js') as { checkSync?: RecheckSync };
       recheck = typeof mod.checkSync === 'function' ? mod.checkSync : null;
+      // The first analyses pay for warming the Scala.js runtime; keep that out of any timeout.
+      recheck?.('^(a|b)+c$', 'u', { timeout: null });
     } catch {
       recheck = null;
     }
@@ -203,7 +211,9 @@ export function patternProblem(p: string, deadline = performance.now() + PATTERN
     const timeout = Math.max(1, Math.floor(Math.min(PATTERN_TIMEOUT_MS, deadline - performance.now())));
     let r: RecheckDiagnostics;
     try {
-      r = check(p, 'u', { timeout });
+      // The automaton checker proves or refutes; what it cannot model (backreferences,
+      // lookarounds) comes back unknown and is refused rather than fuzzed.
+      r = check(p, 'u', { timeout, checker: 'automaton' });
     } catch {
       r = { status: 'unknown', error: { kind: 'unexpected' } };
     }
@@ -427,6 +437,9 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
   }
   if ('pattern' in node) {
     const p = node.pattern;
+    if (typeof node.maxLength === 'number' && node.maxLength > SCHEMA_LIMITS.patternInput) {
+      err(ptr(path, 'maxLength'), `A string with a \`pattern\` may be at most ${SCHEMA_LIMITS.patternInput} characters long (\`maxLength\` is ${node.maxLength}).`);
+    }
     if (typeof p !== 'string') err(ptr(path, 'pattern'), '`pattern` must be a string.');
     else if (++st.patterns > SCHEMA_LIMITS.patterns) {
       err(ptr(path, 'pattern'), `Too many patterns: at most ${SCHEMA_LIMITS.patterns} per manifest.`);
