@@ -11,11 +11,31 @@ export interface RunningServer {
 }
 
 /** Builds the services, migrates, and listens. Used by `main.ts` and by the tests. */
-export async function startServer(config: Config, overrides: ServiceOverrides = {}): Promise<RunningServer> {
+/** How long a stopping server lets requests in flight finish (within Kubernetes' 40 s grace, after a 10 s preStop). */
+export const SHUTDOWN_GRACE_MS = 25_000;
+
+export async function startServer(config: Config, overrides: ServiceOverrides = {}, graceMs = SHUTDOWN_GRACE_MS): Promise<RunningServer> {
   const svc = await createServices(config, overrides);
   const app = createApp(svc);
+  // Requests in flight, so a SIGTERM lets them finish (or hand back) before the process goes.
+  let active = 0;
+  let draining = false;
+  const fetch = async (req: Request, env: unknown) => {
+    if (draining) {
+      return new Response(JSON.stringify({ title: 'Service unavailable', status: 503, detail: 'This server is shutting down; retry.' }), {
+        status: 503,
+        headers: { 'content-type': 'application/problem+json', 'retry-after': '1', connection: 'close' },
+      });
+    }
+    active++;
+    try {
+      return await app.fetch(req, env as never);
+    } finally {
+      active--;
+    }
+  };
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
+    const s = serve({ fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
   });
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
@@ -25,10 +45,20 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
     url: config.publicUrl,
     close: () =>
       (closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-        });
+        // Stop listening and answer 503 to new requests on kept-alive connections; let calls and
+        // approvals in flight finish within the grace; what remains is ended by closing the
+        // services (waiting approvals are recorded as cancelled, so nothing runs after we go).
+        draining = true;
+        svc.draining = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const http = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+        const until = Date.now() + graceMs;
+        while (Date.now() < until && (active > 0 || ((svc.approvals as { waiting?: number } | undefined)?.waiting ?? 0) > 0)) {
+          http.closeIdleConnections?.();
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        http.closeAllConnections?.();
+        await closed;
         await closeServices(svc);
       })()),
   };

@@ -22,6 +22,19 @@ export interface Config {
   /** Master secret (base64, 32 bytes) for encrypting webhook secrets and signing keys at rest. */
   secretKey?: string;
   embedded: boolean;
+  limits: Limits;
+}
+
+/** Per-person and per-app limits; every one shared across processes through Redis when configured. */
+export interface Limits {
+  /** tools/call per person per minute. */
+  callsPerPersonPerMinute: number;
+  /** tools/call per app (connection) per minute. */
+  callsPerAppPerMinute: number;
+  /** Calls in flight to one add-on, across all processes. */
+  addonConcurrency: number;
+  /** Approvals waiting for one person at once. */
+  pendingApprovalsPerPerson: number;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +108,23 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     problems.push('TOOLPORT_SECRET_KEY must be 32 random bytes in base64 (openssl rand -base64 32).');
   }
 
+  const whole = (name: string, fallback: number, max: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > max) {
+      problems.push(`${name} must be a whole number from 1 to ${max}, not "${raw}".`);
+      return fallback;
+    }
+    return n;
+  };
+  const limits: Limits = {
+    callsPerPersonPerMinute: whole('LIMIT_CALLS_PER_PERSON', 600, 1_000_000),
+    callsPerAppPerMinute: whole('LIMIT_CALLS_PER_APP', 300, 1_000_000),
+    addonConcurrency: whole('LIMIT_ADDON_CONCURRENCY', 64, 100_000),
+    pendingApprovalsPerPerson: whole('LIMIT_PENDING_APPROVALS', 20, 10_000),
+  };
+
   if (problems.length) throw new ConfigError(problems);
   return {
     port,
@@ -107,5 +137,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     webhookAllowPrivate,
     secretKey,
     embedded,
+    limits,
   };
 }

@@ -14,6 +14,7 @@ import type { Dispatcher } from './queue/types';
 import { EnabledToolsCache } from './calls/enabled-tools';
 import type { Approvals } from './calls/types';
 import { createApprovals } from './approvals/request';
+import { createLimiter, type Limiter } from './limits';
 import type { Logger } from './log';
 import { createLogger } from './log';
 import type { Secrets } from './secrets';
@@ -35,6 +36,10 @@ export interface Services {
   dispatcher: Dispatcher;
   /** Extra readiness checks by name (`/readyz`), e.g. the queue's Redis. */
   readiness: Record<string, () => Promise<void>>;
+  /** Rate and concurrency counters, shared across processes on Redis. */
+  limiter: Limiter;
+  /** Set on SIGTERM: readiness fails so load balancers stop sending work here. */
+  draining?: boolean;
   /** Each person's enabled tools, cached with bus invalidation. */
   tools: EnabledToolsCache;
   /** Asks the person before destructive calls; absent means destructive calls are refused. */
@@ -72,11 +77,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     dispatcher: undefined!,
     readiness: {},
     tools: undefined!,
+    limiter: createLimiter(config),
     // Read at scrape time: the dispatcher is set below.
     metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
     closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
   svc.dispatcher = await startQueue(svc);
+  svc.closers.push(() => svc.limiter.close());
   svc.tools = new EnabledToolsCache(svc);
   await svc.tools.start();
   svc.closers.push(() => svc.tools.stop());

@@ -1,4 +1,7 @@
 import { performance } from 'node:perf_hooks';
+import { and, count, eq, gt, sql } from 'drizzle-orm';
+import { approvals } from '../db/schema/index';
+import type { Services } from '../services';
 import { checkArguments } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
@@ -30,6 +33,36 @@ export interface CallToolInput {
  * The call path after the token: find the tool among the person's enabled ones, check the
  * arguments, ask the person if it is destructive, dispatch, shape the result, log it.
  */
+/**
+ * Per-person and per-app call rates, shared across processes. A limited call is not logged: a
+ * flood must not become a flood of writes. The sentence tells the model when to retry.
+ */
+async function rateLimited(ctx: Ctx): Promise<ToolResult | undefined> {
+  if (ctx.actor.kind !== 'app') return undefined;
+  const { limits } = ctx.svc.config;
+  const checks: Array<[string, number, string]> = [
+    [`person:${ctx.actor.userId}`, limits.callsPerPersonPerMinute, 'for this person'],
+    [`app:${ctx.actor.grantId}`, limits.callsPerAppPerMinute, 'for this app'],
+  ];
+  for (const [key, limit, whom] of checks) {
+    const { ok, retryAfterMs } = await ctx.svc.limiter.hit(`calls:${key}`, limit, 60_000);
+    if (!ok) {
+      ctx.svc.metrics.toolCall('unknown', 'rate_limited', 0);
+      const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+      return text(`Too many tool calls ${whom}: at most ${limit} a minute. Try again in ${seconds} seconds.`, true);
+    }
+  }
+  return undefined;
+}
+
+async function countPending(svc: Services, userId: string): Promise<number> {
+  const [row] = await svc.db
+    .select({ n: count() })
+    .from(approvals)
+    .where(and(eq(approvals.userId, userId), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)));
+  return row?.n ?? 0;
+}
+
 export interface CallToolOptions {
   /** The tools to resolve the name against; by default the person's enabled tools. */
   tools?: EnabledToolSet;
@@ -45,12 +78,18 @@ export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: 
   const callId = newId('call');
   const base = { id: callId, userId: actor.userId, grantId: actor.grantId, appName: actor.appName };
   const log = async (rec: Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string }) => {
+    const latencyMs = performance.now() - started;
+    // An unknown tool's name is the app's input: never a metric label (unbounded cardinality).
+    svc.metrics.toolCall(rec.outcome === 'unknown_tool' ? 'unknown' : rec.addonId, rec.outcome, latencyMs / 1000);
     try {
-      await recordCall(svc, { ...base, ...rec, latencyMs: performance.now() - started });
+      await recordCall(svc, { ...base, ...rec, latencyMs });
     } catch (err) {
       svc.log.error('call log write failed', { err, callId });
     }
   };
+
+  const limited = await rateLimited(ctx);
+  if (limited) return limited;
 
   const tools = options.tools ?? (await svc.tools.get(actor.userId));
   const tool = tools.byName.get(input.name);
@@ -77,6 +116,13 @@ export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: 
   const subject = svc.secrets.pseudonym(tool.addonId, actor.userId);
   let decision: ApprovalDecision | undefined;
   if (tool.destructive) {
+    if ((await countPending(svc, actor.userId)) >= svc.config.limits.pendingApprovalsPerPerson) {
+      await log({ ...where, outcome: 'limited', detail: 'pending_approvals' });
+      return text(
+        `Too many calls are already waiting for this person's approval (at most ${svc.config.limits.pendingApprovalsPerPerson}). Wait until they are decided, then try again.`,
+        true,
+      );
+    }
     const approvals = options.approvals ?? svc.approvals;
     if (!approvals) {
       await log({ ...where, outcome: 'denied', decision: 'unavailable' });
@@ -104,7 +150,14 @@ export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: 
     return text('The call was cancelled, so it did not run.', true);
   }
 
-  const outcome: CallOutcome = await svc.dispatcher.dispatch(
+  const release = await svc.limiter.acquire(`addon:${tool.addonId}`, svc.config.limits.addonConcurrency, CALL_DEADLINE_MS + 5_000);
+  if (!release) {
+    await log({ ...where, outcome: 'limited', detail: 'addon_concurrency', decision: decision?.status, decidedBy: decision?.decidedBy });
+    return text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
+  }
+  let outcome: CallOutcome;
+  try {
+    outcome = await svc.dispatcher.dispatch(
     {
       callId,
       type: 'tool.call',
@@ -116,7 +169,10 @@ export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: 
       deadline: Date.now() + CALL_DEADLINE_MS,
     },
     input.signal,
-  );
+    );
+  } finally {
+    await release();
+  }
   const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
   switch (outcome.kind) {
     case 'result':

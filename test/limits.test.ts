@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { startAddonServer, notesManifest } from './helpers/addon-server';
+import { newPerson } from './helpers/http';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { startToolport, TARGET, type Toolport } from './helpers/target';
+
+let a: Toolport;
+let b: Toolport | undefined;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+
+before(async () => {
+  a = await startToolport({
+    env: { LIMIT_CALLS_PER_PERSON: '4', LIMIT_ADDON_CONCURRENCY: '1', LIMIT_PENDING_APPROVALS: '1' },
+    keepBacking: true,
+  });
+  // On Postgres + Redis a second API process shares the database, the queue and the counters.
+  if (TARGET === 'services') {
+    b = await startToolport({
+      backing: a.backing,
+      keepBacking: true,
+      env: { PUBLIC_URL: a.url, LIMIT_CALLS_PER_PERSON: '4', LIMIT_ADDON_CONCURRENCY: '1', LIMIT_PENDING_APPROVALS: '1' },
+    });
+  }
+  hook = await startAddonServer({
+    add_note: async (body) => {
+      if (body.arguments.text === 'slow') await sleep(800);
+      return { text: 'ok' };
+    },
+    search_notes: () => ({ text: 'none' }),
+  });
+  hook.onConfirm(() => ({ confirm: { message: 'Delete it?' } }));
+});
+after(async () => {
+  await hook?.close();
+  await b?.stop();
+  await a?.stop();
+  await a?.backing.drop();
+});
+
+let seq = 0;
+async function setup(tools: Record<string, boolean>) {
+  const dev = await newPerson(a.url, 'dev');
+  const id = `lim-${process.pid % 1000}-${seq++}`;
+  const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+  assert.equal(created.status, 201, created.text);
+  hook.setSecret(created.body.signingSecret);
+  const person = await newPerson(a.url);
+  await person.client.patch('/api/settings', { aiApps: true });
+  await person.client.post('/api/installs', { addon: id });
+  await person.client.patch(`/api/installs/${id}`, { tools });
+  const provider = new TestOAuthProvider('Limited');
+  await connectApp(person.user.mcpUrl, person.client, { provider });
+  const path = new URL(person.user.mcpUrl).pathname;
+  let rpc = 0;
+  const call = (base: string, name: string, args: unknown) =>
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.saved!.access_token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++rpc, method: 'tools/call', params: { name: `${id}__${name}`, arguments: args } }),
+    }).then(async (r) => {
+      assert.equal(r.status, 200);
+      return (await r.json()).result as { isError?: boolean; content: Array<{ text: string }> };
+    });
+  return { person, id, call };
+}
+
+describe('limits', () => {
+  it('caps tool calls per person per minute, across API processes, with a sentence saying when to retry', async () => {
+    const { call } = await setup({ search_notes: true });
+    const bases = [a.url, b?.url ?? a.url];
+    const results = [];
+    for (let i = 0; i < 6; i++) results.push(await call(bases[i % 2]!, 'search_notes', {}));
+    assert.deepEqual(results.map((r) => r.isError ?? false), [false, false, false, false, true, true]);
+    assert.match(results[4]!.content[0]!.text, /Too many tool calls for this person: at most 4 a minute\. Try again in \d+ seconds\./);
+  });
+
+  it('caps calls in flight to one add-on', async () => {
+    const { call } = await setup({ add_note: true });
+    const [slow, quick] = await Promise.all([call(a.url, 'add_note', { text: 'slow' }), sleep(200).then(() => call(b?.url ?? a.url, 'add_note', { text: 'quick' }))]);
+    assert.equal(slow.isError, undefined);
+    assert.equal(quick.isError, true);
+    assert.match(quick.content[0]!.text, /busy/);
+    assert.equal((await call(a.url, 'add_note', { text: 'after' })).isError, undefined, 'the slot is released');
+  });
+
+  it('caps approvals waiting for one person', async () => {
+    const { person, call } = await setup({ delete_note: true });
+    const first = call(a.url, 'delete_note', { id: 'n1' });
+    for (let i = 0; i < 100 && !(await person.client.get('/api/approvals?status=pending')).body.length; i++) await sleep(50);
+    const second = await call(b?.url ?? a.url, 'delete_note', { id: 'n2' });
+    assert.equal(second.isError, true);
+    assert.match(second.content[0]!.text, /already waiting/);
+    const pending = (await person.client.get('/api/approvals?status=pending')).body;
+    assert.equal(pending.length, 1);
+    await person.client.post(`/api/approvals/${pending[0].id}/decision`, { decision: 'deny' });
+    assert.equal((await first).isError, true);
+  });
+});
+
+describe('settings for limits', () => {
+  it('reports a bad limit setting at start with the others', async () => {
+    const { parseConfig } = await import('@toolport/core');
+    assert.throws(() => parseConfig({ LIMIT_CALLS_PER_PERSON: '0', PORT: 'x' }), (err: any) => err.problems.length === 2);
+  });
+});
