@@ -274,8 +274,20 @@ describe('the dashboard in a browser', () => {
     assert.ok(receiver.pings > 0, 'Toolport pinged the webhook');
     await page.getByRole('link', { name: 'Open Notes' }).waitFor();
     await screenshots(page, 'developer');
+    // The same id again publishes a new version (PUT), with no new secret.
+    await page.getByLabel('Manifest (JSON)').fill(JSON.stringify({ ...manifest(receiver.url), description: 'Your notes, searchable and tidy.' }));
+    await page.getByRole('button', { name: 'Push manifest' }).click();
+    await page.getByText('A new version of notes is published.').waitFor();
+    assert.equal(await page.locator('#new-secret').count(), 0);
+
     await page.getByRole('link', { name: 'Open Notes' }).click();
     await page.getByRole('heading', { name: 'Signing secret' }).waitFor();
+    await page.getByText('Version 2', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('dialog', { name: 'Rotate the signing secret?' }).getByRole('button', { name: 'Rotate' }).click();
+    const rotated = (await page.locator('#rotated-secret').textContent())!;
+    assert.match(rotated, /^whsec_/);
+    assert.notEqual(rotated, secret);
 
     await page.getByRole('link', { name: 'Add-ons' }).first().click();
     await page.getByRole('button', { name: 'Install Notes' }).click();
@@ -352,6 +364,27 @@ describe('the dashboard in a browser', () => {
     const result = (await calling) as { isError?: boolean };
     assert.equal(result.isError, true, 'a denied call ends as a tool error');
     assert.equal(receiver.calls.filter((c) => c.tool === 'delete_note').length, 1, 'the denied call never reached the add-on');
+  });
+
+  it('shows the recorded outcome when an approval was already decided (409)', async (t) => {
+    if (!app) return t.skip('needs an app let in through OAuth');
+    const api = await clientFor(page);
+    // A second tab whose live stream is cut, so it still shows an approval decided elsewhere.
+    const stale = await page.context().newPage();
+    await stale.route('**/api/events', (r) => r.abort());
+    await stale.goto('/approvals');
+    await stale.locator('[data-empty="approvals"]').waitFor();
+    const calling = app.callTool({ name: 'notes__delete_note', arguments: { id: 'n3' } });
+    const card = stale.locator('[data-approval]');
+    await card.waitFor({ timeout: 15_000 });
+    const id = (await card.getAttribute('data-approval'))!;
+    assert.equal((await api.post(`/api/approvals/${id}/decision`, { decision: 'deny' })).status, 200);
+    await card.getByRole('button', { name: 'Allow' }).click();
+    const decided = stale.locator(`[data-decided="${id}"]`);
+    await decided.waitFor();
+    assert.match((await decided.textContent()) ?? '', /denied/);
+    assert.equal(((await calling) as { isError?: boolean }).isError, true);
+    await stale.close();
   });
 
   it('shows deliveries and runs a check script on the developer page', async (t) => {

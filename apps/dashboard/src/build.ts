@@ -82,6 +82,7 @@ export function sourceHash(): string {
   };
   walk(path.join(dashboardDir, 'src'));
   walk(path.join(dashboardDir, 'public'));
+  h.update(readFileSync(path.join(dashboardDir, 'package.json'))); // dependency versions
   return h.digest('hex').slice(0, 16);
 }
 

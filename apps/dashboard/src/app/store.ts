@@ -65,6 +65,8 @@ export function startLive() {
   const es = new EventSource('/api/events');
   source = es;
   es.addEventListener('open', () => {
+    if (poll) clearInterval(poll);
+    poll = undefined;
     live.update((l) => ({ ...l, status: 'live' }));
     void refreshPending(); // catch up on anything that arrived while disconnected
   });
@@ -86,12 +88,14 @@ export function startLive() {
     }
   });
   es.addEventListener('error', () => {
-    // CLOSED means the server refused the stream (e.g. no /api/events yet): poll instead.
-    if (es.readyState === EventSource.CLOSED && source === es) {
+    if (source !== es) return;
+    // While the stream is down, poll. CLOSED means the server refused it (e.g. no /api/events
+    // yet) and EventSource gives up; otherwise it reconnects by itself and 'open' stops the polling.
+    poll ??= setInterval(() => void refreshPending(), 10_000);
+    if (es.readyState === EventSource.CLOSED) {
       source = undefined;
       live.update((l) => ({ ...l, status: l.status === 'unavailable' ? 'unavailable' : 'polling' }));
-      poll ??= setInterval(() => void refreshPending(), 10_000);
-    } else if (source === es) live.update((l) => ({ ...l, status: 'connecting' }));
+    } else live.update((l) => ({ ...l, status: 'connecting' }));
   });
 }
 

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { get, patch, post, type Install, type Me } from '../api';
+import { get, patch, post, type Connection, type Install, type Me } from '../api';
 import { me } from '../store';
 import { ConfirmButton, CopyButton, html, Notice, PageHeader, Switch, toApiError, useLoad } from '../ui';
 
@@ -10,6 +10,8 @@ export function HomePage({ person }: { person: Me }) {
   const installs = useLoad(() => get<Install[]>('/api/installs'), []);
   const anyToolOn = installs.data?.some((i) => i.tools.some((t) => t.enabled)) ?? false;
   const anyInstalled = (installs.data?.length ?? 0) > 0;
+  const connections = useLoad(() => get<Connection[]>('/api/connections'), []);
+  const anyApp = Array.isArray(connections.data) && connections.data.length > 0;
 
   const setAiApps = async (on: boolean) => {
     setError('');
@@ -29,7 +31,7 @@ export function HomePage({ person }: { person: Me }) {
     { done: person.aiApps, text: 'Turn AI apps on' },
     { done: anyInstalled, text: html`Install an add-on from the <a href="/addons">catalog</a>` },
     { done: anyToolOn, text: 'Switch on the tools you want apps to use' },
-    { done: false, text: 'Paste your MCP URL into an AI app and let it in' },
+    { done: anyApp, text: html`Paste your MCP URL into an AI app and <a href="/apps">let it in</a>` },
   ];
 
   return html`<${PageHeader} title="Home" lead="Your AI apps reach your tools through one private address." />
