@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { createRedisBus, type CallJob } from '@toolport/core';
+import { Redis } from 'ioredis';
+import { checkEvictionPolicy, createRedisBus, type CallJob } from '@toolport/core';
 import { addons, addonSecrets, deliveries } from '../packages/core/src/db/schema/index';
 import { newPerson } from './helpers/http';
 import { freePort, REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
@@ -182,6 +183,20 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     assert.deepEqual(x, { kind: 'result', content: [{ type: 'text', text: 'once' }] });
     assert.deepEqual(y, x);
     assert.equal(rx.at(a.path).length, 1);
+  });
+
+  it('checks the Redis eviction policy without complaint on noeviction', async () => {
+    const redis = new Redis(REDIS_TEST_URL);
+    const said: string[] = [];
+    const log = { info: (m: string) => said.push(m), warn: (m: string) => said.push(`warn: ${m}`), error: (m: string) => said.push(m) };
+    try {
+      const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as string[];
+      await checkEvictionPolicy(redis, log);
+      if (policy === 'noeviction') assert.deepEqual(said, []);
+      else assert.match(said[0] ?? '', /^warn: .*noeviction/);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('drops a waiting job when the caller aborts', async () => {
