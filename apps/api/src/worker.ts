@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { closeServices, createServices, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 
 export interface RunningWorker {
   svc: Services;
@@ -23,6 +24,8 @@ export async function startWorker(config: Config, overrides: ServiceOverrides = 
     await next();
   });
   app.route('/', healthRoutes);
+  // Webhook failures and queue depth are recorded here: Prometheus scrapes workers too.
+  app.route('/', metricsRoutes);
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
   });

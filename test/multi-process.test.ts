@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { startAddonServer, notesManifest } from './helpers/addon-server';
+import { newPerson } from './helpers/http';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { createBacking, freePort, TARGET, type Backing } from './helpers/target';
+
+const skip = TARGET !== 'services' ? 'needs Postgres + Redis (several processes share them)' : false;
+
+let backing: Backing;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+const procs: ChildProcess[] = [];
+
+async function spawnToolport(role: 'api' | 'worker', publicUrl: string, port: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+    env: { ...process.env, ...backing.env, ROLE: role, PORT: String(port), PUBLIC_URL: publicUrl },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  procs.push(child);
+  for (let i = 0; i < 600; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    if (ok) return child;
+    await sleep(100);
+  }
+  throw new Error(`${role} on ${port} did not become ready`);
+}
+
+before(async () => {
+  if (skip) return;
+  backing = await createBacking();
+  hook = await startAddonServer({
+    add_note: async () => {
+      await sleep(150);
+      return { text: 'ok' };
+    },
+  });
+});
+after(async () => {
+  for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+  await hook?.close();
+  await backing?.drop();
+});
+
+describe('two API processes and two workers on one Postgres and one Redis', { skip }, () => {
+  it('spreads calls, survives a SIGTERM of an API process and a killed worker, loses nothing, runs nothing twice', async (t) => {
+    const [pa, pb, pw1, pw2] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const publicUrl = `http://127.0.0.1:${pa}`;
+    const apiA = await spawnToolport('api', publicUrl, pa);
+    await spawnToolport('api', publicUrl, pb);
+    const worker1 = await spawnToolport('worker', publicUrl, pw1);
+    await spawnToolport('worker', publicUrl, pw2);
+
+    const dev = await newPerson(publicUrl, 'dev');
+    const id = `mp-${process.pid % 1000}`;
+    const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+    assert.equal(created.status, 201, created.text);
+    hook.setSecret(created.body.signingSecret);
+    const person = await newPerson(publicUrl);
+    await person.client.patch('/api/settings', { aiApps: true });
+    await person.client.post('/api/installs', { addon: id });
+    await person.client.patch(`/api/installs/${id}`, { tools: { add_note: true } });
+    const provider = new TestOAuthProvider('Load');
+    await connectApp(person.user.mcpUrl, person.client, { provider });
+    const path = new URL(person.user.mcpUrl).pathname;
+
+    let rpc = 0;
+    const call = async (port: number, text: string) => {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.saved!.access_token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++rpc, method: 'tools/call', params: { name: `${id}__add_note`, arguments: { text } } }),
+      }).catch(() => undefined);
+      if (!res) return { accepted: false, text };
+      if (res.status === 503) return { accepted: false, text };
+      assert.equal(res.status, 200);
+      const body = await res.json();
+      return { accepted: true, text, ok: body.result?.isError === undefined, result: body.result };
+    };
+
+    // 60 calls, alternating between the two API processes; mid-way A is told to stop and a worker dies.
+    const runs: Array<Promise<{ accepted: boolean; text: string; ok?: boolean; result?: unknown }>> = [];
+    for (let i = 0; i < 60; i++) {
+      runs.push(call(i % 2 ? pb : pa, `note-${i}`));
+      if (i === 20) apiA.kill('SIGTERM');
+      if (i === 30) worker1.kill('SIGKILL');
+      await sleep(20);
+    }
+    const results = await Promise.all(runs);
+    const accepted = results.filter((r) => r.accepted);
+    const failed = accepted.filter((r) => !r.ok);
+    assert.deepEqual(failed, [], 'every accepted call got its result');
+    assert.ok(accepted.length >= 40, `most calls were accepted (${accepted.length})`);
+    const deliveries = hook.calls().length;
+    t.diagnostic(`accepted ${accepted.length} of 60, refused while draining ${60 - accepted.length}, deliveries ${deliveries}`);
+
+    // Whatever was delivered twice (a worker died mid-job) carried the same webhook-id both times.
+    const idsByText = new Map<string, Set<string>>();
+    for (const d of hook.calls()) {
+      const set = idsByText.get(d.body.arguments.text) ?? new Set();
+      set.add(d.headers['webhook-id'] as string);
+      idsByText.set(d.body.arguments.text, set);
+    }
+    for (const [text, ids] of idsByText) assert.equal(ids.size, 1, `${text} was delivered under one call id`);
+    for (const r of accepted) assert.ok(idsByText.has(r.text), `${r.text} reached the add-on`);
+    for (const r of results.filter((x) => !x.accepted)) assert.ok(!idsByText.has(r.text), `${r.text} was refused, so it never ran`);
+
+    const exit = await new Promise<number | null>((resolve) => (apiA.exitCode !== null ? resolve(apiA.exitCode) : apiA.once('exit', (c) => resolve(c))));
+    assert.equal(exit, 0, 'the API process drained and exited cleanly');
+  });
+});
