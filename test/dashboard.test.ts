@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, newContext, phoneOverflow, screenshots, watchErrors } from './helpers/browser';
 import { Client } from './helpers/http';
+import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
@@ -149,17 +150,7 @@ const manifest = (webhook: string) => ({
   ],
 });
 
-/** The OAuth + MCP helper another engineer is landing; absent, the steps that need it are skipped. */
-async function loadMcpHelper(): Promise<{ connectApp(url: string, person: Client, o?: { name?: string }): Promise<{ client: McpApp }> } | undefined> {
-  const where = './helpers/mcp';
-  try {
-    const mod = await import(where);
-    return typeof mod.connectApp === 'function' ? mod : undefined;
-  } catch {
-    return undefined;
-  }
-}
-interface McpApp { callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; listTools(): Promise<unknown> }
+type McpApp = Awaited<ReturnType<typeof connectApp>>['client'];
 
 async function signUp(page: Page, label: string) {
   const email = `${label}-${process.pid}-${Date.now()}@example.com`;
@@ -310,10 +301,8 @@ describe('the dashboard in a browser', () => {
     const api = await clientFor(page);
     if (!(await routeExists(api, '/api/approvals?status=pending'))) return t.skip('needs /api/approvals');
     if (!(await routeExists(api, '/api/installs'))) return t.skip('needs /api/installs');
-    const mcp = await loadMcpHelper();
-    if (!mcp) return t.skip('needs the MCP endpoint and OAuth (test/helpers/mcp.ts)');
     const me = (await api.get('/api/me')).body;
-    const { client } = await mcp.connectApp(me.mcpUrl, api, { name: 'Test App' });
+    const { client } = await connectApp(me.mcpUrl, api, { name: 'Test App' });
     app = client;
 
     await page.getByRole('link', { name: 'Approvals' }).click();
