@@ -37,8 +37,8 @@ export const SCHEMA_LIMITS = {
 } as const;
 
 /** Time for one pattern's ReDoS analysis, and for all of a manifest's together (it runs on the event loop). */
-const PATTERN_TIMEOUT_MS = 2_000;
-const PATTERN_BUDGET_MS = 6_000;
+const PATTERN_TIMEOUT_MS = 3_000;
+const PATTERN_BUDGET_MS = 8_000;
 
 /** JSON pointer: `ptr('/tools', 0, 'name')` is `/tools/0/name`. */
 export const ptr = (base: string, ...segments: (string | number)[]) =>
