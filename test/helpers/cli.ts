@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { newPerson } from './http';
+
+const root = path.resolve(import.meta.dirname, '../..');
+let bundled: Promise<string> | undefined;
+
+/**
+ * The CLI bundled once per test file into one plain JS file: the same sources, but each run skips
+ * tsx's startup, which dominates on a busy machine. `viaTsx` runs the real entry instead.
+ */
+function bundle(): Promise<string> {
+  bundled ??= (async () => {
+    const { build } = await import('esbuild');
+    const outfile = path.join(mkdtempSync(path.join(os.tmpdir(), 'toolport-cli-bin-')), 'toolport.mjs');
+    await build({
+      entryPoints: [path.join(root, 'packages/cli/src/main.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'error',
+      // Bundled CommonJS dependencies (ajv) call require(); give them one.
+      banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    });
+    return outfile;
+  })();
+  return bundled;
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON, when it is JSON. */
+  json: any;
+}
+
+/**
+ * Runs the toolport CLI as a child process with its own config file. Asynchronous on purpose: the
+ * Toolport it talks to usually runs in the test's own process.
+ */
+export async function runToolportCli(
+  args: string[],
+  opts: { config: string; env?: Record<string, string | undefined>; stdin?: string; viaTsx?: boolean },
+): Promise<CliRun> {
+  const entry = opts.viaTsx ? ['--import', 'tsx', 'packages/cli/src/main.ts'] : [await bundle()];
+  const env: Record<string, string> = {};
+  const merged = { ...process.env, TOOLPORT_URL: undefined, TOOLPORT_API_KEY: undefined, TOOLPORT_CONFIG: opts.config, ...opts.env };
+  for (const [k, v] of Object.entries(merged)) if (v !== undefined) env[k] = v;
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [...entry, ...args], { cwd: root, env, timeout: 120_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+      let json: any;
+      try { json = JSON.parse(stdout); } catch { json = undefined; }
+      resolve({ code, stdout, stderr, json });
+    });
+    child.stdin!.end(opts.stdin ?? '');
+  });
+}
+
+/** A new person with a developer API key. */
+export async function developerKey(baseUrl: string, label: string): Promise<string> {
+  const { client } = await newPerson(baseUrl, label);
+  const res = await client.post('/api/keys', { name: 'cli' });
+  assert.equal(res.status, 201, res.text);
+  return res.body.key as string;
+}
