@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { ToolportError, verifyAccessToken } from '@toolport/core';
+import { exchangeToken, ToolportError, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, register } from './oauth-flow';
@@ -274,14 +274,27 @@ describe('authorization code flow', () => {
     assert.equal((await dashboard.get('/api/connections')).body.length, 0);
   });
 
-  it('lets exactly one of two concurrent refreshes of the same token win', async () => {
+  it('lets exactly one of concurrent refreshes of the same token win', async () => {
     const { client, user, app } = await setup();
     const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
     const results = await Promise.all(
       [0, 1, 2].map(() => postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id })),
     );
-    assert.equal(results.filter((r) => r.status === 200).length, 1);
+    const winners = results.filter((r) => r.status === 200);
+    assert.equal(winners.length, 1);
     assert.ok(results.filter((r) => r.status !== 200).every((r) => r.body.error === 'invalid_grant'));
+  });
+
+  it('treats a refresh that arrived before the winner answered as a race, and one after as a replay', async () => {
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const form = () => new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id });
+    const arrivedEarly = new Date(Date.now() - 5);
+    const winner = await exchangeToken(tp.svc, { form: form() });
+    await assert.rejects(exchangeToken(tp.svc, { form: form(), receivedAt: arrivedEarly }), (err: any) => err.details.oauth === 'invalid_grant');
+    await verifyAccessToken(tp.svc, winner.access_token, user.mcpUrl);
+    await assert.rejects(exchangeToken(tp.svc, { form: form() }), (err: any) => err.details.oauth === 'invalid_grant');
+    await rejects(verifyAccessToken(tp.svc, winner.access_token, user.mcpUrl), 'UNAUTHORIZED');
   });
 
   it('answers Deny with access_denied, state and iss', async () => {

@@ -164,8 +164,9 @@ const endpoints = new Hono<AppEnv>()
     return c.json(client, 201);
   })
   .post('/token', async (c) => {
+    const receivedAt = c.get('svc').clock.now();
     const form = await readForm(c);
-    const tokens = await exchangeToken(c.get('svc'), { form, authorization: c.req.header('authorization') });
+    const tokens = await exchangeToken(c.get('svc'), { form, authorization: c.req.header('authorization'), receivedAt });
     c.header('Cache-Control', 'no-store');
     c.header('Pragma', 'no-cache');
     return c.json(tokens);

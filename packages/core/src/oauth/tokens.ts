@@ -12,6 +12,8 @@ import { keyStore, signAccessToken } from './keys';
 import { issuerOf } from './metadata';
 
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+/** Upper bound on a refresh request's life: presentations until its answer is ready are races, not replays. */
+const REFRESH_CLAIM_MS = 30_000;
 
 export interface TokenResponse {
   access_token: string;
@@ -23,6 +25,8 @@ export interface TokenResponse {
 
 export interface TokenRequest {
   form: URLSearchParams;
+  /** When the request arrived; a refresh token spent after this was spent by a concurrent request. */
+  receivedAt?: Date;
   /** The Authorization header, for client_secret_basic. */
   authorization?: string;
 }
@@ -109,15 +113,16 @@ async function redeemCode(svc: Services, client: OAuthClient, form: URLSearchPar
   return issueTokens(svc, grant, client, row.scope, row.resource);
 }
 
-async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
+async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLSearchParams, receivedAt: Date): Promise<TokenResponse> {
   const token = form.get('refresh_token');
   if (!token) throw oauthError('invalid_request', 'Send the refresh_token.');
   const tokenHash = sha256(token);
   const now = svc.clock.now();
   // Rotation: the token is spent by one conditional update, so concurrent refreshes yield one winner.
+  // The claim marks the token used "until the answer is ready" (at most CLAIM_MS), then the real time.
   const [row] = await svc.db
     .update(oauthRefreshTokens)
-    .set({ usedAt: now })
+    .set({ usedAt: new Date(now.getTime() + REFRESH_CLAIM_MS) })
     .where(
       and(
         eq(oauthRefreshTokens.tokenHash, tokenHash),
@@ -130,6 +135,10 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
   if (!row) {
     const [old] = await svc.db.select().from(oauthRefreshTokens).where(eq(oauthRefreshTokens.tokenHash, tokenHash));
     // A spent refresh token presented again means two parties hold it: revoke the family (the grant).
+    // Not so for a request that began before the winner had answered: that is the app racing itself.
+    if (old && old.usedAt && old.clientId === client.id && old.usedAt.getTime() >= receivedAt.getTime()) {
+      throw oauthError('invalid_grant', 'This refresh token was just used by another request.');
+    }
     if (old && old.usedAt && old.clientId === client.id) {
       await revokeGrant(svc, old.grantId);
       throw oauthError('invalid_grant', 'This refresh token was already used; the connection has been revoked.');
@@ -143,11 +152,15 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
   const resource = form.get('resource');
   if (resource !== null && resource !== row.resource) throw oauthError('invalid_target', 'resource differs from the one granted.');
   const grant = await liveGrant(svc, row.grantId);
-  return issueTokens(svc, grant, client, row.scope, row.resource);
+  const tokens = await issueTokens(svc, grant, client, row.scope, row.resource);
+  // usedAt becomes the moment the answer is ready: a presentation after it is a replay, before it a race.
+  await svc.db.update(oauthRefreshTokens).set({ usedAt: svc.clock.now() }).where(eq(oauthRefreshTokens.tokenHash, tokenHash));
+  return tokens;
 }
 
 /** POST /oauth/token: the authorization_code and refresh_token grants (RFC 6749 §4.1.3, §6). */
-export async function exchangeToken(svc: Services, { form, authorization }: TokenRequest): Promise<TokenResponse> {
+export async function exchangeToken(svc: Services, { form, authorization, receivedAt }: TokenRequest): Promise<TokenResponse> {
+  const arrived = receivedAt ?? svc.clock.now();
   single(form);
   const grantType = form.get('grant_type');
   if (!grantType) throw oauthError('invalid_request', 'Send grant_type.');
@@ -156,7 +169,7 @@ export async function exchangeToken(svc: Services, { form, authorization }: Toke
   }
   const client = await authenticateClient(svc, form, authorization, findClient);
   if (!client.grantTypes.includes(grantType)) throw oauthError('unauthorized_client', `This client did not register the ${grantType} grant.`);
-  return grantType === 'authorization_code' ? redeemCode(svc, client, form) : rotateRefreshToken(svc, client, form);
+  return grantType === 'authorization_code' ? redeemCode(svc, client, form) : rotateRefreshToken(svc, client, form, arrived);
 }
 
 /** The grant of one of our access tokens issued to `clientId`, whatever its audience or expiry. */
