@@ -62,6 +62,14 @@ describe('dashboard static serving', () => {
       await r.arrayBuffer();
     }
     assert.match((await fetch(`${tp.url}${js}`)).headers.get('content-type') ?? '', /^text\/javascript/);
+    // Brotli for browsers that accept it (fetch decodes it; the size on the wire is smaller).
+    const plain = await fetch(`${tp.url}${js}`, { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(plain.headers.get('content-encoding'), null);
+    const br = await fetch(`${tp.url}${js}`, { headers: { 'accept-encoding': 'br' } });
+    assert.equal(br.headers.get('content-encoding'), 'br');
+    assert.ok(Number(br.headers.get('content-length')) < Number(plain.headers.get('content-length')) / 2);
+    assert.equal(await br.text(), await plain.text());
+    assert.equal((await fetch(`${tp.url}${js}.br`)).status, 404);
     assert.equal((await fetch(`${tp.url}/assets/app-NOPE.js`)).status, 404);
     assert.equal((await fetch(`${tp.url}/assets/..%2Fbuild.json`)).status, 404);
     assert.equal((await fetch(`${tp.url}/build.json`)).status, 404);
@@ -194,7 +202,8 @@ describe('the dashboard in a browser', () => {
 
     const sw = page.getByRole('switch', { name: /AI apps/ });
     assert.equal(await sw.getAttribute('aria-checked'), 'false');
-    await sw.click();
+    await sw.focus();
+    await page.keyboard.press('Space');
     await page.getByRole('switch', { name: 'AI apps on' }).waitFor();
     assert.equal((await api.get('/api/me')).body.aiApps, true);
     await page.reload();
@@ -207,8 +216,15 @@ describe('the dashboard in a browser', () => {
   it('rotates the MCP URL after a confirmation', async () => {
     const api = await clientFor(page);
     const before = (await api.get('/api/me')).body.mcpUrl;
-    await page.getByRole('button', { name: 'Get a new URL' }).click();
+    // By keyboard: Enter opens the confirmation with focus inside, Escape closes it.
+    await page.getByRole('button', { name: 'Get a new URL' }).focus();
+    await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Replace your MCP URL?' });
+    await dialog.waitFor();
+    assert.equal(await page.evaluate(() => Boolean(document.activeElement?.closest('dialog'))), true);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('button', { name: 'Get a new URL' }).click();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     assert.equal((await api.get('/api/me')).body.mcpUrl, before, 'cancel changes nothing');
     await page.getByRole('button', { name: 'Get a new URL' }).click();

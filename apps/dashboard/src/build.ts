@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +58,11 @@ export async function buildDashboard({ outDir = distDir, minify = true } = {}): 
       template.replace('%STYLE%', `/assets/${style}`).replace('%SCRIPT%', `/assets/${script}`),
     );
     cpSync(path.join(dashboardDir, 'public'), tmp, { recursive: true });
+    // Precompressed copies for the API to send to browsers that accept brotli (no work per request).
+    for (const f of [script, style]) {
+      const p = path.join(tmp, 'assets', f);
+      writeFileSync(`${p}.br`, brotliCompressSync(readFileSync(p), { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }));
+    }
     writeFileSync(path.join(tmp, 'build.json'), JSON.stringify({ script, style, sourceHash: sourceHash() }));
 
     const old = `${outDir}.old-${process.pid}-${Date.now()}`;

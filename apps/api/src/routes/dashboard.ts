@@ -93,9 +93,12 @@ function sendIndex(c: Context<AppEnv>) {
 export const dashboardRoutes = new Hono<AppEnv>()
   .on(['GET', 'HEAD'], '/assets/:name', async (c, next) => {
     const name = c.req.param('name');
-    const file = safeName.test(name) ? load(`assets/${name}`) : undefined;
+    const file = safeName.test(name) && !name.endsWith('.br') ? load(`assets/${name}`) : undefined;
     if (!file) return next();
-    return send(c, file, 'public, max-age=31536000, immutable');
+    const immutable = 'public, max-age=31536000, immutable';
+    const br = /\bbr\b/.test(c.req.header('accept-encoding') ?? '') ? load(`assets/${name}.br`) : undefined;
+    if (br) return send(c, { ...br, type: file.type }, immutable, { 'content-encoding': 'br', vary: 'Accept-Encoding' });
+    return send(c, file, immutable, { vary: 'Accept-Encoding' });
   })
   .on(['GET', 'HEAD'], '/sw.js', async (c, next) => {
     const file = load('sw.js');
