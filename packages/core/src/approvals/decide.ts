@@ -75,6 +75,15 @@ const alreadyDecided = (row: ApprovalRow) =>
     { decision: toDecision(row) },
   );
 
+/** The decision is recorded whatever happens here; a holder that misses this reads it at its expiry. */
+async function wake(svc: Services, id: string) {
+  try {
+    await svc.bus.publish(approvalChannel(id), { id });
+  } catch (err) {
+    svc.log.error('cannot wake the call waiting for an approval', { err, approvalId: id });
+  }
+}
+
 /**
  * Records the person's decision: one conditional update, so exactly one decision wins whoever
  * decides (dashboard, phone, timer, another process). Wakes the waiting call wherever it is.
@@ -82,7 +91,7 @@ const alreadyDecided = (row: ApprovalRow) =>
 async function decide(svc: Services, userId: string, id: string, status: 'allowed' | 'denied', decidedBy: string): Promise<RecordedDecision> {
   const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true });
   if (row) {
-    await svc.bus.publish(approvalChannel(id), { id });
+    await wake(svc, id);
     await announceDecided(svc, row);
     return toDecision(row);
   }
@@ -92,7 +101,7 @@ async function decide(svc: Services, userId: string, id: string, status: 'allowe
     // Past its expiry but not yet swept: record the expiry now, and answer with it.
     const expired = await transition(svc, id, 'expired', 'timeout', { userId });
     if (expired) {
-      await svc.bus.publish(approvalChannel(id), { id });
+      await wake(svc, id);
       await announceDecided(svc, expired);
       throw alreadyDecided(expired);
     }

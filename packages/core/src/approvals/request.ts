@@ -6,7 +6,7 @@ import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/type
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { CallOutcome } from '../queue/types';
 import type { Services } from '../services';
-import { sendApprovalPush } from './push';
+import { sendApprovalPush, vapidKeys } from './push';
 import {
   announceDecided,
   approvalChannel,
@@ -140,6 +140,8 @@ class ApprovalsImpl implements ApprovalsService {
       svc.log.error('cannot follow revocations; approvals still expire', { err });
       return undefined;
     });
+    // The VAPID key pair exists from the first start, before anyone subscribes.
+    vapidKeys(svc).catch((err) => svc.log.warn('cannot prepare the Web Push keys yet', { err }));
     const every = opts.sweepEveryMs ?? SWEEP_EVERY_MS;
     if (every > 0) {
       this.sweeper = setInterval(() => {
