@@ -135,6 +135,7 @@ describe('connections', () => {
     assert.equal((await b.client.delete('/api/connections/grt_unknown')).status, 404);
     assert.equal((await new Client(tp.url).get('/api/connections')).status, 401);
     assert.equal((await new Client(tp.url).delete(`/api/connections/${gid}`)).status, 401);
+    assert.equal((await a.client.delete(`/api/connections/${gid}`, { origin: 'https://evil.example' })).status, 403);
     await verifyAccessToken(tp.svc, tokens.access_token, a.user.mcpUrl);
     assert.equal((await a.client.get('/api/connections')).body.length, 1);
   });

@@ -215,6 +215,7 @@ describe('authorization code flow', () => {
     assert.match(page.text, /127\.0\.0\.1:9999/, 'the redirect host is shown');
     assert.match(page.text, /value="allow"/);
     assert.match(page.text, /value="deny"/);
+    assert.ok(!/<script/i.test(page.text), 'the consent page needs no JavaScript');
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
     assert.match(page.headers.get('content-security-policy')!, /frame-ancestors 'none'/);
     assert.match(page.headers.get('cache-control')!, /no-store/);
