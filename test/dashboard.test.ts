@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
+import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { launchBrowser, newContext, phoneOverflow, screenshots, watchErrors } from './helpers/browser';
 import { Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
@@ -16,6 +17,7 @@ let receiver: Awaited<ReturnType<typeof startAddon>>;
 let app: McpApp | undefined;
 
 before(async () => {
+  await ensureDashboardBuilt(); // a no-op after `npm test`'s pretest; makes `node --test` alone work too
   tp = await startToolport();
   receiver = await startAddon();
   ({ browser, close: closeBrowser } = await launchBrowser());
