@@ -93,9 +93,16 @@ async function toolport(name: string, env: Record<string, string>, publicPort?: 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `tp-bench-${name}-`));
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   return child(name, 'servers/toolport.ts', {
-    env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${publicPort ?? port}`, DATA_DIR: dataDir, ...env },
+    env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${publicPort ?? port}`, DATA_DIR: dataDir, ...BENCH_LIMITS, ...env },
   }).then((c) => ({ child: c, url: `http://127.0.0.1:${port}`, publicUrl: c.ready.url as string }));
 }
+
+/**
+ * One person and one app drive all the load, so the per-person and per-app rate limits (600 and 300
+ * calls a minute by default) and the 20 waiting approvals per person are raised to their maximums:
+ * the bench measures the path's capacity, not the limiter's refusals. The limiter still runs.
+ */
+const BENCH_LIMITS = { LIMIT_CALLS_PER_PERSON: '1000000', LIMIT_CALLS_PER_APP: '1000000', LIMIT_PENDING_APPROVALS: '10000' };
 
 type Deployment = {
   name: 'embedded' | 'bullmq';
@@ -303,6 +310,7 @@ async function main() {
   // ---- scale ------------------------------------------------------------------------------------
   if (!argv.includes('--no-scale')) {
     if (want('pending', 'scale')) results.scale.pending = await pendingApprovals(byName.embedded!);
+    if (want('pending', 'scale')) results.scale.pendingBullmq = await pendingApprovals(byName.bullmq!);
     if (want('streams', 'scale')) results.scale.streams = await eventStreams(byName.embedded!);
     if (want('calllog', 'scale')) results.scale.callLog = await callLog(byName.bullmq!, svcEnv.DATABASE_URL);
   }
@@ -382,11 +390,15 @@ async function pendingApprovals(d: Deployment) {
   const started = performance.now();
   const body = (n: number) => rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId } });
   let failed = 0;
+  let firstError = '';
   for (let i = 0; i < PENDING; i++) {
     const u = new URL(t.mcpUrl);
     const b = body(i + 10);
     const req = http.request({ method: 'POST', hostname: u.hostname, port: u.port, path: u.pathname, agent, headers: { ...mcpHeaders(t.accessToken), 'content-length': Buffer.byteLength(b) } });
-    req.on('error', () => failed++);
+    req.on('error', (err) => {
+      failed++;
+      firstError ||= String(err);
+    });
     req.on('response', (res) => res.resume());
     req.end(b);
     reqs.push(req);
@@ -412,9 +424,11 @@ async function pendingApprovals(d: Deployment) {
   const rss = at.usage.rss - before.usage.rss;
   const heap = at.usage.heapUsed - before.usage.heapUsed;
   const out = {
+    deployment: d.name,
     held: at.waiting,
     peak,
     failedRequests: failed,
+    firstError,
     secondsToHold: heldAfterMs / 1000,
     rssBeforeMB: MB(before.usage.rss),
     rssAfterMB: MB(at.usage.rss),
@@ -425,7 +439,7 @@ async function pendingApprovals(d: Deployment) {
     heapPerApprovalKB: Math.round((heap / Math.max(1, at.waiting) / 1024) * 10) / 10,
     rssFor10kMB: MB((rss / Math.max(1, at.waiting)) * 10_000),
   };
-  log(`pending approvals: ${out.held} held, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB (${out.perApprovalKB} KB each)`);
+  log(`pending approvals (${d.name}): ${out.held} held, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB (${out.perApprovalKB} KB each)`);
   return out;
 }
 
@@ -526,7 +540,8 @@ function goals(r: any) {
   }
   add('approval round trip p50, one process (embedded)', r.roundTrips['approval-one-embedded']?.p50, 10, '<=', ' ms');
   add('approval round trip p50, across two processes', r.roundTrips['approval-two-bullmq']?.p50, 20, '<=', ' ms');
-  add('RSS for 10,000 pending approvals', r.scale.pending?.rssFor10kMB, 200, '<=', ' MB');
+  add('RSS for 10,000 pending approvals, embedded (per held call × 10,000)', r.scale.pending?.rssFor10kMB, 200, '<=', ' MB');
+  add('RSS for 10,000 pending approvals, Postgres + Redis (per held call × 10,000)', r.scale.pendingBullmq?.rssFor10kMB, 200, '<=', ' MB');
   add('RSS for 2,000 event streams', r.scale.streams?.rssFor2000MB, 100, '<=', ' MB');
   return g;
 }
@@ -562,7 +577,9 @@ function markdown(r: any): string {
   }
   const s = r.scale;
   if (s.pending || s.streams || s.callLog) lines.push('', '## Scale', '');
-  if (s.pending) lines.push(`- Pending approvals (embedded, one process): ${s.pending.held} held after ${s.pending.secondsToHold} s; RSS ${s.pending.rssBeforeMB} → ${s.pending.rssAfterMB} MB (+${s.pending.rssDeltaMB} MB, ${s.pending.perApprovalKB} KB each), heap +${s.pending.heapDeltaMB} MB (${s.pending.heapPerApprovalKB} KB each).`);
+  for (const x of [s.pending, s.pendingBullmq].filter(Boolean)) {
+    lines.push(`- Pending approvals (${x.deployment}, one API process, ${PENDING.toLocaleString('en')} destructive calls sent): ${x.held.toLocaleString('en')} held at once after ${x.secondsToHold} s; RSS ${x.rssBeforeMB} → ${x.rssAfterMB} MB (+${x.rssDeltaMB} MB, ${x.perApprovalKB} KB each, ${x.rssFor10kMB} MB per 10,000), heap +${x.heapDeltaMB} MB (${x.heapPerApprovalKB} KB each).`);
+  }
   if (s.streams) lines.push(`- Event streams (embedded): ${s.streams.streams} open; RSS +${s.streams.rssDeltaMB} MB (${s.streams.perStreamKB} KB each), heap +${s.streams.heapDeltaMB} MB.`);
   if (s.callLog) lines.push(`- Call log (Postgres) at ${s.callLog.rows.toLocaleString('en')} rows of one person (inserted in ${s.callLog.insertSeconds} s): \`GET /api/calls\` first page p50 ${s.callLog.firstPage.p50} ms (p90 ${s.callLog.firstPage.p90}); a cursor page ${s.callLog.deepOffset.toLocaleString('en')} rows deep p50 ${s.callLog.deepPage.p50} ms (p90 ${s.callLog.deepPage.p90}).`);
   lines.push('', '![latency distributions](' + `${r.file}.png)`, '');

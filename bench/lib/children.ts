@@ -23,9 +23,10 @@ export async function startChild(name: string, script: string, opts: { args?: st
   mkdirSync(LOG_DIR, { recursive: true });
   const execArgv = ['--import', 'tsx', '--expose-gc'];
   if (process.env.BENCH_CPU_PROF) {
-    const dir = path.join(BENCH_DIR, 'results', 'profiles');
+    // One directory per child: every thread (tsx's loader runs in a worker) writes its own file.
+    const dir = path.join(BENCH_DIR, 'results', 'profiles', name);
     mkdirSync(dir, { recursive: true });
-    execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`);
+    execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
   }
   const out = openSync(path.join(LOG_DIR, `${name}.log`), 'w');
   const proc = fork(path.join(BENCH_DIR, script), opts.args ?? [], {
