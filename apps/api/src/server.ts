@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { closeServices, createServices, type Config, type ServiceOverrides, type Services } from '@toolport/core';
+import { closeServices, createServices, ensureSigningKeys, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import { createApp } from './app';
 
 export interface RunningServer {
@@ -16,6 +16,8 @@ export const SHUTDOWN_GRACE_MS = 25_000;
 
 export async function startServer(config: Config, overrides: ServiceOverrides = {}, graceMs = SHUTDOWN_GRACE_MS): Promise<RunningServer> {
   const svc = await createServices(config, overrides);
+  // The first start makes the access-token signing key, not the first sign-in.
+  await ensureSigningKeys(svc);
   const app = createApp(svc);
   // Requests in flight, so a SIGTERM lets them finish (or hand back) before the process goes.
   let active = 0;
