@@ -421,9 +421,36 @@ describe('the dashboard in a browser', () => {
     await assert.rejects(app.listTools(), 'the revoked app is refused');
   });
 
-  it('registers the service worker for the whole origin', async () => {
-    const scope = await page.evaluate(async () => (await navigator.serviceWorker.register('/sw.js', { scope: '/' })).scope);
+  it('registers the service worker for the whole origin; a push shows Allow and Deny', async () => {
+    await page.context().grantPermissions(['notifications'], { origin: tp.url });
+    const cdp = await page.context().newCDPSession(page);
+    const registered = new Promise<string>((resolve) =>
+      cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: Array<{ registrationId: string; scopeURL: string }> }) => {
+        const r = e.registrations.find((x) => x.scopeURL === `${tp.url}/`);
+        if (r) resolve(r.registrationId);
+      }),
+    );
+    await cdp.send('ServiceWorker.enable');
+    const scope = await page.evaluate(async () => {
+      const reg = await navigator.serviceWorker.register('/sw.js', { scope: '/' });
+      await navigator.serviceWorker.ready;
+      return reg.scope;
+    });
     assert.equal(scope, `${tp.url}/`);
+    // Deliver a push the way the push service would (DevTools protocol), then read the notification.
+    const payload = { approvalId: 'apr_test', title: 'Test App wants to delete a note', body: 'notes · delete_note', actionToken: 'tok' };
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin: tp.url, registrationId: await registered, data: JSON.stringify(payload) });
+    const shown = await page.evaluate(async () => {
+      const reg = await navigator.serviceWorker.ready;
+      for (let i = 0; i < 50; i++) {
+        const [n] = await reg.getNotifications({ tag: 'apr_test' });
+        if (n) return { title: n.title, body: n.body, actions: (n as Notification & { actions?: Array<{ action: string }> }).actions?.map((a) => a.action) };
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return null;
+    });
+    assert.deepEqual(shown, { title: payload.title, body: payload.body, actions: ['allow', 'deny'] });
+    await cdp.detach();
   });
 
   it('signs out', async () => {
