@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serveNode } from '@toolport/addon-kit';
 import { createNotesAddon } from '@toolport/example-notes';
-import { developerKey, runToolportCli } from './helpers/cli';
+import { developerKey, runToolportCli, runToolportCliHere } from './helpers/cli';
 import { freePort, startToolport, type Toolport } from './helpers/target';
 
 // The CLI against the developer API, with the Notes example as the add-on behind the webhook.
@@ -19,8 +19,11 @@ let notes: Server;
 let notesUrl: string;
 let notesSecrets: string[] = [];
 
+// A child process for each command's main run; its variants run the same code in-process.
 const cli = (args: string[], opts: { env?: Record<string, string | undefined> } = {}) =>
   runToolportCli(args, { ...opts, config: path.join(dir, 'config.json') });
+const here = (args: string[], opts: { env?: Record<string, string | undefined> } = {}) =>
+  runToolportCliHere(args, { ...opts, config: path.join(dir, 'config.json') });
 
 before(async () => {
   tp = await startToolport();
@@ -46,7 +49,7 @@ describe('toolport addon push, rotate-secret, deliveries, check', () => {
     assert.match(created.json.signingSecret, /^whsec_/);
     notesSecrets = [created.json.signingSecret];
 
-    const again = await cli(['addon', 'push', notesManifest, '--webhook', notesUrl], { env: env() });
+    const again = await here(['addon', 'push', notesManifest, '--webhook', notesUrl], { env: env() });
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /Updated add-on notes/);
     assert.doesNotMatch(again.stdout, /whsec_/, 'the secret is shown only on creation');
@@ -54,8 +57,8 @@ describe('toolport addon push, rotate-secret, deliveries, check', () => {
     const bad = path.join(dir, 'bad-push.json');
     writeFileSync(bad, JSON.stringify({ id: 'bad-push', name: 'B', description: 'b', webhook: notesUrl, tools: [] }));
     const [taken, refused] = await Promise.all([
-      cli(['addon', 'push', notesManifest, '--webhook', notesUrl], { env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: otherKey } }),
-      cli(['addon', 'push', bad], { env: env() }),
+      here(['addon', 'push', notesManifest, '--webhook', notesUrl], { env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: otherKey } }),
+      here(['addon', 'push', bad], { env: env() }),
     ]);
     assert.equal(taken.code, 1);
     assert.match(taken.stderr, /taken/);
@@ -70,8 +73,8 @@ describe('toolport addon push, rotate-secret, deliveries, check', () => {
     assert.notEqual(run.json.signingSecret, notesSecrets[0]);
     notesSecrets = [run.json.signingSecret, ...notesSecrets];
     const [human, theirs] = await Promise.all([
-      cli(['addon', 'rotate-secret', 'notes'], { env: env() }),
-      cli(['addon', 'rotate-secret', 'notes'], { env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: otherKey } }),
+      here(['addon', 'rotate-secret', 'notes'], { env: env() }),
+      here(['addon', 'rotate-secret', 'notes'], { env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: otherKey } }),
     ]);
     assert.match(human.stdout, /24 h/);
     assert.equal(theirs.code, 1, "another developer's add-on does not exist for them");
@@ -94,20 +97,20 @@ describe('toolport addon push, rotate-secret, deliveries, check', () => {
     assert.ok(run.json.tools[0].result, JSON.stringify(run.json.tools[0]));
     assert.match(JSON.stringify(run.json.tools[1].result), /CLI check/);
     assert.ok(run.json.tools[2].refused ?? run.json.tools[2].result?.isError, 'too long is refused before delivery');
-    const human = await cli(['addon', 'check', 'notes', script], { env: env() });
+    const human = await here(['addon', 'check', 'notes', script], { env: env() });
     assert.match(human.stdout, /✓ add_note/);
 
     const list = await cli(['addon', 'deliveries', 'notes', '--limit', '2', '--json'], { env: env() });
     assert.equal(list.code, 0, list.stderr);
     assert.equal(list.json.deliveries.length, 2);
-    const text = await cli(['addon', 'deliveries', 'notes'], { env: env() });
+    const text = await here(['addon', 'deliveries', 'notes'], { env: env() });
     assert.match(text.stdout, /tool\.call/);
   });
 
   it('lists deliveries as JSON and refuses an add-on that is not yours', async () => {
     const [list, theirs] = await Promise.all([
       cli(['addon', 'deliveries', 'notes', '--limit', '5', '--json'], { env: env() }),
-      cli(['addon', 'deliveries', 'notes'], { env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: otherKey } }),
+      here(['addon', 'deliveries', 'notes'], { env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: otherKey } }),
     ]);
     assert.equal(list.code, 0, list.stderr);
     assert.ok(Array.isArray(list.json.deliveries));

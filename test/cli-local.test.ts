@@ -3,13 +3,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runToolportCli } from './helpers/cli';
+import { runToolportCli, runToolportCliHere } from './helpers/cli';
 
 // What the CLI does without a server: usage errors and the local manifest lint.
 const notesManifest = path.resolve(import.meta.dirname, '../examples/notes/addon.json');
 let dir: string;
 const cli = (args: string[], opts: { env?: Record<string, string | undefined>; viaTsx?: boolean } = {}) =>
   runToolportCli(args, { ...opts, config: path.join(dir, 'config.json') });
+const here = (args: string[], opts: { env?: Record<string, string | undefined> } = {}) =>
+  runToolportCliHere(args, { ...opts, config: path.join(dir, 'config.json') });
 
 before(() => { dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-cli-local-')); });
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,10 +20,10 @@ describe('toolport usage', () => {
   it('exits 2 on unknown commands, missing arguments and bad options; --help is 0', async () => {
     const runs = await Promise.all([
       cli(['frobnicate']),
-      cli(['addon', 'lint']),
-      cli(['addon', 'lint', notesManifest, '--bogus']),
-      cli(['addon', 'deliveries', 'notes', '--limit', 'lots'], { env: { TOOLPORT_API_KEY: 'tpk_unused', TOOLPORT_URL: 'http://127.0.0.1:9' } }),
-      cli(['addon', 'lint', path.join(dir, 'missing.json')]),
+      here(['addon', 'lint']),
+      here(['addon', 'lint', notesManifest, '--bogus']),
+      here(['addon', 'deliveries', 'notes', '--limit', 'lots'], { env: { TOOLPORT_API_KEY: 'tpk_unused', TOOLPORT_URL: 'http://127.0.0.1:9' } }),
+      here(['addon', 'lint', path.join(dir, 'missing.json')]),
     ]);
     for (const [i, r] of runs.entries()) {
       assert.equal(r.code, 2, `case ${i}: ${r.stderr}`);
@@ -36,7 +38,7 @@ describe('toolport usage', () => {
 
 describe('toolport addon lint', () => {
   it('accepts the Notes manifest', async () => {
-    const [run, json] = await Promise.all([cli(['addon', 'lint', notesManifest]), cli(['addon', 'lint', notesManifest, '--json'])]);
+    const [run, json] = await Promise.all([cli(['addon', 'lint', notesManifest]), here(['addon', 'lint', notesManifest, '--json'])]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /valid \(3 tools\), 0 warnings/);
     assert.deepEqual(json.json, { ok: true, errors: [], warnings: [] });
@@ -52,8 +54,8 @@ describe('toolport addon lint', () => {
     const [run, json, warned, broken] = await Promise.all([
       cli(['addon', 'lint', bad]),
       cli(['addon', 'lint', bad, '--json']),
-      cli(['addon', 'lint', warnOnly]),
-      cli(['addon', 'lint', notJson]),
+      here(['addon', 'lint', warnOnly]),
+      here(['addon', 'lint', notJson]),
     ]);
     assert.equal(run.code, 1);
     assert.match(run.stdout, /^error \/id: /m);

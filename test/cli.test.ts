@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { developerKey, runToolportCli } from './helpers/cli';
+import { developerKey, runToolportCli, runToolportCliHere } from './helpers/cli';
 import { freePort, startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
@@ -12,6 +12,8 @@ let key: string;
 
 const cli = (args: string[], opts: { env?: Record<string, string | undefined>; stdin?: string; config?: string } = {}) =>
   runToolportCli(args, { ...opts, config: opts.config ?? path.join(dir, 'config.json') });
+const here = (args: string[], opts: { env?: Record<string, string | undefined>; stdin?: string; config?: string } = {}) =>
+  runToolportCliHere(args, { ...opts, config: opts.config ?? path.join(dir, 'config.json') });
 
 before(async () => {
   tp = await startToolport();
@@ -44,8 +46,8 @@ describe('toolport login', () => {
     const downUrl = `http://127.0.0.1:${await freePort()}`;
     const [wrong, notKey, down] = await Promise.all([
       cli(['login', '--url', tp.url, '--key', 'tpk_notarealkey'], { config }),
-      cli(['login', '--url', tp.url], { config, stdin: 'hunter2\n' }),
-      cli(['login', '--url', downUrl, '--key', key], { config }),
+      here(['login', '--url', tp.url], { config, stdin: 'hunter2\n' }),
+      here(['login', '--url', downUrl, '--key', key], { config }),
     ]);
     assert.equal(wrong.code, 3);
     assert.match(wrong.stderr, /API key/);
@@ -59,7 +61,7 @@ describe('toolport login', () => {
   it('needs a login for API commands (3), and TOOLPORT_URL/TOOLPORT_API_KEY stand in for one', async () => {
     const [none, viaEnv] = await Promise.all([
       cli(['addon', 'deliveries', 'notes'], { config: path.join(dir, 'none.json') }),
-      cli(['addon', 'rotate-secret', 'nosuch', '--json'], { config: path.join(dir, 'none.json'), env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: key } }),
+      here(['addon', 'rotate-secret', 'nosuch', '--json'], { config: path.join(dir, 'none.json'), env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: key } }),
     ]);
     assert.equal(none.code, 3);
     assert.match(none.stderr, /Not logged in/);

@@ -70,3 +70,25 @@ export async function developerKey(baseUrl: string, label: string): Promise<stri
   assert.equal(res.status, 201, res.text);
   return res.body.key as string;
 }
+
+/**
+ * The same CLI in this process through `runCli` (its entry minus argv/stdin plumbing): for the
+ * many variants of a command whose child-process run is already covered.
+ */
+export async function runToolportCliHere(
+  args: string[],
+  opts: { config: string; env?: Record<string, string | undefined>; stdin?: string },
+): Promise<CliRun> {
+  const { runCli } = await import('@toolport/cli');
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    env: { TOOLPORT_CONFIG: opts.config, HOME: process.env.HOME, ...opts.env },
+    stdout: (t) => { stdout += t; },
+    stderr: (t) => { stderr += t; },
+    readStdin: async () => opts.stdin ?? '',
+  });
+  let json: any;
+  try { json = JSON.parse(stdout); } catch { json = undefined; }
+  return { code, stdout, stderr, json };
+}

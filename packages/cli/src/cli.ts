@@ -242,10 +242,11 @@ const deliveries: Command = async (args, out) => {
   if (!shown.length) out.say(`No deliveries to ${id} yet.`);
   for (const d of shown) {
     const when = typeof d.createdAt === 'string' ? d.createdAt.replace('T', ' ').slice(0, 19) : String(d.createdAt ?? '');
-    const outcome = [d.status, d.errorClass].filter((x) => x !== undefined && x !== null && x !== '').join(' ');
+    const outcome = [typeof d.status === 'number' ? `HTTP ${d.status}` : 'no answer', d.errorClass ?? 'ok'].join(' ');
     const latency = typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '';
-    const subject = d.subject ?? d.tool ?? '';
-    out.say([when, d.type ?? '', subject, d.callId ?? '', d.attempt !== undefined ? `attempt ${d.attempt}` : '', outcome, latency].filter(Boolean).join('  '));
+    // `subject` is the person's pseudonym for this add-on, as the webhook saw it in `user.id`.
+    const user = d.subject ? `user ${d.subject}` : '';
+    out.say([when, d.type ?? '', d.callId ?? '', d.attempt !== undefined ? `attempt ${d.attempt}` : '', outcome, latency, user].filter(Boolean).join('  '));
     if (d.detail) out.say(`    ${String(d.detail).slice(0, 300)}`);
   }
 };
