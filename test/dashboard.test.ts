@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { launchBrowser, newContext, phoneOverflow, screenshots, watchErrors } from './helpers/browser';
-import { Client } from './helpers/http';
+import { Client, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -298,7 +298,17 @@ describe('the dashboard in a browser', () => {
     assert.match(rotated, /^whsec_/);
     assert.notEqual(rotated, secret);
 
+    // Another developer's public add-on is in the catalog too.
+    const other = await newPerson(tp.url, 'weather-dev');
+    const weather = await other.client.post('/api/addons', {
+      id: 'weather', name: 'Weather', description: 'Forecasts for any city, by the hour.', webhook: receiver.url, visibility: 'public',
+      tools: [{ name: 'forecast', title: 'Forecast', summary: 'Returns the hourly forecast for a city as JSON.', arguments: [{ name: 'city', summary: 'The city.', kind: { text: { maxLength: 80 } } }] }],
+    });
+    assert.equal(weather.status, 201, weather.text);
+
     await page.getByRole('link', { name: 'Add-ons' }).first().click();
+    await page.getByRole('button', { name: 'Install Weather' }).waitFor();
+    await screenshots(page, 'catalog');
     await page.getByRole('button', { name: 'Install Notes' }).click();
     await page.getByText('Notes is installed.').waitFor();
     const del = page.locator('[data-addon="notes"] [data-tool="delete_note"]');
@@ -439,16 +449,23 @@ describe('the dashboard in a browser', () => {
     assert.equal(scope, `${tp.url}/`);
     // Deliver a push the way the push service would (DevTools protocol), then read the notification.
     const payload = { approvalId: 'apr_test', title: 'Test App wants to delete a note', body: 'notes · delete_note', actionToken: 'tok' };
-    await cdp.send('ServiceWorker.deliverPushMessage', { origin: tp.url, registrationId: await registered, data: JSON.stringify(payload) });
-    const shown = await page.evaluate(async () => {
-      const reg = await navigator.serviceWorker.ready;
-      for (let i = 0; i < 50; i++) {
-        const [n] = await reg.getNotifications({ tag: 'apr_test' });
-        if (n) return { title: n.title, body: n.body, actions: (n as Notification & { actions?: Array<{ action: string }> }).actions?.map((a) => a.action) };
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      return null;
-    });
+    const registrationId = await registered;
+    const readShown = () =>
+      page.evaluate(async () => {
+        const reg = await navigator.serviceWorker.ready;
+        for (let i = 0; i < 10; i++) {
+          const [n] = await reg.getNotifications({ tag: 'apr_test' });
+          if (n) return { title: n.title, body: n.body, actions: (n as Notification & { actions?: Array<{ action: string }> }).actions?.map((a) => a.action) };
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return null;
+      });
+    // A push can reach a worker that is still starting up and be dropped; the push service retries too.
+    let shown = null;
+    for (let attempt = 0; attempt < 5 && !shown; attempt++) {
+      await cdp.send('ServiceWorker.deliverPushMessage', { origin: tp.url, registrationId, data: JSON.stringify(payload) });
+      shown = await readShown();
+    }
     assert.deepEqual(shown, { title: payload.title, body: payload.body, actions: ['allow', 'deny'] });
     await cdp.detach();
   });
