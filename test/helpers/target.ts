@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
-import { parseConfig, createLogger, type Config } from '@toolport/core';
+import { parseConfig, createLogger, type Config, type Logger } from '@toolport/core';
 import { startServer, type RunningServer } from '../../apps/api/src/server';
 
 /** Which deployment the suite runs against: `embedded` (PGlite, in-process) or `services` (Postgres + Redis). */
@@ -84,7 +84,9 @@ export interface Toolport extends RunningServer {
 }
 
 /** Starts Toolport in this process on a free port, on the suite's target. */
-export async function startToolport(opts: { env?: Record<string, string>; backing?: Backing; keepBacking?: boolean } = {}): Promise<Toolport> {
+export async function startToolport(
+  opts: { env?: Record<string, string>; backing?: Backing; keepBacking?: boolean; log?: Logger } = {},
+): Promise<Toolport> {
   const backing = opts.backing ?? (await createBacking());
   const port = await freePort();
   const config = parseConfig({
@@ -95,7 +97,7 @@ export async function startToolport(opts: { env?: Record<string, string>; backin
   });
   // Embedded tests keep PGlite in memory: each test file gets a clean database in ~1 s.
   if (TARGET === 'embedded' && !config.database.url) config.database = {};
-  const server = await startServer(config, { log: createLogger({}, !process.env.TEST_LOGS) });
+  const server = await startServer(config, { log: opts.log ?? createLogger({}, !process.env.TEST_LOGS) });
   return {
     ...server,
     config,

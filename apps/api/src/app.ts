@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
 import { errorToProblem, problem } from './http/problem';
+import { logRequests } from './http/request-log';
 import { addonRoutes } from './routes/addons';
 import { dashboardRoutes } from './routes/dashboard';
 import { installRoutes } from './routes/installs';
@@ -34,6 +35,8 @@ export function createApp(svc: Services) {
     c.header('X-Content-Type-Options', 'nosniff');
     c.header('Referrer-Policy', 'no-referrer');
   });
+  // After the request id is set; a server span around everything below, and one log line per request.
+  app.use('*', logRequests(svc));
 
   const api = new Hono<AppEnv>()
     .route('/', sessionRoutes)

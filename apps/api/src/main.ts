@@ -1,4 +1,4 @@
-import { ConfigError, parseConfig } from '@toolport/core';
+import { ConfigError, parseConfig, startTracing } from '@toolport/core';
 import { startServer } from './server';
 import { startWorker } from './worker';
 
@@ -13,6 +13,8 @@ async function main() {
     }
     throw err;
   }
+  // Before anything that makes spans; a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
+  const stopTracing = await startTracing(config);
   // ROLE=worker runs only the call worker (with /healthz and /readyz); the other roles serve the API.
   const server = config.role === 'worker' ? await startWorker(config) : await startServer(config);
   const mode = config.embedded ? 'embedded (PGlite, in-process queue)' : 'Postgres + Redis';
@@ -22,6 +24,8 @@ async function main() {
   const stop = async (signal: string) => {
     server.svc.log.info('shutting down', { signal });
     await server.close();
+    // Spans still batched are flushed to the collector before the process goes.
+    await stopTracing();
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

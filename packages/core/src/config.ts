@@ -23,6 +23,17 @@ export interface Config {
   secretKey?: string;
   embedded: boolean;
   limits: Limits;
+  /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT); unset: spans are no-ops. */
+  tracing?: TracingConfig;
+}
+
+export interface TracingConfig {
+  /** The OTLP/HTTP base URL as set, e.g. `http://otel-collector:4318`. */
+  endpoint: string;
+  /** Where spans are POSTed: the base URL + `/v1/traces`. */
+  tracesUrl: string;
+  /** `service.name` of every span (OTEL_SERVICE_NAME, default `toolport`). */
+  serviceName: string;
 }
 
 /** Per-person and per-app limits; every one shared across processes through Redis when configured. */
@@ -125,6 +136,27 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     pendingApprovalsPerPerson: whole('LIMIT_PENDING_APPROVALS', 20, 10_000),
   };
 
+  let tracing: TracingConfig | undefined;
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) {
+    const raw = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    try {
+      const u = new URL(raw);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be http or https, not "${u.protocol}".`);
+      else if (u.search || u.hash) problems.push('OTEL_EXPORTER_OTLP_ENDPOINT must not carry a query or fragment.');
+      // Like the OpenTelemetry SDKs: the setting is the base URL, traces go to its /v1/traces.
+      const base = u.toString().replace(/\/+$/, '');
+      tracing = { endpoint: base, tracesUrl: `${base}/v1/traces`, serviceName: 'toolport' };
+    } catch {
+      // Never echoed: the URL may carry credentials.
+      problems.push('OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, e.g. http://otel-collector:4318.');
+    }
+    const serviceName = env.OTEL_SERVICE_NAME?.trim();
+    if (serviceName && tracing) {
+      if (serviceName.length > 100) problems.push('OTEL_SERVICE_NAME must be at most 100 characters.');
+      else tracing.serviceName = serviceName;
+    }
+  }
+
   if (problems.length) throw new ConfigError(problems);
   return {
     port,
@@ -138,5 +170,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     secretKey,
     embedded,
     limits,
+    tracing,
   };
 }

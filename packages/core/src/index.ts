@@ -1,11 +1,12 @@
 export { parseConfig, ConfigError } from './config';
-export type { Config, Role } from './config';
+export type { Config, Role, TracingConfig } from './config';
 export { createServices, closeServices } from './services';
 export type { Services, ServiceOverrides } from './services';
 export type { Actor, Ctx } from './context';
 export { ToolportError, isToolportError } from './errors';
 export type { ErrorCode, FieldError } from './errors';
 export { createLogger } from './log';
+export { startTracing } from './tracing';
 export type { Logger } from './log';
 export {
   signup,

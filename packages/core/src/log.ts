@@ -1,4 +1,9 @@
-/** Structured JSON logs on stdout. Never pass secrets, tokens or a destructive call's arguments. */
+import { activeTraceId } from './tracing';
+
+/**
+ * Structured JSON logs on stdout. Never pass secrets, tokens or a destructive call's arguments.
+ * A line written inside a traced span carries its `traceId`, so logs and traces join up.
+ */
 export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
@@ -9,6 +14,10 @@ export function createLogger(base: Record<string, unknown> = {}, silent = false)
   const write = (level: string, msg: string, fields?: Record<string, unknown>) => {
     if (silent) return;
     const entry: Record<string, unknown> = { time: new Date().toISOString(), level, msg, ...base, ...fields };
+    if (entry.traceId === undefined) {
+      const traceId = activeTraceId();
+      if (traceId) entry.traceId = traceId;
+    }
     const err = fields?.err;
     if (err instanceof Error) entry.err = { name: err.name, message: err.message, stack: err.stack };
     process.stdout.write(`${JSON.stringify(entry)}\n`);

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { and, count, eq, gt, sql } from 'drizzle-orm';
 import { approvals } from '../db/schema/index';
 import type { Services } from '../services';
@@ -6,6 +7,7 @@ import { checkArguments } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
 import type { CallOutcome } from '../queue/types';
+import { inSpan } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, ToolResult } from './types';
@@ -70,15 +72,35 @@ export interface CallToolOptions {
   approvals?: Approvals;
 }
 
-export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallToolInput; options?: CallToolOptions }): Promise<ToolResult> {
+/**
+ * Traced as `mcp tools/call` (call id, add-on, tool, outcome; never the arguments), with
+ * `approval wait` and `dispatch` below it. An unexpected error is logged with the call id.
+ */
+export function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallToolInput; options?: CallToolOptions }): Promise<ToolResult> {
+  if (ctx.actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
+  const callId = newId('call');
+  return inSpan('mcp tools/call', { attributes: { 'toolport.call.id': callId } }, async (span) => {
+    try {
+      return await runCall(ctx, input, options, callId, span);
+    } catch (err) {
+      ctx.svc.log.error('tool call failed', { err, callId });
+      throw err;
+    }
+  });
+}
+
+async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions, callId: string, span: Span): Promise<ToolResult> {
   if (ctx.actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
   const { svc } = ctx;
   const actor = ctx.actor;
   const started = performance.now();
-  const callId = newId('call');
   const base = { id: callId, userId: actor.userId, grantId: actor.grantId, appName: actor.appName };
   const log = async (rec: Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string }) => {
     const latencyMs = performance.now() - started;
+    // An unknown tool's name is the app's input: the span keeps only that it was unknown.
+    if (rec.outcome !== 'unknown_tool') span.setAttributes({ 'toolport.addon.id': rec.addonId, 'toolport.tool.name': rec.toolName });
+    span.setAttribute('toolport.outcome', rec.outcome);
+    if (rec.outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: rec.detail ?? 'failed' });
     // An unknown tool's name is the app's input: never a metric label (unbounded cardinality).
     svc.metrics.toolCall(rec.outcome === 'unknown_tool' ? 'unknown' : rec.addonId, rec.outcome, latencyMs / 1000);
     try {
@@ -89,7 +111,10 @@ export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: 
   };
 
   const limited = await rateLimited(ctx);
-  if (limited) return limited;
+  if (limited) {
+    span.setAttribute('toolport.outcome', 'rate_limited');
+    return limited;
+  }
 
   const tools = options.tools ?? (await svc.tools.get(actor.userId));
   const tool = tools.byName.get(input.name);
@@ -128,17 +153,21 @@ export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: 
       await log({ ...where, outcome: 'denied', decision: 'unavailable' });
       return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
     }
-    decision = await approvals.request({
-      callId,
-      userId: actor.userId,
-      grantId: actor.grantId,
-      clientId: actor.clientId,
-      appName: actor.appName,
-      tool,
-      argumentsText,
-      subject,
-      signal: input.signal,
-      progress: input.progress,
+    decision = await inSpan('approval wait', { attributes: { 'toolport.call.id': callId, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } }, async (waiting) => {
+      const decided = await approvals.request({
+        callId,
+        userId: actor.userId,
+        grantId: actor.grantId,
+        clientId: actor.clientId,
+        appName: actor.appName,
+        tool,
+        argumentsText,
+        subject,
+        signal: input.signal,
+        progress: input.progress,
+      });
+      waiting.setAttribute('toolport.approval.decision', decided.status);
+      return decided;
     });
     if (decision.status !== 'allowed' && decision.status !== 'skipped') {
       await log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
@@ -157,19 +186,28 @@ export async function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: 
   }
   let outcome: CallOutcome;
   try {
-    outcome = await svc.dispatcher.dispatch(
-    {
-      callId,
-      type: 'tool.call',
-      addonId: tool.addonId,
-      tool: tool.name,
-      arguments: argumentsText,
-      subject,
-      app: { name: actor.appName, clientId: actor.clientId },
-      deadline: Date.now() + CALL_DEADLINE_MS,
-    },
-    input.signal,
-    );
+    // Enqueue to result; the BullMQ dispatcher puts this span's context in the job for the worker.
+    outcome = await inSpan('dispatch', { attributes: { 'toolport.call.id': callId, 'toolport.addon.id': tool.addonId } }, async (dispatching) => {
+      const out = await svc.dispatcher.dispatch(
+        {
+          callId,
+          type: 'tool.call',
+          addonId: tool.addonId,
+          tool: tool.name,
+          arguments: argumentsText,
+          subject,
+          app: { name: actor.appName, clientId: actor.clientId },
+          deadline: Date.now() + CALL_DEADLINE_MS,
+        },
+        input.signal,
+      );
+      dispatching.setAttribute('toolport.dispatch.outcome', out.kind);
+      if (out.kind === 'failure') {
+        dispatching.setAttribute('toolport.error_class', out.errorClass);
+        dispatching.setStatus({ code: SpanStatusCode.ERROR, message: out.errorClass });
+      }
+      return out;
+    });
   } finally {
     await release();
   }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { ToolportError } from '../errors';
+import { inSpan } from '../tracing';
 import { OutboundError } from './http-client';
 import { signatureHeaders } from './signing';
 import type { ConfirmDescriptor, ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
@@ -231,7 +233,30 @@ const FINAL_CLASSES = new Set(['blocked_address', 'bad_url', 'too_large']);
  * does: every outcome is classified, with `retryable` saying whether another attempt may help.
  * Signed with the time of this attempt, so each retry carries a fresh timestamp and the same id.
  */
-export async function postWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
+export function postWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
+  // The host only: a webhook's path or query may hold the developer's own tokens.
+  let host = '';
+  try {
+    host = new URL(input.url).host;
+  } catch {
+    /* classified as bad_url below */
+  }
+  const attributes = { 'http.request.method': 'POST', 'server.address': host, 'toolport.webhook.kind': input.kind };
+  return inSpan('webhook POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const delivery = await sendWebhook(input);
+    if (delivery.status !== undefined) {
+      span.setAttribute('http.status_code', delivery.status);
+      span.setAttribute('http.response.status_code', delivery.status);
+    }
+    if (delivery.answer.kind === 'failure') {
+      span.setAttribute('toolport.error_class', delivery.answer.errorClass);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: delivery.answer.errorClass });
+    }
+    return delivery;
+  });
+}
+
+async function sendWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
   const { client, url, secrets, id, body, kind, deadline } = input;
   const maxResultBytes = input.maxResultBytes ?? MAX_RESULT_BYTES;
   const started = performance.now();

@@ -4,6 +4,7 @@ import { and, eq, max } from 'drizzle-orm';
 import { deliveries } from '../db/schema/index';
 import type { Logger } from '../log';
 import type { Services } from '../services';
+import { extractTrace, injectTrace, withContext } from '../tracing';
 import { CANCEL_CHANNEL, cancelled, deliverCall, resultChannel, tooLate } from './deliver';
 import type { CallJob, CallOutcome, Dispatcher } from './types';
 
@@ -79,7 +80,8 @@ export function createBullDispatcher(
         // A Redis outage must not hold the caller past the deadline: the subscription races the timer.
         const listening = await Promise.race([subscribed.then(() => true, () => false), outcome.then(() => false)]);
         if (listening) {
-          await queue.add('call', job, { jobId: job.callId }).catch((err) => {
+          // The caller's span (the `dispatch` span) travels in the job: the worker continues its trace.
+          await queue.add('call', { ...job, ...injectTrace() }, { jobId: job.callId }).catch((err) => {
             svc.log.error('cannot enqueue a call', { err, callId: job.callId });
             settle(unavailable());
           });
@@ -116,7 +118,12 @@ function readJob(data: unknown): CallJob | undefined {
     typeof j.deadline === 'number' &&
     typeof j.app?.name === 'string' &&
     typeof j.app?.clientId === 'string';
-  return ok ? (j as CallJob) : undefined;
+  if (!ok) return undefined;
+  const job = j as CallJob;
+  // Trace context is only ever a hint: a malformed one is dropped, never trusted.
+  if (job.traceparent !== undefined && (typeof job.traceparent !== 'string' || job.traceparent.length > 128)) delete job.traceparent;
+  if (job.tracestate !== undefined && (typeof job.tracestate !== 'string' || job.tracestate.length > 512)) delete job.tracestate;
+  return job;
 }
 
 /**
@@ -170,7 +177,8 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
     running.set(data.callId, controller);
     try {
       const firstAttempt = job.attemptsStarted > 1 ? await nextAttempt(svc, data, job.attemptsStarted) : 1;
-      const outcome = await deliverCall(svc, data, { signal: controller.signal, firstAttempt });
+      // Joined to the API's trace through the job's traceparent (a no-op when nothing is traced).
+      const outcome = await withContext(extractTrace(data), () => deliverCall(svc, data, { signal: controller.signal, firstAttempt }));
       await svc.bus.publish(resultChannel(data.callId), outcome);
       // The job keeps only what happened, never the result itself.
       return outcome.kind === 'failure' ? `failure:${outcome.errorClass}` : outcome.kind;

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { and, eq, isNull } from 'drizzle-orm';
 import { liveSecrets } from '../addons/registry';
 import { addons, deliveries } from '../db/schema/index';
@@ -6,6 +7,7 @@ import { newId } from '../ids';
 import type { WebhookAnswer } from '../outbound/types';
 import { MAX_RESULT_BYTES, postWebhook, safeSentence } from '../outbound/webhook';
 import type { Services } from '../services';
+import { inSpan } from '../tracing';
 import type { CallJob, CallOutcome } from './types';
 
 /**
@@ -105,8 +107,16 @@ async function record(
   svc: Services,
   job: CallJob,
   attempt: number,
+  span: Span,
   row: { status?: number; latencyMs: number; errorClass?: string; detail?: string; outcome: string },
 ) {
+  // The span gets the attempt's classification, never the detail (it may quote the add-on's answer).
+  span.setAttribute('toolport.delivery.outcome', row.outcome);
+  if (row.status !== undefined) span.setAttribute('http.status_code', row.status);
+  if (row.errorClass) {
+    span.setAttribute('toolport.error_class', row.errorClass);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: row.errorClass });
+  }
   try {
     await svc.db.insert(deliveries).values({
       id: newId('dlv'),
@@ -151,10 +161,21 @@ function toOutcome(answer: WebhookAnswer): CallOutcome {
  * One attempt at delivering a call: refuses after the deadline, sends it signed, records one
  * deliveries row. Safe to repeat: the call id is the add-on's idempotency key.
  */
-export async function runDelivery(svc: Services, job: CallJob, attempt: number): Promise<AttemptResult> {
+export function runDelivery(svc: Services, job: CallJob, attempt: number): Promise<AttemptResult> {
+  const attributes = {
+    'toolport.call.id': job.callId,
+    'toolport.delivery.type': job.type,
+    'toolport.addon.id': job.addonId,
+    'toolport.tool.name': job.tool,
+    'toolport.delivery.attempt': attempt,
+  };
+  return inSpan('deliver', { attributes }, (span) => attemptDelivery(svc, job, attempt, span));
+}
+
+async function attemptDelivery(svc: Services, job: CallJob, attempt: number, span: Span): Promise<AttemptResult> {
   const started = Date.now();
   if (started >= job.deadline - MIN_ATTEMPT_MS) {
-    await record(svc, job, attempt, {
+    await record(svc, job, attempt, span, {
       latencyMs: 0,
       errorClass: 'deadline',
       outcome: 'failure',
@@ -170,7 +191,7 @@ export async function runDelivery(svc: Services, job: CallJob, attempt: number):
       : target.disabled
         ? 'Not sent: the webhook is disabled since it answered 410 Gone. Push the add-on again to enable it.'
         : 'Not sent: the add-on has no live signing secret. Rotate its secret.';
-    await record(svc, job, attempt, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
+    await record(svc, job, attempt, span, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
     return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false };
   }
 
@@ -187,7 +208,7 @@ export async function runDelivery(svc: Services, job: CallJob, attempt: number):
   });
 
   if (answer.kind !== 'failure') {
-    await record(svc, job, attempt, { status, latencyMs, outcome: answer.kind });
+    await record(svc, job, attempt, span, { status, latencyMs, outcome: answer.kind });
     return { outcome: answer, retryable: false };
   }
   svc.metrics.webhookFailure(job.addonId, answer.errorClass);
@@ -196,7 +217,7 @@ export async function runDelivery(svc: Services, job: CallJob, attempt: number):
     await disableWebhook(svc, job.addonId);
     detail = `${detail} The webhook is now disabled: calls are refused until you push the add-on again.`;
   }
-  await record(svc, job, attempt, { status: status ?? answer.status, latencyMs, errorClass: answer.errorClass, detail, outcome: 'failure' });
+  await record(svc, job, attempt, span, { status: status ?? answer.status, latencyMs, errorClass: answer.errorClass, detail, outcome: 'failure' });
   return { outcome: toOutcome(answer), retryable: answer.retryable };
 }
 

@@ -14,6 +14,12 @@ export interface CallJob {
   app: { name: string; clientId: string };
   /** Epoch ms after which nothing is delivered. */
   deadline: number;
+  /**
+   * W3C Trace Context of the dispatching span, set by the BullMQ dispatcher when a trace is being
+   * recorded, so the worker's spans (another process) are its children. Never sent to the add-on.
+   */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /** What the waiting caller learns. `failure.message` is a short, safe sentence for the app. */
