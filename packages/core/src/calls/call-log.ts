@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { validation } from '../errors';
@@ -74,7 +74,9 @@ export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: st
     .select()
     .from(calls)
     .where(and(...conditions))
-    .orderBy(desc(calls.createdAt), desc(calls.id))
+    // NULLS LAST as in calls_user_created_idx: plain DESC means NULLS FIRST, which the index cannot
+    // serve, and the first page of a 1 M-row log became a sort of every row (bench/results/NOTES.md).
+    .orderBy(sql`${calls.createdAt} desc nulls last`, sql`${calls.id} desc nulls last`)
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
