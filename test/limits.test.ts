@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { startAddonServer, notesManifest } from './helpers/addon-server';
-import { newPerson } from './helpers/http';
+import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { startToolport, TARGET, type Toolport } from './helpers/target';
 
@@ -39,17 +38,9 @@ after(async () => {
   await a?.backing.drop();
 });
 
-let seq = 0;
 async function setup(tools: Record<string, boolean>) {
-  const dev = await newPerson(a.url, 'dev');
-  const id = `lim-${process.pid % 1000}-${seq++}`;
-  const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
-  assert.equal(created.status, 201, created.text);
-  hook.setSecret(created.body.signingSecret);
-  const person = await newPerson(a.url);
-  await person.client.patch('/api/settings', { aiApps: true });
-  await person.client.post('/api/installs', { addon: id });
-  await person.client.patch(`/api/installs/${id}`, { tools });
+  const person = await personWithNotes(a.url, hook, tools, 'lim');
+  const id = person.addonId;
   const provider = new TestOAuthProvider('Limited');
   await connectApp(person.user.mcpUrl, person.client, { provider });
   const path = new URL(person.user.mcpUrl).pathname;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { startAddonServer, notesManifest } from './helpers/addon-server';
-import { newPerson, type Client } from './helpers/http';
+import { startAddonServer, personWithNotes } from './helpers/addon-server';
+import type { Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -21,19 +21,10 @@ after(async () => {
   await tp?.stop();
 });
 
-let seq = 0;
 async function setup() {
-  const dev = await newPerson(tp.url, 'dev');
-  const id = `apr-${process.pid % 1000}-${seq++}`;
-  const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
-  assert.equal(created.status, 201, created.text);
-  hook.setSecret(created.body.signingSecret);
-  const person = await newPerson(tp.url);
-  await person.client.patch('/api/settings', { aiApps: true });
-  await person.client.post('/api/installs', { addon: id });
-  await person.client.patch(`/api/installs/${id}`, { tools: { delete_note: true } });
+  const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'apr');
   const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
-  return { person, addonId: id, app };
+  return { person, addonId: person.addonId, app };
 }
 
 async function pendingApproval(person: Client) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startAddonServer, notesManifest } from './helpers/addon-server';
+import { startAddonServer, personWithNotes as setupPerson } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
@@ -28,20 +28,7 @@ after(async () => {
   await tp?.stop();
 });
 
-let seq = 0;
-/** A person with AI apps on and the Notes add-on installed with the given tools switched on. */
-async function personWithNotes(tools: Record<string, boolean> = { add_note: true, search_notes: true }) {
-  const dev = await newPerson(tp.url, 'dev');
-  const id = `notes-${process.pid % 1000}-${seq++}`;
-  const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
-  assert.equal(created.status, 201, created.text);
-  hook.setSecret(created.body.signingSecret);
-  const person = await newPerson(tp.url);
-  assert.equal((await person.client.patch('/api/settings', { aiApps: true })).status, 200);
-  assert.equal((await person.client.post('/api/installs', { addon: id })).status, 201);
-  assert.equal((await person.client.patch(`/api/installs/${id}`, { tools })).status, 200);
-  return { ...person, addonId: id };
-}
+const personWithNotes = (tools: Record<string, boolean> = { add_note: true, search_notes: true }) => setupPerson(tp.url, hook, tools);
 
 describe('the first hosted tool call, end to end with the SDK client', () => {
   it('discovers, registers, is let in through the consent form, lists and calls tools, refreshes', async () => {

@@ -105,3 +105,32 @@ export function notesManifest(id: string, webhook: string, extra: Record<string,
     ...extra,
   };
 }
+
+let installed = 0;
+/**
+ * A developer registers the Notes add-on (public) on `hook`; a new person turns AI apps on,
+ * installs it and switches `tools` on. The person's client and MCP URL are returned.
+ */
+export async function personWithNotes(
+  baseUrl: string,
+  hook: { url: string; setSecret(s: string): void },
+  tools: Record<string, boolean>,
+  prefix = 'notes',
+) {
+  const { newPerson } = await import('./http');
+  const dev = await newPerson(baseUrl, 'dev');
+  const addonId = `${prefix}-${process.pid % 1000}-${installed++}`;
+  const created = await dev.client.post('/api/addons', notesManifest(addonId, hook.url, { visibility: 'public' }));
+  if (created.status !== 201) throw new Error(`registration failed: ${created.status} ${created.text}`);
+  hook.setSecret(created.body.signingSecret);
+  const person = await newPerson(baseUrl);
+  for (const [method, path, body] of [
+    ['PATCH', '/api/settings', { aiApps: true }],
+    ['POST', '/api/installs', { addon: addonId }],
+    ['PATCH', `/api/installs/${addonId}`, { tools }],
+  ] as const) {
+    const res = await person.client.request(method, path, body);
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+  }
+  return { ...person, addonId, dev };
+}

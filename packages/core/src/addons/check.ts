@@ -2,7 +2,7 @@ import { asc, eq } from 'drizzle-orm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { announceDecided, approvalChannel, readApproval, transition, userChannel, type UserEvent } from '../approvals/records';
 import { callTool } from '../calls/call-tool';
-import type { EnabledTool, EnabledToolSet } from '../calls/enabled-tools';
+import { toEnabledTool, toolSet, type EnabledToolSet } from '../calls/enabled-tools';
 import type { ApprovalRequest, Approvals, ToolResult } from '../calls/types';
 import type { Ctx } from '../context';
 import { personId } from '../context';
@@ -10,7 +10,6 @@ import { validation, type FieldError } from '../errors';
 import type { Services } from '../services';
 import { tools } from '../db/schema/index';
 import { getAddon } from './registry';
-import type { JsonSchema } from './types';
 
 const MAX_STEPS = 20;
 const MAX_WAIT_S = 10;
@@ -49,20 +48,7 @@ function readScript(input: unknown): Step[] {
 /** Every tool of the add-on's current version, switched on or not: the developer is testing them. */
 async function addonToolSet(svc: Services, addon: { id: string; name: string; webhookDisabled: boolean }): Promise<EnabledToolSet> {
   const rows = await svc.db.select().from(tools).where(eq(tools.addonId, addon.id)).orderBy(asc(tools.position));
-  const list: EnabledTool[] = rows.map((t) => ({
-    mcpName: `${addon.id}__${t.name}`,
-    addonId: addon.id,
-    addonName: addon.name,
-    name: t.name,
-    title: t.title,
-    summary: t.summary,
-    destructive: t.destructive,
-    readOnly: t.readOnly,
-    confirm: t.confirm,
-    inputSchema: t.inputSchema as JsonSchema,
-    webhookDisabled: addon.webhookDisabled,
-  }));
-  return { list, byName: new Map(list.map((t) => [t.mcpName, t])) };
+  return toolSet(rows.map((t) => toEnabledTool(t, addon.name, addon.webhookDisabled)));
 }
 
 /**

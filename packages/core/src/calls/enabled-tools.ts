@@ -76,7 +76,12 @@ export async function loadEnabledTools(svc: Services, userId: string): Promise<E
       ),
     )
     .orderBy(asc(tools.addonId), asc(tools.position));
-  const list: EnabledTool[] = rows.map(({ tool, addonName, webhookDisabledAt }) => ({
+  return toolSet(rows.map(({ tool, addonName, webhookDisabledAt }) => toEnabledTool(tool, addonName, webhookDisabledAt !== null)));
+}
+
+/** A stored tool row as the call path sees it. */
+export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string, webhookDisabled: boolean): EnabledTool {
+  return {
     mcpName: `${tool.addonId}__${tool.name}`,
     addonId: tool.addonId,
     addonName,
@@ -87,7 +92,10 @@ export async function loadEnabledTools(svc: Services, userId: string): Promise<E
     readOnly: tool.readOnly,
     confirm: tool.confirm,
     inputSchema: tool.inputSchema as JsonSchema,
-    webhookDisabled: webhookDisabledAt !== null,
-  }));
+    webhookDisabled,
+  };
+}
+
+export function toolSet(list: EnabledTool[]): EnabledToolSet {
   return { list, byName: new Map(list.map((t) => [t.mcpName, t])) };
 }
