@@ -5,10 +5,9 @@ import { createLogger, parseConfig } from '@toolport/core';
 import { startServer } from '../../apps/api/src/server';
 
 const config = parseConfig(process.env);
-// Warnings and errors still reach stderr; the per-start info lines are noise for a benchmark.
-const base = createLogger({ role: config.role });
-const log = { info: () => {}, warn: base.warn, error: base.error };
-const server = await startServer(config, { log });
+// The same logger as main.ts (one JSON line per request since 47c42bc): its cost is part of the path.
+// The lines go to bench/results/logs/<child>.log.
+const server = await startServer(config, { log: createLogger({ role: config.role }) });
 
 process.on('message', async (m: { type: string; id?: number }) => {
   if (m.type === 'memory') {
