@@ -3,7 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, type Services } from '@toolport/core';
+import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, type EnabledToolSet, type Services } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 
@@ -35,10 +35,13 @@ class InFlight {
   }
 }
 
-function toolList(svc: Services, identity: Identity, aiAppsOn: boolean): Promise<Tool[]> {
-  if (!aiAppsOn) return Promise.resolve([]);
-  return svc.tools.get(identity.userId).then((set) =>
-    set.list.map((t) => ({
+// The listing of a tool set is built once per set (sets are cached per person and replaced on change).
+const listings = new WeakMap<EnabledToolSet, Tool[]>();
+
+function listing(set: EnabledToolSet): Tool[] {
+  let tools = listings.get(set);
+  if (!tools) {
+    tools = set.list.map((t) => ({
       name: t.mcpName,
       title: t.title,
       description: `${t.summary} (Add-on: ${t.addonName}.)`,
@@ -48,8 +51,15 @@ function toolList(svc: Services, identity: Identity, aiAppsOn: boolean): Promise
         destructiveHint: t.destructive,
         ...(t.readOnly ? { readOnlyHint: true } : {}),
       },
-    })),
-  );
+    }));
+    listings.set(set, tools);
+  }
+  return tools;
+}
+
+async function toolList(svc: Services, identity: Identity, aiAppsOn: boolean): Promise<Tool[]> {
+  if (!aiAppsOn) return [];
+  return listing(await svc.tools.get(identity.userId));
 }
 
 /**

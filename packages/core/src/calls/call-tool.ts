@@ -42,19 +42,16 @@ export interface CallToolInput {
 async function rateLimited(ctx: Ctx): Promise<ToolResult | undefined> {
   if (ctx.actor.kind !== 'app') return undefined;
   const { limits } = ctx.svc.config;
-  const checks: Array<[string, number, string]> = [
-    [`person:${ctx.actor.userId}`, limits.callsPerPersonPerMinute, 'for this person'],
-    [`app:${ctx.actor.grantId}`, limits.callsPerAppPerMinute, 'for this app'],
+  const windows = [
+    { key: `calls:person:${ctx.actor.userId}`, limit: limits.callsPerPersonPerMinute, windowMs: 60_000, whom: 'for this person' },
+    { key: `calls:app:${ctx.actor.grantId}`, limit: limits.callsPerAppPerMinute, windowMs: 60_000, whom: 'for this app' },
   ];
-  for (const [key, limit, whom] of checks) {
-    const { ok, retryAfterMs } = await ctx.svc.limiter.hit(`calls:${key}`, limit, 60_000);
-    if (!ok) {
-      ctx.svc.metrics.toolCall('unknown', 'rate_limited', 0);
-      const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-      return text(`Too many tool calls ${whom}: at most ${limit} a minute. Try again in ${seconds} seconds.`, true);
-    }
-  }
-  return undefined;
+  const { over, retryAfterMs } = await ctx.svc.limiter.hit(windows);
+  const hit = windows[over];
+  if (!hit) return undefined;
+  ctx.svc.metrics.toolCall('unknown', 'rate_limited', 0);
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return text(`Too many tool calls ${hit.whom}: at most ${hit.limit} a minute. Try again in ${seconds} seconds.`, true);
 }
 
 async function countPending(svc: Services, userId: string): Promise<number> {
