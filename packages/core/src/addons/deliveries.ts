@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound, validation } from '../errors';
@@ -58,11 +58,12 @@ export async function listDeliveries({ ctx, addonId, cursor }: { ctx: Ctx; addon
       and(
         eq(deliveries.addonId, addonId),
         after
-          ? or(lt(deliveries.createdAt, after.createdAt), and(eq(deliveries.createdAt, after.createdAt), lt(deliveries.id, after.id)))
+          ? sql`(${deliveries.createdAt}, ${deliveries.id}) < (${after.createdAt.toISOString()}::timestamptz, ${after.id})`
           : undefined,
       ),
     )
-    .orderBy(desc(deliveries.createdAt), desc(deliveries.id))
+    // A row comparison and NULLS LAST: what the (addon_id, created_at DESC NULLS LAST) index can serve.
+    .orderBy(sql`${deliveries.createdAt} desc nulls last`, desc(deliveries.id))
     .limit(PAGE + 1);
   const more = rows.length > PAGE;
   const items = more ? rows.slice(0, PAGE) : rows;
