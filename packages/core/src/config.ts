@@ -23,6 +23,8 @@ export interface Config {
   secretKey?: string;
   embedded: boolean;
   limits: Limits;
+  /** Proxies in front of Toolport whose X-Forwarded-For entries are believed (0: use the socket's address). */
+  trustedProxies: number;
   /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT); unset: spans are no-ops. */
   tracing?: TracingConfig;
 }
@@ -129,6 +131,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     }
     return n;
   };
+  let trustedProxies = 0;
+  if (env.TRUSTED_PROXIES && env.TRUSTED_PROXIES !== '0') trustedProxies = whole('TRUSTED_PROXIES', 0, 10);
   const limits: Limits = {
     callsPerPersonPerMinute: whole('LIMIT_CALLS_PER_PERSON', 600, 1_000_000),
     callsPerAppPerMinute: whole('LIMIT_CALLS_PER_APP', 300, 1_000_000),
@@ -170,6 +174,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     secretKey,
     embedded,
     limits,
+    trustedProxies,
     tracing,
   };
 }

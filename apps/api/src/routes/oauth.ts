@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { getConnInfo } from '@hono/node-server/conninfo';
+import { clientAddress } from '../http/client-address';
 import { getCookie, setCookie } from 'hono/cookie';
 import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -120,7 +120,7 @@ const pages = new Hono<AppEnv>()
       const { session } = await login({
         ctx: { svc: c.get('svc'), actor: { kind: 'system' } },
         input: { email, password: form.get('password') ?? '' },
-        clientAddress: getConnInfo(c).remote.address,
+        clientAddress: clientAddress(c),
       });
       setCookie(c, SESSION_COOKIE, session.token, {
         httpOnly: true,
@@ -159,7 +159,7 @@ const endpoints = new Hono<AppEnv>()
   .use('/jwks', publicCors)
   .post('/register', async (c) => {
     const input = await readJson(c, REGISTER_LIMIT);
-    const client = await registerClient(c.get('svc'), { input, clientAddress: getConnInfo(c).remote.address });
+    const client = await registerClient(c.get('svc'), { input, clientAddress: clientAddress(c) });
     c.header('Cache-Control', 'no-store');
     return c.json(client, 201);
   })

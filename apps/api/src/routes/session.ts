@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { getMe, login, logout, rotateUserKey, signup, type Ctx } from '@toolport/core';
 import { requirePerson, SESSION_COOKIE } from '../http/auth';
 import { readJson } from '../http/body';
+import { clientAddress } from '../http/client-address';
 import type { AppEnv } from '../http/env';
 import type { Context } from 'hono';
 
@@ -27,8 +27,8 @@ export const sessionRoutes = new Hono<AppEnv>()
     return c.json({ user }, 201);
   })
   .post('/session/login', async (c) => {
-    const clientAddress = getConnInfo(c).remote.address;
-    const { user, session } = await login({ ctx: anonymous(c), input: await readJson(c), clientAddress });
+    const address = clientAddress(c);
+    const { user, session } = await login({ ctx: anonymous(c), input: await readJson(c), clientAddress: address });
     setSession(c, session.token, session.expiresAt);
     return c.json({ user });
   })
