@@ -3,7 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, type EnabledToolSet, type Services } from '@toolport/core';
+import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 
@@ -169,7 +169,7 @@ export function createMcpRoutes(svc: Services) {
     await server.connect(transport);
     const response = await transport.handleRequest(c.req.raw, {
       parsedBody: body,
-      authInfo: { token, clientId: identity.clientId, scopes: ['tools'], extra: { userId: identity.userId } },
+      authInfo: { token, clientId: identity.clientId, scopes: [TOOLS_SCOPE], extra: { userId: identity.userId } },
     });
     if (!streaming) void server.close();
     return response;

@@ -6,6 +6,7 @@ import { dummyPasswordHash, hashPassword, sha256, verifyPassword } from '../cryp
 import { conflict, limitExceeded, ToolportError, unauthorized, validation } from '../errors';
 import type { FieldError } from '../errors';
 import { newId, newToken } from '../ids';
+import { GATES_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
 
@@ -143,7 +144,7 @@ export async function updateSettings({ ctx, input }: { ctx: Ctx; input: unknown 
   const userId = personId(ctx);
   if (typeof body.aiApps === 'boolean') {
     await ctx.svc.db.update(users).set({ aiApps: body.aiApps }).where(eq(users.id, userId));
-    await ctx.svc.bus.publish('gates', { userId });
+    await ctx.svc.bus.publish(GATES_CHANNEL, { userId });
   }
   return getSettings({ ctx });
 }
@@ -153,6 +154,6 @@ export async function rotateUserKey({ ctx }: { ctx: Ctx }): Promise<PublicUser> 
   const userId = personId(ctx);
   const [row] = await ctx.svc.db.update(users).set({ userKey: newUserKey() }).where(eq(users.id, userId)).returning();
   if (!row) throw new ToolportError('NOT_FOUND', 'That account does not exist.');
-  await ctx.svc.bus.publish('gates', { userId });
+  await ctx.svc.bus.publish(GATES_CHANNEL, { userId });
   return toPublic(ctx.svc, row);
 }

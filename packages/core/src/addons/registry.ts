@@ -3,6 +3,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound, validation } from '../errors';
 import { newId } from '../ids';
+import { ADDONS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
 import { newSigningSecret } from '../outbound/signing';
@@ -48,7 +49,7 @@ function toolRows(addonId: string, compiled: CompiledTool[]) {
 }
 
 async function announce(svc: Services, addonId: string) {
-  await svc.bus.publish('addons', { addonId });
+  await svc.bus.publish(ADDONS_CHANNEL, { addonId });
 }
 
 /** Registers an add-on: checks the manifest, verifies the webhook with a signed ping, stores version 1. */

@@ -2,6 +2,7 @@ import { and, asc, eq, isNull, or } from 'drizzle-orm';
 import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches } from '../db/schema/index';
 import type { JsonSchema } from '../addons/types';
+import { ADDONS_CHANNEL, TOOLS_CHANNEL } from '../events/channels';
 
 /** A tool as an app sees it: switched on, of an installed add-on the person may use. */
 export interface EnabledTool {
@@ -39,8 +40,8 @@ export class EnabledToolsCache {
 
   async start() {
     this.unsubscribe.push(
-      await this.svc.bus.subscribe('tools', (m) => this.entries.delete((m as { userId: string }).userId)),
-      await this.svc.bus.subscribe('addons', () => this.entries.clear()),
+      await this.svc.bus.subscribe(TOOLS_CHANNEL, (m) => this.entries.delete((m as { userId: string }).userId)),
+      await this.svc.bus.subscribe(ADDONS_CHANNEL, () => this.entries.clear()),
     );
   }
 

@@ -3,6 +3,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound, validation } from '../errors';
 import type { FieldError } from '../errors';
+import { TOOLS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches } from '../db/schema/index';
 
@@ -97,7 +98,7 @@ export async function uninstallAddon({ ctx, addonId }: { ctx: Ctx; addonId: stri
     .returning();
   if (!gone) throw notFound('That install');
   await ctx.svc.db.delete(toolSwitches).where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId)));
-  await ctx.svc.bus.publish('tools', { userId });
+  await ctx.svc.bus.publish(TOOLS_CHANNEL, { userId });
 }
 
 /** Switches tools on or off: `{"tools": {"add_note": true}}`. Unknown tools are refused, all listed. */
@@ -126,6 +127,6 @@ export async function setToolSwitches({ ctx, addonId, input }: { ctx: Ctx; addon
         set: { enabled: sql`excluded.enabled` },
       });
   }
-  await ctx.svc.bus.publish('tools', { userId });
+  await ctx.svc.bus.publish(TOOLS_CHANNEL, { userId });
   return installView(ctx, addonId);
 }

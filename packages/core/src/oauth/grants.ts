@@ -6,7 +6,9 @@ import { notFound } from '../errors';
 import type { Services } from '../services';
 import { dropGateCache } from './verify';
 
-export const GATES_CHANNEL = 'gates';
+import { GATES_CHANNEL } from '../events/channels';
+
+export { GATES_CHANNEL };
 
 /**
  * Ends a connection: every token of the grant stops working (refresh tokens and codes check the

@@ -3,6 +3,7 @@ import { errors as joseErrors, jwtVerify, type JWTHeaderParameters } from 'jose'
 import { mcpUrlFor } from '../accounts/accounts';
 import { oauthClients, oauthGrants, users } from '../db/schema/index';
 import { ToolportError } from '../errors';
+import { GATES_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { keyStore } from './keys';
 import { issuerOf } from './metadata';
@@ -53,7 +54,7 @@ function gateCache(svc: Services): GateCache {
   let cache = caches.get(svc);
   if (!cache) {
     const created = new GateCache();
-    created.subscribed = svc.bus.subscribe('gates', (m) => created.drop((m ?? {}) as Record<string, unknown>));
+    created.subscribed = svc.bus.subscribe(GATES_CHANNEL, (m) => created.drop((m ?? {}) as Record<string, unknown>));
     caches.set(svc, (cache = created));
   }
   return cache;

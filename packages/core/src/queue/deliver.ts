@@ -14,7 +14,9 @@ import type { CallJob, CallOutcome } from './types';
  * Bus channel on which `{ addonId }` announces that an add-on's webhook URL, secrets or disabled
  * flag changed; every process drops its cached delivery target for that add-on.
  */
-export const ADDONS_CHANNEL = 'addons';
+import { ADDONS_CHANNEL } from '../events/channels';
+
+export { ADDONS_CHANNEL };
 /** Bus channel on which `{ callId }` says the app cancelled a call: stop retrying, send nothing more. */
 export const CANCEL_CHANNEL = 'calls:cancel';
 /** Bus channel carrying a call's outcome to whichever process waits for it. */
