@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound, validation } from '../errors';
@@ -153,14 +153,28 @@ function describe(row: typeof addons.$inferSelect, toolList: Array<typeof tools.
   };
 }
 
-export async function getAddon({ ctx, id }: { ctx: Ctx; id: string }) {
-  const row = await ownedAddon(ctx, id);
-  const toolList = await ctx.svc.db.select().from(tools).where(eq(tools.addonId, id)).orderBy(asc(tools.position));
-  const [version] = await ctx.svc.db
-    .select({ warnings: addonVersions.warnings })
+/** Each add-on with its current tools and that version's warnings: three queries, however many add-ons. */
+async function describeAll(svc: Services, rows: Array<typeof addons.$inferSelect>) {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id);
+  const toolRowsOf = await svc.db.select().from(tools).where(inArray(tools.addonId, ids)).orderBy(asc(tools.position));
+  const versions = await svc.db
+    .select({ addonId: addonVersions.addonId, warnings: addonVersions.warnings })
     .from(addonVersions)
-    .where(and(eq(addonVersions.addonId, id), eq(addonVersions.version, row.version)));
-  return describe(row, toolList, version?.warnings ?? []);
+    .innerJoin(addons, and(eq(addons.id, addonVersions.addonId), eq(addons.version, addonVersions.version)))
+    .where(inArray(addonVersions.addonId, ids));
+  return rows.map((row) =>
+    describe(
+      row,
+      toolRowsOf.filter((t) => t.addonId === row.id),
+      versions.find((v) => v.addonId === row.id)?.warnings ?? [],
+    ),
+  );
+}
+
+export async function getAddon({ ctx, id }: { ctx: Ctx; id: string }) {
+  const [described] = await describeAll(ctx.svc, [await ownedAddon(ctx, id)]);
+  return described!;
 }
 
 export async function listAddons({ ctx }: { ctx: Ctx }) {
@@ -169,7 +183,7 @@ export async function listAddons({ ctx }: { ctx: Ctx }) {
     .from(addons)
     .where(and(eq(addons.ownerId, personId(ctx)), isNull(addons.deletedAt)))
     .orderBy(asc(addons.id));
-  return Promise.all(rows.map((r) => getAddon({ ctx, id: r.id })));
+  return describeAll(ctx.svc, rows);
 }
 
 export async function listAddonVersions({ ctx, id }: { ctx: Ctx; id: string }) {
