@@ -1,18 +1,10 @@
-import { ConfigError, parseConfig, startTracing } from '@toolport/core';
+import { parseConfig, startTracing } from '@toolport/core';
+import { runEntry } from './run';
 import { startServer } from './server';
 import { startWorker } from './worker';
 
 async function main() {
-  let config;
-  try {
-    config = parseConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(78);
-    }
-    throw err;
-  }
+  const config = parseConfig(process.env);
   // Before anything that makes spans; a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
   const stopTracing = await startTracing(config);
   // ROLE=worker runs only the call worker (with /healthz and /readyz); the other roles serve the API.
@@ -32,11 +24,4 @@ async function main() {
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err) => {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    process.exit(78);
-  }
-  console.error(err);
-  process.exit(1);
-});
+runEntry(main);

@@ -1,4 +1,5 @@
 import { ConfigError, parseConfig } from '@toolport/core';
+import { runEntry } from './run';
 import { createDatabase } from '@toolport/core/db/client';
 
 /**
@@ -19,14 +20,4 @@ async function main() {
   console.log(JSON.stringify({ level: 'info', msg: 'migrations applied', ms: Date.now() - started }));
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(78);
-    }
-    console.error(err);
-    process.exit(1);
-  },
-);
+runEntry(main, { exitWhenDone: true });

@@ -1,4 +1,5 @@
 import { closeServices, ConfigError, createLogger, createServices, parseConfig, rotateSigningKey } from '@toolport/core';
+import { runEntry } from './run';
 
 /**
  * Rotates the access-token signing key, once, from an operator's shell (`kubectl exec` into an API
@@ -20,14 +21,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(78);
-    }
-    console.error(err);
-    process.exit(1);
-  },
-);
+runEntry(main, { exitWhenDone: true });

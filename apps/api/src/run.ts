@@ -1,0 +1,21 @@
+import { ConfigError } from '@toolport/core';
+
+/**
+ * Runs an entry point: bad settings exit 78 (EX_CONFIG) with every problem listed, anything else
+ * unexpected exits 1. A one-shot command exits 0 when done; a server keeps running.
+ */
+export function runEntry(main: () => Promise<void>, { exitWhenDone = false } = {}) {
+  main().then(
+    () => {
+      if (exitWhenDone) process.exit(0);
+    },
+    (err) => {
+      if (err instanceof ConfigError) {
+        console.error(err.message);
+        process.exit(78);
+      }
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
