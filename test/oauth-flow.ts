@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Client, type Reply } from './helpers/http';
+import assert from 'node:assert/strict';
+import { ToolportError } from '@toolport/core';
+import { Client, newPerson, type Reply } from './helpers/http';
 
 /** Test-side OAuth client moves: register, authorize through the real pages, redeem, refresh. */
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -79,3 +81,21 @@ export async function connect(baseUrl: string, person: Client, clientId: string,
   return res.body as { access_token: string; refresh_token: string; expires_in: number; scope: string; token_type: string };
 }
 
+
+/** A person with AI apps on and a registered public client. */
+export async function personWithClient(baseUrl: string, label = 'oauth') {
+  const person = await newPerson(baseUrl, label);
+  assert.equal((await person.client.patch('/api/settings', { aiApps: true })).status, 200);
+  const app = await register(baseUrl);
+  return { ...person, app };
+}
+
+/** Asserts a verb failed with this code of the error family (and this `details.reason`). */
+export async function rejectsWithCode(promise: Promise<unknown>, code: string, reason?: string) {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof ToolportError, `expected a ToolportError, got ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    if (reason) assert.equal(err.details.reason, reason);
+    return true;
+  });
+}

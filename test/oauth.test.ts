@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { exchangeToken, ToolportError, verifyAccessToken } from '@toolport/core';
+import { exchangeToken, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, register } from './oauth-flow';
+import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode } from './oauth-flow';
 
 let tp: Toolport;
 before(async () => {
@@ -20,24 +20,11 @@ beforeEach(async () => {
   await tp.svc.db.execute(sql`delete from oauth_rate_limits`);
 });
 
-/** A person with AI apps on and a registered public client. */
-async function setup(label = 'oauth') {
-  const person = await newPerson(tp.url, label);
-  assert.equal((await person.client.patch('/api/settings', { aiApps: true })).status, 200);
-  const app = await register(tp.url);
-  return { ...person, app };
-}
+const setup = (label?: string) => personWithClient(tp.url, label);
 
 const userKeyOf = (mcpUrl: string) => /\/u\/([^/]+)\/mcp$/.exec(mcpUrl)![1]!;
 
-async function rejects(promise: Promise<unknown>, code: string, reason?: string) {
-  await assert.rejects(promise, (err: unknown) => {
-    assert.ok(err instanceof ToolportError, `expected a ToolportError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (reason) assert.equal(err.details.reason, reason);
-    return true;
-  });
-}
+const rejects = rejectsWithCode;
 
 describe('metadata', () => {
   it('publishes RFC 8414 metadata with one issuer, byte for byte, at both well-known paths', async () => {
