@@ -1,19 +1,19 @@
 // `npm run bench` (full: 5 s per point, median of 3) or `npm run bench -- --quick` (1.5 s, 1 run).
 // Options: --only=a,b (scenario names or groups: load, roundtrip, scale), --no-scale.
 // See bench/README.md. Servers under test run in child processes; this process is the load generator.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import { mkdirSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
-import { Redis } from 'ioredis';
 import { BENCH_DIR, startChild, type Child } from './lib/children';
 import { request, rpcResult, openSse, type SseEvent } from './lib/http';
 import { percentile, runPoint, type Point, type Target } from './lib/load';
 import { connect, cookieOf, fresh, generatedManifest, installAddon, person, type AppToken, type Person } from './lib/setup';
 import { drawChart } from './lib/chart';
+import { createBacking, freePort } from '../test/helpers/target';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
@@ -50,42 +50,9 @@ async function child(...args: Parameters<typeof startChild>) {
 }
 
 async function servicesBacking() {
-  const name = `tp_bench_${randomBytes(5).toString('hex')}`;
-  const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
-  const url = new URL(PG_ADMIN);
-  url.pathname = `/${name}`;
-  cleanups.push(async () => {
-    const a = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
-    await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
-    await a.end();
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${name}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-    redis.disconnect();
-  });
-  return {
-    DATABASE_URL: url.toString(),
-    REDIS_URL,
-    REDIS_PREFIX: name,
-    TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-  };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
+  const backing = await createBacking({ target: 'services', label: 'tp_bench', pgAdminUrl: PG_ADMIN, redisUrl: REDIS_URL });
+  cleanups.push(() => backing.drop());
+  return backing.env as Record<string, string> & { DATABASE_URL: string };
 }
 
 async function toolport(name: string, env: Record<string, string>, publicPort?: number) {
@@ -93,7 +60,7 @@ async function toolport(name: string, env: Record<string, string>, publicPort?: 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `tp-bench-${name}-`));
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   return child(name, 'servers/toolport.ts', {
-    env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${publicPort ?? port}`, DATA_DIR: dataDir, ...BENCH_LIMITS, ...env },
+    env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${publicPort ?? port}`, ...BENCH_LIMITS, ...env, DATA_DIR: dataDir },
   }).then((c) => ({ child: c, url: `http://127.0.0.1:${port}`, publicUrl: c.ready.url as string }));
 }
 

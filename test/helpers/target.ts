@@ -30,34 +30,43 @@ export interface Backing {
   drop(): Promise<void>;
 }
 
-export async function createBacking(): Promise<Backing> {
+export interface BackingOptions {
+  target?: typeof TARGET;
+  /** Prefix of the database and Redis prefix names. */
+  label?: string;
+  pgAdminUrl?: string;
+  redisUrl?: string;
+}
+
+export async function createBacking(opts: BackingOptions = {}): Promise<Backing> {
+  const { target = TARGET, label = 'tp_test', pgAdminUrl = PG_ADMIN_URL, redisUrl = REDIS_TEST_URL } = opts;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-test-'));
-  if (TARGET === 'embedded') {
+  if (target === 'embedded') {
     return {
       env: { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true' },
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
-  const name = `tp_test_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} });
+  const name = `${label}_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   await admin.end();
-  const url = new URL(PG_ADMIN_URL);
+  const url = new URL(pgAdminUrl);
   url.pathname = `/${name}`;
   return {
     env: {
       DATA_DIR: dataDir,
       DATABASE_URL: url.toString(),
-      REDIS_URL: REDIS_TEST_URL,
+      REDIS_URL: redisUrl,
       REDIS_PREFIX: name,
       TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
       WEBHOOK_ALLOW_PRIVATE: 'true',
     },
     async drop() {
-      const a = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} });
+      const a = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
       await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
       await a.end();
-      const redis = new Redis(REDIS_TEST_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
       try {
         await redis.connect();
         let cursor = '0';
