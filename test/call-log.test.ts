@@ -50,3 +50,44 @@ describe('the call log', () => {
     assert.deepEqual((await other.client.get('/api/calls')).body.items.map((i: any) => i.id), ['call_other']);
   });
 });
+
+describe('the log writer (rows written behind the calls)', () => {
+  const row = (id: string, userId: string) => ({
+    id, userId, appName: 'Claude', addonId: 'notes', toolName: 'add_note', argsDigest: '', outcome: 'ok', latencyMs: 1, createdAt: new Date(),
+  });
+
+  it('writes a batch in one go, and a row the database refuses costs only that row', async () => {
+    const me = await newPerson(tp.url);
+    const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
+    const { LogWriter } = await import('../packages/core/src/db/log-writer');
+    const quiet = { info() {}, warn: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, fields }), error: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, fields }) };
+    const writer = new LogWriter(tp.svc.database, quiet);
+    const prefix = `call_lw_${Date.now()}`;
+    for (let i = 0; i < 30; i++) writer.call(row(`${prefix}_${i}`, me.user.id));
+    // The same id twice: the batch fails, then row by row all but the duplicate go in.
+    writer.call(row(`${prefix}_7`, me.user.id));
+    writer.delivery({ id: `dlv_${prefix}`, addonId: 'notes', callId: `${prefix}_0`, type: 'tool.call', attempt: 1, latencyMs: 2, meta: { outcome: 'result' }, createdAt: new Date() });
+    await writer.flushed();
+    const page: any = await me.client.get('/api/calls?limit=200');
+    const ids = page.body.items.map((i: any) => i.id).filter((id: string) => id.startsWith(prefix));
+    assert.equal(ids.length, 30);
+    assert.equal(new Set(ids).size, 30);
+    const { sql } = await import('drizzle-orm');
+    const dl = await tp.svc.db.execute(sql`select attempt, meta from deliveries where id = ${`dlv_${prefix}`}`);
+    const rows = ((dl as { rows?: unknown[] }).rows ?? (dl as unknown as unknown[])) as Array<{ attempt: number; meta: unknown }>;
+    assert.deepEqual(rows.map((r) => [r.attempt, r.meta]), [[1, { outcome: 'result' }]]);
+    assert.ok(lines.some((l) => l.msg === 'log rows dropped' && l.fields?.dropped === 1), JSON.stringify(lines.map((l) => l.msg)));
+  });
+
+  it('writes what is pending on close, and a call is in the log when GET /api/calls answers', async () => {
+    const me = await newPerson(tp.url);
+    const { LogWriter } = await import('../packages/core/src/db/log-writer');
+    const writer = new LogWriter(tp.svc.database, tp.svc.log);
+    for (let i = 0; i < 5; i++) writer.call(row(`call_close_${Date.now()}_${i}`, me.user.id));
+    await writer.close();
+    // The service's own writer: pushed, not awaited, then read through the API at once.
+    recordCall(tp.svc, { id: `call_now_${Date.now()}`, userId: me.user.id, appName: 'Claude', addonId: 'notes', toolName: 'x', argsDigest: '', outcome: 'ok', latencyMs: 1 });
+    const page: any = await me.client.get('/api/calls?limit=50');
+    assert.equal(page.body.items.length, 6);
+  });
+});

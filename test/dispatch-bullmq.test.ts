@@ -169,7 +169,12 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
       }),
     );
     assert.ok(outcomes.every((o) => o.kind === 'result'));
-    const rows = (await tp.svc.db.select().from(deliveries).where(eq(deliveries.addonId, a.id)));
+    // Workers write their delivery rows just behind the outcome they publish.
+    let rows = await tp.svc.db.select().from(deliveries).where(eq(deliveries.addonId, a.id));
+    for (const until = Date.now() + 5_000; rows.length < 40 && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 50));
+      rows = await tp.svc.db.select().from(deliveries).where(eq(deliveries.addonId, a.id));
+    }
     assert.equal(rows.length, 40);
     const workers = new Set(rows.map(workerOf));
     assert.equal(workers.size, 2, `ran on ${[...workers].join(', ')}`);

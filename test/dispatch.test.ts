@@ -56,7 +56,11 @@ function job(addonId: string, over: Partial<CallJob> = {}): CallJob {
   };
 }
 
-const rowsOf = (id: string) => tp.svc.db.select().from(deliveries).where(eq(deliveries.callId, id)).orderBy(deliveries.attempt);
+const rowsOf = async (id: string) => {
+  // The delivery log is written behind the call: wait for this process's rows.
+  await tp.svc.logs.flushed();
+  return tp.svc.db.select().from(deliveries).where(eq(deliveries.callId, id)).orderBy(deliveries.attempt);
+};
 const verify = (secret: string, r: { raw: string; headers: Record<string, unknown> }) =>
   new Webhook(secret).verify(r.raw, r.headers as Record<string, string>);
 

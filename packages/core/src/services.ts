@@ -19,6 +19,7 @@ import type { Logger } from './log';
 import { createLogger } from './log';
 import type { Secrets } from './secrets';
 import { loadSecrets } from './secrets';
+import { LogWriter } from './db/log-writer';
 import { countPendingApprovals, createMetrics, dispatcherDepth, type Metrics } from './metrics';
 
 /** Everything a verb may use, built once at start from the parsed config. */
@@ -44,6 +45,8 @@ export interface Services {
   tools: EnabledToolsCache;
   /** Asks the person before destructive calls; absent means destructive calls are refused. */
   approvals?: Approvals;
+  /** The call and delivery logs, written behind the calls (readers in this process await `flushed()`). */
+  logs: LogWriter;
   /** Prometheus metrics of this instance (its own registry): `svc.metrics.toolCall(...)` etc. */
   metrics: Metrics;
   /** Things to close on shutdown, last added first. */
@@ -78,10 +81,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     readiness: {},
     tools: undefined!,
     limiter: createLimiter(config),
+    logs: new LogWriter(database, log),
     // Read at scrape time: the dispatcher is set below.
     metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
     closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
+  // Closed after everything that writes log rows (the dispatcher, the approvals), before the database.
+  svc.closers.push(() => svc.logs.close());
   svc.dispatcher = await startQueue(svc);
   svc.closers.push(() => svc.limiter.close());
   svc.tools = new EnabledToolsCache(svc);

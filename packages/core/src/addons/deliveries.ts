@@ -40,6 +40,8 @@ export async function listDeliveries({ ctx, addonId, cursor }: { ctx: Ctx; addon
   if (!addon) throw notFound('That add-on');
 
   const after = cursor ? decodeCursor(cursor) : undefined;
+  // Deliveries this process made are in the log before the page is read.
+  await ctx.svc.logs.flushed();
   const rows: DeliveryEntry[] = await ctx.svc.db
     .select({
       id: deliveries.id,

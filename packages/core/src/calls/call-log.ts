@@ -34,10 +34,10 @@ export interface CallRecord {
   latencyMs: number;
 }
 
-/** One statement per call: the call log is on the hot path. */
-export async function recordCall(svc: Services, rec: CallRecord) {
+/** Written behind the call (svc.logs): the app's answer does not wait for its log line. */
+export function recordCall(svc: Services, rec: CallRecord) {
   // createdAt from the JS clock (ms precision) keeps the keyset cursor exact.
-  await svc.db.insert(calls).values({ ...rec, latencyMs: Math.max(0, Math.round(rec.latencyMs)), createdAt: svc.clock.now() });
+  svc.logs.call({ ...rec, latencyMs: Math.max(0, Math.round(rec.latencyMs)), createdAt: svc.clock.now() });
 }
 
 const PAGE = 50;
@@ -70,6 +70,8 @@ export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: st
     // filter, so a page 900,000 rows deep scanned them all (1.9 s at 1 M rows, bench/results/NOTES.md).
     conditions.push(sql`(${calls.createdAt}, ${calls.id}) < (${at.toISOString()}::timestamptz, ${id})`);
   }
+  // This process's own calls are in the log before the page is read.
+  await ctx.svc.logs.flushed();
   const rows = await ctx.svc.db
     .select()
     .from(calls)

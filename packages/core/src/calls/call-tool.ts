@@ -92,7 +92,7 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
   const actor = ctx.actor;
   const started = performance.now();
   const base = { id: callId, userId: actor.userId, grantId: actor.grantId, appName: actor.appName };
-  const log = async (rec: Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string }) => {
+  const log = (rec: Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string }) => {
     const latencyMs = performance.now() - started;
     // An unknown tool's name is the app's input: the span keeps only that it was unknown.
     if (rec.outcome !== 'unknown_tool') span.setAttributes({ 'toolport.addon.id': rec.addonId, 'toolport.tool.name': rec.toolName });
@@ -100,11 +100,7 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
     if (rec.outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: rec.detail ?? 'failed' });
     // An unknown tool's name is the app's input: never a metric label (unbounded cardinality).
     svc.metrics.toolCall(rec.outcome === 'unknown_tool' ? 'unknown' : rec.addonId, rec.outcome, latencyMs / 1000);
-    try {
-      await recordCall(svc, { ...base, ...rec, latencyMs });
-    } catch (err) {
-      svc.log.error('call log write failed', { err, callId });
-    }
+    recordCall(svc, { ...base, ...rec, latencyMs });
   };
 
   const limited = await rateLimited(ctx);
@@ -117,13 +113,13 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
   const tool = tools.byName.get(input.name);
   if (!tool) {
     const [addonId = '', toolName = input.name] = input.name.split('__');
-    await log({ outcome: 'unknown_tool', addonId: addonId.slice(0, 30), toolName: toolName.slice(0, 64), argsDigest: '' });
+    log({ outcome: 'unknown_tool', addonId: addonId.slice(0, 30), toolName: toolName.slice(0, 64), argsDigest: '' });
     return text(`The tool "${input.name.slice(0, 80)}" does not exist. Call tools/list to see the available tools.`, true);
   }
 
   const checked = checkArguments(tool.inputSchema, input.arguments ?? {});
   if (!checked.ok) {
-    await log({ outcome: 'invalid_arguments', addonId: tool.addonId, toolName: tool.name, argsDigest: '', detail: checked.problems.join(' ') });
+    log({ outcome: 'invalid_arguments', addonId: tool.addonId, toolName: tool.name, argsDigest: '', detail: checked.problems.join(' ') });
     return text(checked.problems.join('\n'), true);
   }
   const argumentsText = JSON.stringify(checked.value);
@@ -131,7 +127,7 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
   const where = { addonId: tool.addonId, toolName: tool.name, argsDigest };
 
   if (tool.webhookDisabled) {
-    await log({ ...where, outcome: 'disabled' });
+    log({ ...where, outcome: 'disabled' });
     return text(`The add-on "${tool.addonName}" is unavailable right now; its developer has to fix it. Try again later.`, true);
   }
 
@@ -139,7 +135,7 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
   let decision: ApprovalDecision | undefined;
   if (tool.destructive) {
     if ((await countPending(svc, actor.userId)) >= svc.config.limits.pendingApprovalsPerPerson) {
-      await log({ ...where, outcome: 'limited', detail: 'pending_approvals' });
+      log({ ...where, outcome: 'limited', detail: 'pending_approvals' });
       return text(
         `Too many calls are already waiting for this person's approval (at most ${svc.config.limits.pendingApprovalsPerPerson}). Wait until they are decided, then try again.`,
         true,
@@ -147,7 +143,7 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
     }
     const approvals = options.approvals ?? svc.approvals;
     if (!approvals) {
-      await log({ ...where, outcome: 'denied', decision: 'unavailable' });
+      log({ ...where, outcome: 'denied', decision: 'unavailable' });
       return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
     }
     decision = await inSpan('approval wait', { attributes: { 'toolport.call.id': callId, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } }, async (waiting) => {
@@ -167,18 +163,18 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
       return decided;
     });
     if (decision.status !== 'allowed' && decision.status !== 'skipped') {
-      await log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
+      log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
       return text(approvalSentences[decision.status], true);
     }
   }
   if (input.signal?.aborted) {
-    await log({ ...where, outcome: 'cancelled', decision: decision?.status, decidedBy: decision?.decidedBy });
+    log({ ...where, outcome: 'cancelled', decision: decision?.status, decidedBy: decision?.decidedBy });
     return text('The call was cancelled, so it did not run.', true);
   }
 
   const release = await svc.limiter.acquire(`addon:${tool.addonId}`, svc.config.limits.addonConcurrency, CALL_DEADLINE_MS + 5_000);
   if (!release) {
-    await log({ ...where, outcome: 'limited', detail: 'addon_concurrency', decision: decision?.status, decidedBy: decision?.decidedBy });
+    log({ ...where, outcome: 'limited', detail: 'addon_concurrency', decision: decision?.status, decidedBy: decision?.decidedBy });
     return text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
   }
   let outcome: CallOutcome;
@@ -211,16 +207,16 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
   const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
   switch (outcome.kind) {
     case 'result':
-      await log({ ...where, ...decided, outcome: 'ok' });
+      log({ ...where, ...decided, outcome: 'ok' });
       return { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) };
     case 'refusal':
-      await log({ ...where, ...decided, outcome: 'refused', detail: outcome.message.slice(0, 300) });
+      log({ ...where, ...decided, outcome: 'refused', detail: outcome.message.slice(0, 300) });
       return text(outcome.message, true);
     case 'failure':
-      await log({ ...where, ...decided, outcome: 'failed', detail: outcome.errorClass });
+      log({ ...where, ...decided, outcome: 'failed', detail: outcome.errorClass });
       return text(outcome.message, true);
     default:
-      await log({ ...where, ...decided, outcome: 'failed', detail: 'bad_answer' });
+      log({ ...where, ...decided, outcome: 'failed', detail: 'bad_answer' });
       return text('The add-on answered with something Toolport could not read.', true);
   }
 }

@@ -131,6 +131,7 @@ function readJob(data: unknown): CallJob | undefined {
  * killed mid-request left no row for that attempt, hence at least one attempt per pickup.
  */
 async function nextAttempt(svc: Services, job: CallJob, pickups: number): Promise<number> {
+  await svc.logs.flushed();
   const [row] = await svc.db
     .select({ last: max(deliveries.attempt) })
     .from(deliveries)

@@ -105,7 +105,7 @@ const failure = (errorClass: string, message: string, retryable = false): Attemp
   retryable,
 });
 
-async function record(
+function record(
   svc: Services,
   job: CallJob,
   attempt: number,
@@ -119,26 +119,22 @@ async function record(
     span.setAttribute('toolport.error_class', row.errorClass);
     span.setStatus({ code: SpanStatusCode.ERROR, message: row.errorClass });
   }
-  try {
-    await svc.db.insert(deliveries).values({
-      id: newId('dlv'),
-      addonId: job.addonId,
-      callId: job.callId,
-      type: job.type,
-      attempt,
-      subject: job.subject,
-      status: row.status ?? null,
-      latencyMs: Math.max(0, Math.round(row.latencyMs)),
-      errorClass: row.errorClass ?? null,
-      detail: row.detail?.slice(0, 500) ?? null,
-      meta: { outcome: row.outcome, worker: WORKER },
-      // Milliseconds, like the cursor of the delivery log that pages on it.
-      createdAt: svc.clock.now(),
-    });
-  } catch (err) {
-    // The call's outcome matters more than its log line.
-    svc.log.error('cannot record a delivery', { err, callId: job.callId, addonId: job.addonId });
-  }
+  // Written behind the delivery (svc.logs): the call's answer does not wait for its log line.
+  svc.logs.delivery({
+    id: newId('dlv'),
+    addonId: job.addonId,
+    callId: job.callId,
+    type: job.type,
+    attempt,
+    subject: job.subject,
+    status: row.status ?? null,
+    latencyMs: Math.max(0, Math.round(row.latencyMs)),
+    errorClass: row.errorClass ?? null,
+    detail: row.detail?.slice(0, 500) ?? null,
+    meta: { outcome: row.outcome, worker: WORKER },
+    // Milliseconds, like the cursor of the delivery log that pages on it.
+    createdAt: svc.clock.now(),
+  });
 }
 
 async function disableWebhook(svc: Services, addonId: string) {
@@ -177,7 +173,7 @@ export function runDelivery(svc: Services, job: CallJob, attempt: number): Promi
 async function attemptDelivery(svc: Services, job: CallJob, attempt: number, span: Span): Promise<AttemptResult> {
   const started = Date.now();
   if (started >= job.deadline - MIN_ATTEMPT_MS) {
-    await record(svc, job, attempt, span, {
+    record(svc, job, attempt, span, {
       latencyMs: 0,
       errorClass: 'deadline',
       outcome: 'failure',
@@ -193,7 +189,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       : target.disabled
         ? 'Not sent: the webhook is disabled since it answered 410 Gone. Push the add-on again to enable it.'
         : 'Not sent: the add-on has no live signing secret. Rotate its secret.';
-    await record(svc, job, attempt, span, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
+    record(svc, job, attempt, span, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
     return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false };
   }
 
@@ -210,7 +206,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
   });
 
   if (answer.kind !== 'failure') {
-    await record(svc, job, attempt, span, { status, latencyMs, outcome: answer.kind });
+    record(svc, job, attempt, span, { status, latencyMs, outcome: answer.kind });
     return { outcome: answer, retryable: false };
   }
   svc.metrics.webhookFailure(job.addonId, answer.errorClass);
@@ -219,7 +215,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     await disableWebhook(svc, job.addonId);
     detail = `${detail} The webhook is now disabled: calls are refused until you push the add-on again.`;
   }
-  await record(svc, job, attempt, span, { status: status ?? answer.status, latencyMs, errorClass: answer.errorClass, detail, outcome: 'failure' });
+  record(svc, job, attempt, span, { status: status ?? answer.status, latencyMs, errorClass: answer.errorClass, detail, outcome: 'failure' });
   return { outcome: toOutcome(answer), retryable: answer.retryable };
 }
 

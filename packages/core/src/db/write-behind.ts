@@ -1,0 +1,111 @@
+import type { Logger } from '../log';
+
+export interface WriteBehindOptions<Row> {
+  /** For log lines: which log these rows belong to. */
+  name: string;
+  /** Writes rows in one statement. */
+  write(rows: Row[]): Promise<void>;
+  log: Logger;
+  /** Rows per statement. */
+  maxBatch?: number;
+  /** Rows held while the database is unreachable; beyond this the oldest are dropped (and logged). */
+  maxPending?: number;
+  /** Waits between attempts at a failing batch. */
+  retryDelaysMs?: number[];
+}
+
+/**
+ * Rows that record what already happened (the call log, the delivery log) are written behind the
+ * call instead of on its path: `push` returns at once, and rows are written in multi-row INSERTs,
+ * one batch as soon as the previous one is done (group commit). On one PGlite connection a row
+ * costs ~0.5 ms of CPU alone and ~0.04 ms in a batch of 50; on Postgres the call no longer waits for
+ * a round trip. What it trades: a row is visible a moment after the call answered (readers in this
+ * process wait for `flushed()`), and a process killed outright loses the rows of its last moment.
+ * A graceful stop writes everything (`close`).
+ */
+export class WriteBehind<Row> {
+  private pending: Row[] = [];
+  private draining?: Promise<void>;
+  private pushed = 0;
+  private settled = 0;
+  private waiters: Array<{ upTo: number; resolve: () => void }> = [];
+  private readonly maxBatch: number;
+  private readonly maxPending: number;
+  private readonly retryDelaysMs: number[];
+
+  constructor(private readonly opts: WriteBehindOptions<Row>) {
+    this.maxBatch = opts.maxBatch ?? 200;
+    this.maxPending = opts.maxPending ?? 50_000;
+    this.retryDelaysMs = opts.retryDelaysMs ?? [100, 500, 2_000];
+  }
+
+  push(row: Row): void {
+    if (this.pending.length >= this.maxPending) {
+      this.pending.shift();
+      this.markSettled(1);
+      this.opts.log.error('log rows dropped: the database has not accepted writes for a while', { log: this.opts.name, dropped: 1 });
+    }
+    this.pending.push(row);
+    this.pushed++;
+    this.draining ??= this.drain();
+  }
+
+  /** Resolves once every row pushed before this call is written (or given up on). */
+  flushed(): Promise<void> {
+    if (this.settled >= this.pushed) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ upTo: this.pushed, resolve }));
+  }
+
+  /** Writes what is pending; rows pushed later are still written (nothing refuses them). */
+  close(): Promise<void> {
+    return this.flushed();
+  }
+
+  private async drain() {
+    // Rows pushed in this turn of the event loop join the first batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (this.pending.length) {
+        const batch = this.pending.splice(0, this.maxBatch);
+        await this.writeBatch(batch);
+        this.markSettled(batch.length);
+      }
+    } finally {
+      this.draining = undefined;
+      // A push between the last check and here started no drain of its own.
+      if (this.pending.length) this.draining = this.drain();
+    }
+  }
+
+  private async writeBatch(batch: Row[]) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.opts.write(batch);
+      } catch (err) {
+        const wait = this.retryDelaysMs[attempt];
+        if (wait === undefined) break;
+        this.opts.log.warn('log write failed; retrying', { log: this.opts.name, rows: batch.length, err });
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+    // Still failing: perhaps one row is at fault rather than the database. Keep the rows that go in.
+    let lost = 0;
+    for (const row of batch) {
+      try {
+        await this.opts.write([row]);
+      } catch (err) {
+        lost++;
+        if (lost === 1) this.opts.log.error('log rows could not be written', { log: this.opts.name, err });
+      }
+    }
+    if (lost) this.opts.log.error('log rows dropped', { log: this.opts.name, dropped: lost });
+  }
+
+  private markSettled(n: number) {
+    this.settled += n;
+    if (!this.waiters.length) return;
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) (w.upTo <= this.settled ? w.resolve() : still.push(w));
+    this.waiters = still;
+  }
+}
