@@ -54,6 +54,30 @@ describe('access token verification', () => {
     await rejects(verifyAccessToken(tp.svc, 'not.a.jwt', user.mcpUrl), 'UNAUTHORIZED');
   });
 
+  it('keeps a verified token only until it expires', async () => {
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    const claims = decodeJwt(tokens.access_token);
+    const input = { userId: user.id, clientId: app.client_id, grantId: claims.gid as string, scope: 'tools', audience: user.mcpUrl };
+    // Issued so that it expires 1.5 s from now (tokens live 10 minutes).
+    const short = await signAccessToken(tp.svc, input, new Date(Date.now() - 10 * 60 * 1000 + 1500));
+    await verifyAccessToken(tp.svc, short.token, user.mcpUrl);
+    await verifyAccessToken(tp.svc, short.token, user.mcpUrl);
+    await new Promise((r) => setTimeout(r, 1700));
+    // Past exp and the 5 s clock tolerance: the cached verification ends like a fresh one would.
+    const clock = tp.svc.clock;
+    tp.svc.clock = { now: () => new Date(Date.now() + 6000) };
+    try {
+      await rejects(verifyAccessToken(tp.svc, short.token, user.mcpUrl), 'UNAUTHORIZED');
+    } finally {
+      tp.svc.clock = clock;
+    }
+    // A token verified for one MCP URL is not taken for another from the cache either.
+    await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
+    const other = await newPerson(tp.url);
+    await rejects(verifyAccessToken(tp.svc, tokens.access_token, other.user.mcpUrl), 'UNAUTHORIZED');
+  });
+
   it('stops a revoked connection at once, even with the gate cached, when the bus message arrives', async () => {
     const { client, user, app } = await setup();
     const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);

@@ -114,21 +114,51 @@ function touchGrant(svc: Services, grantId: string) {
 
 const invalid = (reason: string) => new ToolportError('UNAUTHORIZED', reason);
 
+interface VerifiedClaims {
+  sub: string;
+  aud: string;
+  gid: string;
+  clientId: string;
+  scope: string;
+  /** Expiry in ms. */
+  exp: number;
+  kid: string;
+  key: CryptoKey;
+}
+
 /**
- * Verifies an access token for the MCP endpoint at `mcpUrl`: signature (ES256 only), type, issuer,
- * audience exactly `mcpUrl`, lifetime; then the gates: the grant is live, the person's user key is
- * still the one in the URL, and AI apps are on. A database failure throws (never "allowed", never 401).
+ * Tokens whose signature and claims were checked, until they expire: an app sends the same token
+ * for every call, and an ES256 verification costs more than the rest of the check. A hit still
+ * needs its signing key to be listed (a removed key ends its tokens at once) and goes through the
+ * gates below like any other request.
  */
-export async function verifyAccessToken(svc: Services, token: string, mcpUrl: string): Promise<VerifiedAccess> {
-  if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('The access token is malformed.');
+const VERIFIED_MAX = 10_000;
+const verifiedTokens = new WeakMap<Services, Map<string, VerifiedClaims>>();
+
+function verifiedCache(svc: Services) {
+  let cache = verifiedTokens.get(svc);
+  if (!cache) verifiedTokens.set(svc, (cache = new Map()));
+  return cache;
+}
+
+async function checkSignatureAndClaims(svc: Services, token: string, mcpUrl: string): Promise<VerifiedClaims> {
+  const cache = verifiedCache(svc);
   const keys = keyStore(svc);
+  const hit = cache.get(token);
+  if (hit) {
+    if (hit.aud === mcpUrl && svc.clock.now().getTime() < hit.exp && (await keys.verifyKey(hit.kid)) === hit.key) return hit;
+    cache.delete(token);
+  }
   let payload;
+  let kid = '';
+  let key: CryptoKey | undefined;
   try {
     ({ payload } = await jwtVerify(
       token,
       async (header: JWTHeaderParameters) => {
-        const key = await keys.verifyKey(header.kid);
+        key = await keys.verifyKey(header.kid);
         if (!key) throw invalid('The access token was signed by an unknown key.');
+        kid = header.kid!;
         return key;
       },
       {
@@ -148,10 +178,24 @@ export async function verifyAccessToken(svc: Services, token: string, mcpUrl: st
     if (err instanceof joseErrors.JOSEError) throw invalid('The access token is not valid.');
     throw err;
   }
-  const { sub, aud, gid, client_id: clientId, scope } = payload as Record<string, unknown>;
-  if (aud !== mcpUrl || typeof sub !== 'string' || typeof gid !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string') {
+  const { sub, aud, gid, client_id: clientId, scope, exp } = payload as Record<string, unknown>;
+  if (aud !== mcpUrl || typeof sub !== 'string' || typeof gid !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof exp !== 'number') {
     throw invalid('The access token is not valid.');
   }
+  const claims: VerifiedClaims = { sub, aud, gid, clientId, scope, exp: exp * 1000, kid, key: key! };
+  if (cache.size >= VERIFIED_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(token, claims);
+  return claims;
+}
+
+/**
+ * Verifies an access token for the MCP endpoint at `mcpUrl`: signature (ES256 only), type, issuer,
+ * audience exactly `mcpUrl`, lifetime; then the gates: the grant is live, the person's user key is
+ * still the one in the URL, and AI apps are on. A database failure throws (never "allowed", never 401).
+ */
+export async function verifyAccessToken(svc: Services, token: string, mcpUrl: string): Promise<VerifiedAccess> {
+  if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('The access token is malformed.');
+  const { sub, gid, clientId, scope } = await checkSignatureAndClaims(svc, token, mcpUrl);
 
   const gate = await lookupGate(svc, gid);
   if (!gate || gate.userId !== sub || gate.clientId !== clientId) throw invalid('The access token is not valid.');
