@@ -2,8 +2,8 @@ import { Hono, type Context } from 'hono';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services } from '@toolport/core';
+import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 
@@ -35,13 +35,14 @@ class InFlight {
   }
 }
 
-// The listing of a tool set is built once per set (sets are cached per person and replaced on change).
-const listings = new WeakMap<EnabledToolSet, Tool[]>();
+// The listing of a tool set is built and serialised once per set (sets are cached per person and
+// replaced on change): tools/list with 800 tools is then a string copy, not 800 objects re-serialised.
+const listings = new WeakMap<EnabledToolSet, { tools: Tool[]; json: string }>();
 
-function listing(set: EnabledToolSet): Tool[] {
-  let tools = listings.get(set);
-  if (!tools) {
-    tools = set.list.map((t) => ({
+function listing(set: EnabledToolSet): { tools: Tool[]; json: string } {
+  let built = listings.get(set);
+  if (!built) {
+    const tools: Tool[] = set.list.map((t) => ({
       name: t.mcpName,
       title: t.title,
       description: `${t.summary} (Add-on: ${t.addonName}.)`,
@@ -52,14 +53,75 @@ function listing(set: EnabledToolSet): Tool[] {
         ...(t.readOnly ? { readOnlyHint: true } : {}),
       },
     }));
-    listings.set(set, tools);
+    built = { tools, json: JSON.stringify(tools) };
+    listings.set(set, built);
   }
-  return tools;
+  return built;
 }
 
-async function toolList(svc: Services, identity: Identity, aiAppsOn: boolean): Promise<Tool[]> {
-  if (!aiAppsOn) return [];
+const NO_TOOLS = { tools: [] as Tool[], json: '[]' };
+
+async function toolList(svc: Services, identity: Identity, aiAppsOn: boolean): Promise<{ tools: Tool[]; json: string }> {
+  if (!aiAppsOn) return NO_TOOLS;
   return listing(await svc.tools.get(identity.userId));
+}
+
+type PlainRequest =
+  | { method: 'tools/list'; id: string | number }
+  | { method: 'tools/call'; id: string | number; name: string; arguments: unknown };
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const supportedVersions = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
+
+/**
+ * The two requests an app sends over and over, in their ordinary form: one JSON-RPC request with
+ * headers the transport would accept, no progress token, no task. These are answered without building
+ * a per-request SDK Server and transport (which cost as much as the rest of a call). Anything else,
+ * including every malformed or unusual message, goes to the SDK, which stays the one place that
+ * shapes protocol errors and handles initialize, ping, notifications and streamed calls.
+ */
+function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): PlainRequest | undefined {
+  const { id, method, params } = message;
+  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id))) return undefined;
+  if (method !== 'tools/list' && method !== 'tools/call') return undefined;
+  if (params !== undefined && !isPlainObject(params)) return undefined;
+  if (params?._meta !== undefined && (!isPlainObject(params._meta) || params._meta.progressToken !== undefined)) return undefined;
+  if (params?.task !== undefined) return undefined;
+  const accept = c.req.header('accept');
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  const version = c.req.header('mcp-protocol-version');
+  if (version !== undefined && !supportedVersions.has(version)) return undefined;
+  if (method === 'tools/list') return { method, id };
+  if (typeof params?.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  return { method, id, name: params.name, arguments: params.arguments };
+}
+
+const jsonRpcAnswer = (c: Context<AppEnv>, id: string | number, resultJson: string) =>
+  c.body(`{"result":${resultJson},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`, 200, { 'content-type': 'application/json' });
+
+const AI_APPS_OFF_RESULT: ToolResult = {
+  content: [{ type: 'text', text: 'AI apps are turned off for this Toolport account. Ask the person to turn them on in the Toolport dashboard.' }],
+  isError: true,
+};
+
+/** One tools/call for the app, cancellable by a `notifications/cancelled` that reaches any process. */
+async function runToolCall(
+  svc: Services,
+  identity: Identity,
+  aiAppsOn: boolean,
+  inflight: InFlight,
+  call: { requestId: string | number; name: string; rawArguments: unknown; signals: AbortSignal[]; progress?: (message: string) => Promise<void> },
+): Promise<ToolResult> {
+  if (!aiAppsOn) return AI_APPS_OFF_RESULT;
+  const ctx: Ctx = { svc, actor: { kind: 'app', ...identity } };
+  const mine = inflight.add(inflight.key(identity.grantId, call.requestId));
+  const signal = AbortSignal.any([...call.signals, mine.signal]);
+  try {
+    return await callTool({ ctx, input: { name: call.name, arguments: call.rawArguments, signal, progress: call.progress } });
+  } finally {
+    mine.done();
+  }
 }
 
 /**
@@ -74,18 +136,8 @@ function buildServer(svc: Services, identity: Identity, aiAppsOn: boolean, infli
       ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.'
       : 'AI apps are turned off for this Toolport account. The person can turn them on in the Toolport dashboard.',
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await toolList(svc, identity, aiAppsOn) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await toolList(svc, identity, aiAppsOn)).tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    if (!aiAppsOn) {
-      return {
-        content: [{ type: 'text', text: 'AI apps are turned off for this Toolport account. Ask the person to turn them on in the Toolport dashboard.' }],
-        isError: true,
-      };
-    }
-    const ctx: Ctx = { svc, actor: { kind: 'app', ...identity } };
-    const key = inflight.key(identity.grantId, extra.requestId);
-    const mine = inflight.add(key);
-    const signal = AbortSignal.any([extra.signal, requestSignal, mine.signal]);
     const progressToken = request.params._meta?.progressToken;
     let step = 0;
     const progress =
@@ -97,12 +149,13 @@ function buildServer(svc: Services, identity: Identity, aiAppsOn: boolean, infli
               .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, message } })
               .catch(() => {});
           };
-    try {
-      const result = await callTool({ ctx, input: { name: request.params.name, arguments: rawArguments, signal, progress } });
-      return result as never;
-    } finally {
-      mine.done();
-    }
+    return (await runToolCall(svc, identity, aiAppsOn, inflight, {
+      requestId: extra.requestId,
+      name: request.params.name,
+      rawArguments,
+      signals: [extra.signal, requestSignal],
+      progress,
+    })) as never;
   });
   return server;
 }
@@ -164,6 +217,20 @@ export function createMcpRoutes(svc: Services) {
     }
 
     const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;
+    const plain = streaming ? undefined : plainRequest(c, body as Record<string, unknown>);
+    if (plain?.method === 'tools/list') {
+      return jsonRpcAnswer(c, plain.id, `{"tools":${(await toolList(svc, identity, aiAppsOn)).json}}`);
+    }
+    if (plain?.method === 'tools/call') {
+      const result = await runToolCall(svc, identity, aiAppsOn, inflight, {
+        requestId: plain.id,
+        name: plain.name,
+        rawArguments: plain.arguments,
+        signals: [c.req.raw.signal],
+      });
+      return jsonRpcAnswer(c, plain.id, JSON.stringify(result));
+    }
+
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
     const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments);
     await server.connect(transport);
