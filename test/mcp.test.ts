@@ -187,6 +187,48 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     assert.equal(huge.status, 413);
   });
 
+  it('answers ordinary tools/list and tools/call exactly as the SDK path does, and leaves unusual forms to the SDK', async () => {
+    const { CallToolResultSchema, ListToolsResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-06-18' };
+    const rpc = async (res: Response) => {
+      const text = await res.text();
+      // A streamed answer is one SSE message: its data line is the JSON-RPC message.
+      const data = text.trimStart().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]!;
+      return JSON.parse(data);
+    };
+    // The ordinary form (answered directly) and the same request with a progress token (the SDK's Server).
+    const fastList = await rpc(await post(p.user.mcpUrl, { ...list, id: 'list-a' }, auth));
+    const sdkList = await rpc(await post(p.user.mcpUrl, { ...list, id: 'list-b', params: { _meta: { progressToken: 'p1' } } }, auth));
+    assert.equal(fastList.id, 'list-a');
+    assert.equal(fastList.jsonrpc, '2.0');
+    ListToolsResultSchema.parse(fastList.result);
+    assert.deepEqual(fastList.result, sdkList.result);
+
+    const call = (id: unknown, meta?: object) => ({
+      jsonrpc: '2.0', id, method: 'tools/call',
+      params: { name: `${p.addonId}__search_notes`, arguments: { query: 'x' }, ...(meta ? { _meta: meta } : {}) },
+    });
+    const fastRes = await post(p.user.mcpUrl, call(7), auth);
+    assert.equal(fastRes.headers.get('content-type'), 'application/json');
+    const fast = await rpc(fastRes);
+    const sdk = await rpc(await post(p.user.mcpUrl, call(8, { progressToken: 'p2' }), auth));
+    assert.equal(fast.id, 7);
+    CallToolResultSchema.parse(fast.result);
+    assert.deepEqual(fast.result, sdk.result);
+
+    // Forms the direct answer does not take still get the SDK's own answers, and reach no add-on.
+    const before = hook.calls().length;
+    const fractional = await post(p.user.mcpUrl, call(1.5), auth);
+    assert.equal(fractional.status, 400);
+    assert.equal((await fractional.json()).error.code, -32700);
+    const arrayArgs = await rpc(await post(p.user.mcpUrl, { ...call(9), params: { name: `${p.addonId}__search_notes`, arguments: ['x'] } }, auth));
+    assert.equal(arrayArgs.id, 9);
+    assert.ok(arrayArgs.error || arrayArgs.result?.isError, JSON.stringify(arrayArgs));
+    const noAccept = await post(p.user.mcpUrl, call(10), { ...auth, accept: 'application/json' });
+    assert.equal(noAccept.status, 406);
+    assert.equal(hook.calls().length, before);
+  });
+
   it('refuses a bad protocol version header', async () => {
     const res = await post(p.user.mcpUrl, list, { authorization: `Bearer ${token}`, 'mcp-protocol-version': '1999-01-01' });
     assert.equal(res.status, 400);
