@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { checkEvictionPolicy, createRedisBus, type CallJob } from '@toolport/core';
+import { CALLS_QUEUE, checkEvictionPolicy, type CallJob } from '@toolport/core';
 import { addons, addonSecrets, deliveries } from '../packages/core/src/db/schema/index';
 import { newPerson } from './helpers/http';
 import { freePort, REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
@@ -128,9 +128,14 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     const a = await makeAddon((_r, nth) => (nth === 1 ? 'hold' : { body: { text: 'second try' } }));
     // Room for a slow start of the second worker, plus the lock to expire and a stalled check.
     const j = job(a.id, { deadline: Date.now() + 40_000 });
-    const listener = createRedisBus(REDIS_TEST_URL, tp.config.redis!.prefix);
+    // Every outcome published for this call, on any process's reply channel.
+    const listener = new Redis(REDIS_TEST_URL);
     const published: unknown[] = [];
-    await listener.subscribe(`result:${j.callId}`, (m) => published.push(m));
+    listener.on('pmessage', (_p, _c, m) => {
+      const msg = JSON.parse(m);
+      if (msg.callId === j.callId) published.push(msg.outcome);
+    });
+    await listener.psubscribe(`${tp.config.redis!.prefix}:replies:*`);
     try {
       const pending = tp.svc.dispatcher.dispatch(j);
       const [held] = await rx.waitFor(a.path, 1);
@@ -154,7 +159,7 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
       assert.deepEqual(rows.map((r) => [r.attempt, r.status]), [[2, 200]]);
       assert.equal(workerOf(rows[0]!), `${workerOf(rows[0]!)!.split(':')[0]}:${second.child.pid}`);
     } finally {
-      await listener.close();
+      listener.disconnect();
     }
   });
 
@@ -188,6 +193,30 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     assert.deepEqual(x, { kind: 'result', content: [{ type: 'text', text: 'once' }] });
     assert.deepEqual(y, x);
     assert.equal(rx.at(a.path).length, 1);
+  });
+
+  it('answers a job without a reply channel (from an older API process) on the call\'s own channel, and ignores a forged one', async () => {
+    const { Queue } = await import('bullmq');
+    const a = await makeAddon(() => ({ body: { text: 'old style' } }));
+    const connection = new Redis(REDIS_TEST_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue(CALLS_QUEUE, { connection, prefix: tp.config.redis!.prefix });
+    const listener = new Redis(REDIS_TEST_URL);
+    const heard = new Map<string, unknown[]>();
+    listener.on('message', (channel, m) => heard.set(channel, [...(heard.get(channel) ?? []), JSON.parse(m)]));
+    try {
+      for (const replyTo of [undefined, 'replies:../../gates']) {
+        const j = job(a.id);
+        const channel = `${tp.config.redis!.prefix}:result:${j.callId}`;
+        await listener.subscribe(channel);
+        await queue.add('call', { ...j, ...(replyTo ? { replyTo } : {}) }, { jobId: j.callId });
+        for (const until = Date.now() + 15_000; !heard.get(channel) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(heard.get(channel), [{ kind: 'result', content: [{ type: 'text', text: 'old style' }] }]);
+      }
+    } finally {
+      listener.disconnect();
+      await queue.close();
+      connection.disconnect();
+    }
   });
 
   it('checks the Redis eviction policy without complaint on noeviction', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { and, eq, max } from 'drizzle-orm';
@@ -41,7 +42,23 @@ export async function checkEvictionPolicy(redis: Redis, log: Logger): Promise<vo
   }
 }
 
-/** The API side: enqueue the call (job id = call id) and wait for its outcome on a per-call channel. */
+/** What a worker publishes on the waiting process's reply channel. */
+interface Reply {
+  callId: string;
+  outcome: CallOutcome;
+}
+const REPLY_PREFIX = 'replies:';
+
+/** Publishes a call's outcome where its caller listens: its process's reply channel, or the call's own. */
+function reply(svc: Services, job: { callId: string; replyTo?: string }, outcome: CallOutcome) {
+  return job.replyTo ? svc.bus.publish(job.replyTo, { callId: job.callId, outcome } satisfies Reply) : svc.bus.publish(resultChannel(job.callId), outcome);
+}
+
+/**
+ * The API side: enqueue the call (job id = call id) and wait for its outcome. Each API process
+ * listens on one reply channel for all its calls: a SUBSCRIBE and an UNSUBSCRIBE per call were two
+ * of the dozen Redis round trips of a call.
+ */
 export function createBullDispatcher(
   svc: Services,
   redis: RedisSettings,
@@ -57,16 +74,35 @@ export function createBullDispatcher(
   queue.on('error', (err) => svc.log.warn('call queue error', { err }));
   void checkEvictionPolicy(connection, svc.log);
 
+  const replyTo = `${REPLY_PREFIX}${randomUUID()}`;
+  const waiting = new Map<string, Set<(outcome: CallOutcome) => void>>();
+  let listening: Promise<() => Promise<void>> | undefined;
+  // Subscribed once, before the first job exists, so even the fastest worker's answer is heard. A
+  // failed SUBSCRIBE is tried again by the next call (ioredis resubscribes by itself after reconnects).
+  const listen = () =>
+    (listening ??= svc.bus
+      .subscribe(replyTo, (msg) => {
+        const { callId, outcome } = (msg ?? {}) as Partial<Reply>;
+        if (typeof callId !== 'string' || !outcome) return;
+        for (const settle of waiting.get(callId) ?? []) settle(outcome);
+      })
+      .catch((err) => {
+        listening = undefined;
+        throw err;
+      }));
+
   return {
     async dispatch(job, signal) {
       if (signal?.aborted) return cancelled();
       let settle!: (outcome: CallOutcome) => void;
       const outcome = new Promise<CallOutcome>((resolve) => (settle = resolve));
       const timer = setTimeout(() => settle(tooLate()), Math.max(0, job.deadline - Date.now()) + RESULT_GRACE_MS);
-      // Subscribed before the job exists, so even the fastest worker's answer is heard.
-      const subscribed = svc.bus.subscribe(resultChannel(job.callId), (msg) => settle(msg as CallOutcome));
+      let mine = waiting.get(job.callId);
+      if (!mine) waiting.set(job.callId, (mine = new Set()));
+      mine.add(settle);
+      const subscribed = listen();
       subscribed.catch((err) => {
-        svc.log.error('cannot listen for a call result', { err, callId: job.callId });
+        svc.log.error('cannot listen for call results', { err, callId: job.callId });
         settle(unavailable());
       });
       const onAbort = () => {
@@ -78,10 +114,10 @@ export function createBullDispatcher(
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
         // A Redis outage must not hold the caller past the deadline: the subscription races the timer.
-        const listening = await Promise.race([subscribed.then(() => true, () => false), outcome.then(() => false)]);
-        if (listening) {
+        const ready = await Promise.race([subscribed.then(() => true, () => false), outcome.then(() => false)]);
+        if (ready) {
           // The caller's span (the `dispatch` span) travels in the job: the worker continues its trace.
-          await queue.add('call', { ...job, ...injectTrace() }, { jobId: job.callId }).catch((err) => {
+          await queue.add('call', { ...job, ...injectTrace(), replyTo }, { jobId: job.callId }).catch((err) => {
             svc.log.error('cannot enqueue a call', { err, callId: job.callId });
             settle(unavailable());
           });
@@ -90,7 +126,8 @@ export function createBullDispatcher(
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        void subscribed.then((off) => off()).catch(() => {});
+        mine.delete(settle);
+        if (!mine.size && waiting.get(job.callId) === mine) waiting.delete(job.callId);
       }
     },
     async ping() {
@@ -99,6 +136,7 @@ export function createBullDispatcher(
     /** Calls waiting for a worker, service-wide (the `toolport_queue_depth` gauge). */
     depth: () => queue.getJobCountByTypes('wait', 'prioritized', 'delayed'),
     async close() {
+      await listening?.then((off) => off()).catch(() => {});
       await queue.close();
       await connection.quit().catch(() => {});
     },
@@ -123,6 +161,8 @@ function readJob(data: unknown): CallJob | undefined {
   // Trace context is only ever a hint: a malformed one is dropped, never trusted.
   if (job.traceparent !== undefined && (typeof job.traceparent !== 'string' || job.traceparent.length > 128)) delete job.traceparent;
   if (job.tracestate !== undefined && (typeof job.tracestate !== 'string' || job.tracestate.length > 512)) delete job.tracestate;
+  // A reply channel is only ever one of ours: anything else falls back to the call's own channel.
+  if (job.replyTo !== undefined && (typeof job.replyTo !== 'string' || !/^replies:[0-9a-f-]{36}$/.test(job.replyTo))) delete job.replyTo;
   return job;
 }
 
@@ -180,7 +220,7 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       const firstAttempt = job.attemptsStarted > 1 ? await nextAttempt(svc, data, job.attemptsStarted) : 1;
       // Joined to the API's trace through the job's traceparent (a no-op when nothing is traced).
       const outcome = await withContext(extractTrace(data), () => deliverCall(svc, data, { signal: controller.signal, firstAttempt }));
-      await svc.bus.publish(resultChannel(data.callId), outcome);
+      await reply(svc, data, outcome);
       // The job keeps only what happened, never the result itself.
       return outcome.kind === 'failure' ? `failure:${outcome.errorClass}` : outcome.kind;
     } finally {
@@ -203,9 +243,8 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
   worker.on('failed', (job, err) => {
     if (!job?.id) return;
     svc.log.error('call job failed', { err, callId: job.id });
-    void svc.bus
-      .publish(resultChannel(job.id), { kind: 'failure', errorClass: 'internal', message: 'Toolport could not deliver the call; try again.' })
-      .catch(() => {});
+    const replyTo = readJob(job.data)?.replyTo;
+    void reply(svc, { callId: job.id, replyTo }, { kind: 'failure', errorClass: 'internal', message: 'Toolport could not deliver the call; try again.' }).catch(() => {});
   });
 
   const janitor = new Queue(CALLS_QUEUE, { connection, prefix: redis.prefix });

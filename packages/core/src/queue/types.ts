@@ -20,6 +20,11 @@ export interface CallJob {
    */
   traceparent?: string;
   tracestate?: string;
+  /**
+   * The bus channel of the API process waiting for the outcome (BullMQ only). Without it, the
+   * outcome goes to the call's own channel (`result:{callId}`), as jobs of older processes expect.
+   */
+  replyTo?: string;
 }
 
 /** What the waiting caller learns. `failure.message` is a short, safe sentence for the app. */
