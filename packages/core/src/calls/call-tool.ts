@@ -202,7 +202,8 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
       return out;
     });
   } finally {
-    await release();
+    // The slot is given back without holding the answer (a failed release expires with its key).
+    void release().catch(() => {});
   }
   const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
   switch (outcome.kind) {
