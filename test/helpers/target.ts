@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -38,6 +38,12 @@ export interface BackingOptions {
   redisUrl?: string;
 }
 
+/** A fresh access-token signing key as TOOLPORT_SIGNING_KEYS takes it (what `npm run keygen` prints). */
+export function newSigningKey(): string {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  return privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
+}
+
 export async function createBacking(opts: BackingOptions = {}): Promise<Backing> {
   const { target = TARGET, label = 'tp_test', pgAdminUrl = PG_ADMIN_URL, redisUrl = REDIS_TEST_URL } = opts;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-test-'));
@@ -60,6 +66,7 @@ export async function createBacking(opts: BackingOptions = {}): Promise<Backing>
       REDIS_URL: redisUrl,
       REDIS_PREFIX: name,
       TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
+      TOOLPORT_SIGNING_KEYS: newSigningKey(),
       WEBHOOK_ALLOW_PRIVATE: 'true',
     },
     async drop() {

@@ -12,6 +12,9 @@ async function main() {
   if (!config.database.url) {
     throw new ConfigError(['DATABASE_URL is required: the embedded database belongs to the running server; restart it instead.']);
   }
+  if (config.signingKeys) {
+    throw new ConfigError(['TOOLPORT_SIGNING_KEYS is set, so the signing keys come from it: rotate by changing the setting (docs/operations.md, Keys and rotation).']);
+  }
   const svc = await createServices(config, { log: createLogger({ tool: 'rotate-signing-key' }) });
   try {
     const { kid } = await rotateSigningKey(svc);

@@ -1,3 +1,4 @@
+import { createECDH, createPrivateKey, type KeyObject } from 'node:crypto';
 import path from 'node:path';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -19,14 +20,33 @@ export interface Config {
   dataDir: string;
   role: Role;
   webhookAllowPrivate: boolean;
-  /** Master secret (base64, 32 bytes) for encrypting webhook secrets and signing keys at rest. */
-  secretKey?: string;
+  /**
+   * Master keys (32 bytes each; TOOLPORT_SECRET_KEY, comma-separated): the first seals secrets at
+   * rest, every one opens them. Unset: the embedded default's generated key under DATA_DIR.
+   */
+  secretKeys?: Buffer[];
+  /**
+   * Access-token signing keys (EC P-256; TOOLPORT_SIGNING_KEYS): the first signs, every one is
+   * published and verifies. Unset: keys generated and stored in the database (embedded default).
+   */
+  signingKeys?: KeyObject[];
+  /** The Web Push key pair (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY); unset: generated once and stored in the database. */
+  vapid?: VapidConfig;
+  /** `mailto:` or `https:` contact sent to push services (VAPID_SUBJECT); unset: derived from PUBLIC_URL. */
+  vapidSubject?: string;
   embedded: boolean;
   limits: Limits;
   /** Proxies in front of Toolport whose X-Forwarded-For entries are believed (0: use the socket's address). */
   trustedProxies: number;
   /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT); unset: spans are no-ops. */
   tracing?: TracingConfig;
+}
+
+export interface VapidConfig {
+  /** base64url, an uncompressed P-256 point (65 bytes). */
+  publicKey: string;
+  /** base64url, 32 bytes. */
+  privateKey: string;
 }
 
 export interface TracingConfig {
@@ -116,10 +136,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const embedded = !env.DATABASE_URL && !env.REDIS_URL;
   const webhookAllowPrivate = bool('WEBHOOK_ALLOW_PRIVATE', env.WEBHOOK_ALLOW_PRIVATE, embedded, problems);
 
-  const secretKey = env.TOOLPORT_SECRET_KEY || undefined;
-  if (secretKey !== undefined && Buffer.from(secretKey, 'base64').length !== 32) {
-    problems.push('TOOLPORT_SECRET_KEY must be 32 random bytes in base64 (openssl rand -base64 32).');
-  }
+  const secretKeys = parseSecretKeys(env.TOOLPORT_SECRET_KEY, problems);
+  const signingKeys = parseSigningKeys(env.TOOLPORT_SIGNING_KEYS, problems);
+  const vapid = parseVapid(env.VAPID_PUBLIC_KEY, env.VAPID_PRIVATE_KEY, problems);
+  const vapidSubject = env.VAPID_SUBJECT || undefined;
+  if (vapidSubject && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/.test(vapidSubject)) problems.push('VAPID_SUBJECT must be a mailto: address or an https: URL.');
 
   const whole = (name: string, fallback: number, max: number) => {
     const raw = env[name];
@@ -171,10 +192,109 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     dataDir,
     role,
     webhookAllowPrivate,
-    secretKey,
+    secretKeys,
+    signingKeys,
+    vapid,
+    vapidSubject,
     embedded,
     limits,
     trustedProxies,
     tracing,
   };
+}
+
+/**
+ * The settings a process that reads or writes sealed secrets needs with DATABASE_URL (not the
+ * migration job): every process shares the master keys, and API processes the signing keys.
+ */
+export function productionSecretProblems(config: Config): string[] {
+  if (!config.database.url) return [];
+  const problems: string[] = [];
+  if (!config.secretKeys) problems.push('TOOLPORT_SECRET_KEY is required with DATABASE_URL: every process must share the master keys.');
+  if (!config.signingKeys && config.role !== 'worker') {
+    problems.push('TOOLPORT_SIGNING_KEYS is required with DATABASE_URL: every API process must sign access tokens with the same keys (npm run keygen prints one).');
+  }
+  return problems;
+}
+
+/** Comma-separated base64 32-byte keys; values are never echoed, only their positions. */
+function parseSecretKeys(raw: string | undefined, problems: string[]): Buffer[] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const items = raw.split(',').map((k) => k.trim());
+  const keys: Buffer[] = [];
+  for (const [i, item] of items.entries()) {
+    const key = /^[A-Za-z0-9+/]+={0,2}$/.test(item) ? Buffer.from(item, 'base64') : Buffer.alloc(0);
+    if (key.length !== 32) problems.push(`TOOLPORT_SECRET_KEY: key ${i + 1} of ${items.length} must be 32 random bytes in base64 (openssl rand -base64 32).`);
+    else if (keys.some((k) => k.equals(key))) problems.push(`TOOLPORT_SECRET_KEY: key ${i + 1} of ${items.length} is listed twice.`);
+    else keys.push(key);
+  }
+  return keys.length === items.length ? keys : undefined;
+}
+
+/**
+ * EC P-256 private keys, the first signs. Either PEM blocks (`-----BEGIN PRIVATE KEY-----`, PKCS#8
+ * or SEC1, e.g. from a mounted file's contents) or a comma-separated list of single-line base64 PKCS#8 DER
+ * (what `npm run keygen` prints: easy to put in one environment variable).
+ */
+function parseSigningKeys(raw: string | undefined, problems: string[]): KeyObject[] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const items = raw.includes('-----BEGIN')
+    ? [...raw.matchAll(/-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----/g)].map((m) => m[0])
+    : raw.split(',').map((k) => k.trim());
+  if (!items.length) {
+    problems.push('TOOLPORT_SIGNING_KEYS holds no complete PEM block.');
+    return undefined;
+  }
+  const keys: KeyObject[] = [];
+  for (const [i, item] of items.entries()) {
+    const which = `TOOLPORT_SIGNING_KEYS: key ${i + 1} of ${items.length}`;
+    let key: KeyObject;
+    try {
+      key = item.startsWith('-----BEGIN')
+        ? createPrivateKey(item)
+        : createPrivateKey({ key: Buffer.from(item, 'base64'), format: 'der', type: 'pkcs8' });
+    } catch {
+      problems.push(`${which} is not a private key (give base64 PKCS#8 DER or PEM; npm run keygen prints one).`);
+      continue;
+    }
+    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
+      problems.push(`${which} must be an EC P-256 key (ES256).`);
+      continue;
+    }
+    const d = key.export({ format: 'jwk' }).d;
+    if (keys.some((k) => k.export({ format: 'jwk' }).d === d)) {
+      problems.push(`${which} is listed twice.`);
+      continue;
+    }
+    keys.push(key);
+  }
+  return keys.length === items.length ? keys : undefined;
+}
+
+function parseVapid(pub: string | undefined, priv: string | undefined, problems: string[]): VapidConfig | undefined {
+  let vapid: VapidConfig | undefined;
+  if (pub || priv) {
+    if (!pub || !priv) {
+      problems.push('VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY go together: set both or neither.');
+    } else {
+      const b64url = /^[A-Za-z0-9_-]+$/;
+      const p = b64url.test(pub) ? Buffer.from(pub, 'base64url') : Buffer.alloc(0);
+      const d = b64url.test(priv) ? Buffer.from(priv, 'base64url') : Buffer.alloc(0);
+      if (p.length !== 65 || p[0] !== 4) problems.push('VAPID_PUBLIC_KEY must be an uncompressed P-256 public key, base64url (65 bytes; npx web-push generate-vapid-keys).');
+      else if (d.length !== 32) problems.push('VAPID_PRIVATE_KEY must be a P-256 private key, base64url (32 bytes).');
+      else {
+        let matches = false;
+        try {
+          const ecdh = createECDH('prime256v1');
+          ecdh.setPrivateKey(d);
+          matches = ecdh.getPublicKey().equals(p);
+        } catch {
+          /* not a valid scalar */
+        }
+        if (!matches) problems.push('VAPID_PRIVATE_KEY is not the private half of VAPID_PUBLIC_KEY.');
+        else vapid = { publicKey: pub, privateKey: priv };
+      }
+    }
+  }
+  return vapid;
 }

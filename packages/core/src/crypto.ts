@@ -40,29 +40,67 @@ export async function verifyPassword(password: string, stored: string): Promise<
 let dummyHash: Promise<string> | undefined;
 export const dummyPasswordHash = () => (dummyHash ??= hashPassword('not a real password'));
 
-/** AES-256-GCM with a key derived per purpose from the master secret. */
+/** A short, public name of a master key: which key sealed a secret, without revealing it. */
+export const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('toolport:key-id').digest('base64url').slice(0, 8);
+
+/**
+ * AES-256-GCM with a key derived per purpose from each master key of the ring. The first key seals;
+ * every key opens. `v2.<keyId>.<iv>.<body>.<tag>` names its key; `v1.<iv>.<body>.<tag>` (written
+ * before key rings) names none, so every key is tried (GCM's tag tells the right one).
+ */
 export class SecretBox {
-  private readonly key: Buffer;
-  constructor(master: Buffer, purpose: string) {
-    this.key = createHmac('sha256', master).update(`toolport:${purpose}`).digest();
+  private readonly keys: Array<{ id: string; key: Buffer }>;
+  constructor(ring: Buffer | Buffer[], purpose: string) {
+    const masters = Array.isArray(ring) ? ring : [ring];
+    if (!masters.length) throw new Error('A SecretBox needs at least one master key.');
+    this.keys = masters.map((m) => ({ id: masterKeyId(m), key: createHmac('sha256', m).update(`toolport:${purpose}`).digest() }));
+  }
+  /** The id of the key that seals now (the first of the ring). */
+  get currentKeyId(): string {
+    return this.keys[0]!.id;
   }
   seal(plain: string): string {
+    const { id, key } = this.keys[0]!;
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `v1.${iv.toString('base64url')}.${body.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+    return `v2.${id}.${iv.toString('base64url')}.${body.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
   }
   open(sealed: string): string {
-    const [v, iv, body, tag] = sealed.split('.');
-    if (v !== 'v1' || !iv || !body || !tag) throw new Error('Unreadable sealed secret.');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    const parts = sealed.split('.');
+    if (parts[0] === 'v2' && parts.length === 5) {
+      const found = this.keys.find((k) => k.id === parts[1]);
+      if (!found) throw new Error(`Sealed under master key ${parts[1]}, which is not in TOOLPORT_SECRET_KEY.`);
+      return decrypt(found.key, parts[2]!, parts[3]!, parts[4]!);
+    }
+    if (parts[0] === 'v1' && parts.length === 4) {
+      for (const { key } of this.keys) {
+        try {
+          return decrypt(key, parts[1]!, parts[2]!, parts[3]!);
+        } catch {
+          /* not this key */
+        }
+      }
+      throw new Error('No key in TOOLPORT_SECRET_KEY opens this sealed secret.');
+    }
+    throw new Error('Unreadable sealed secret.');
   }
+  /** True when the value is not sealed under the current key: the re-encrypt command reseals it. */
+  isStale(sealed: string): boolean {
+    return !sealed.startsWith(`v2.${this.currentKeyId}.`);
+  }
+}
+
+function decrypt(key: Buffer, iv: string, body: string, tag: string): string {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }
 
 /** Keyed digest for values that must be comparable but not readable (pseudonyms, argument digests). */
 export function keyedDigest(master: Buffer, purpose: string, value: string): string {
-  const key = createHmac('sha256', master).update(`toolport:${purpose}`).digest();
-  return createHmac('sha256', key).update(value).digest('base64url');
+  return createHmac('sha256', purposeKey(master, purpose)).update(value).digest('base64url');
 }
+
+/** The key `keyedDigest` derives for one purpose: storable without revealing the master. */
+export const purposeKey = (master: Buffer, purpose: string) => createHmac('sha256', master).update(`toolport:${purpose}`).digest();

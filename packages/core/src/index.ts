@@ -1,5 +1,7 @@
-export { parseConfig, ConfigError } from './config';
-export type { Config, Role, TracingConfig } from './config';
+export { parseConfig, ConfigError, productionSecretProblems } from './config';
+export type { Config, Role, TracingConfig, VapidConfig } from './config';
+export { loadMasterKeys, secretBoxes, resealSecrets, STABLE_KEYS_SECRET } from './secrets';
+export type { Secrets, SecretBoxes, ResealReport } from './secrets';
 export { createServices, closeServices } from './services';
 export type { Services, ServiceOverrides } from './services';
 export type { Actor, Ctx } from './context';
@@ -70,7 +72,7 @@ export { prepareAuthorization, decideAuthorization, AUTHORIZE_PARAMS } from './o
 export type { AuthorizeOutcome, ConsentView, PersonSession } from './oauth/authorize';
 export { exchangeToken, revokeToken } from './oauth/tokens';
 export type { TokenResponse, TokenRequest } from './oauth/tokens';
-export { rotateSigningKey, publicJwks, signAccessToken, ensureSigningKeys, ACCESS_TOKEN_TTL_S } from './oauth/keys';
+export { rotateSigningKey, publicJwks, signAccessToken, ensureSigningKeys, settingsKey, ACCESS_TOKEN_TTL_S } from './oauth/keys';
 export type { AccessTokenInput } from './oauth/keys';
 export { verifyAccessToken, GATE_CACHE_MS } from './oauth/verify';
 export type { VerifiedAccess } from './oauth/verify';

@@ -1,47 +1,207 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { and, eq } from 'drizzle-orm';
 import type { Config } from './config';
-import { keyedDigest, SecretBox } from './crypto';
+import { keyedDigest, purposeKey, safeEqual, SecretBox } from './crypto';
+import type { Db } from './db/client';
+import { addons, addonSecrets, serviceSecrets, signingKeys } from './db/schema/index';
 
 export interface Secrets {
   /** Encrypts webhook signing secrets at rest. */
   webhookBox: SecretBox;
   /** Encrypts the private halves of access-token signing keys at rest. */
   signingKeyBox: SecretBox;
-  /** Stable, per-add-on pseudonym of a person: what an add-on sees as `user.id`. */
+  /** Stable, per-add-on pseudonym of a person: what an add-on sees as `user.id`. Survives a master key rotation. */
   pseudonym(addonId: string, userId: string): string;
-  /** Digest of a call's arguments for the logs: comparable, not readable. */
+  /** Digest of a call's arguments for the logs: comparable, not readable. Survives a master key rotation. */
   argsDigest(json: string): string;
-  /** Encrypts service-wide generated secrets at rest (the Web Push VAPID private key). */
+  /** Encrypts service-wide secrets at rest (the Web Push VAPID private key, the pseudonym keys). */
   serviceSecretBox: SecretBox;
-  /** The capability a push notification carries to decide one approval without a session. */
+  /** The capability a push notification carries to decide one approval without a session (current master key). */
   approvalActionToken(value: string): string;
+  /** Whether a notification's token is the capability for `value` under any master key of the ring. */
+  approvalActionTokenValid(value: string, token: string): boolean;
+}
+
+/** The row in `service_secrets` holding the keys that must outlive a master key. */
+export const STABLE_KEYS_SECRET = 'stable-keys';
+
+/**
+ * Keys of values other systems keep (pseudonyms add-ons store, argument digests in the call log):
+ * random, stored sealed, so rotating the master key does not change them.
+ */
+interface StableKeys {
+  /** Each add-on's pseudonym key derives from it, unless listed in `addons`. */
+  pseudonymRoot: string;
+  argsKey: string;
+  /** Add-ons that existed before key rings: their pseudonym keys as derived from the master key of then. */
+  addons: Record<string, string>;
 }
 
 /**
- * The master secret comes from TOOLPORT_SECRET_KEY; only the embedded default generates one
- * under DATA_DIR on first start (several processes on one database must share one key).
+ * The master keys come from TOOLPORT_SECRET_KEY (first seals, all open); only the embedded default
+ * generates one under DATA_DIR on first start (several processes on one database must share keys).
  */
-export function loadSecrets(config: Config): Secrets {
-  let master: Buffer;
-  if (config.secretKey) master = Buffer.from(config.secretKey, 'base64');
-  else {
-    const file = path.join(config.dataDir, 'secret.key');
-    if (existsSync(file)) master = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
-    else {
-      mkdirSync(config.dataDir, { recursive: true });
-      master = randomBytes(32);
-      writeFileSync(file, master.toString('base64'), { mode: 0o600 });
-      chmodSync(file, 0o600);
+export function loadMasterKeys(config: Config): Buffer[] {
+  if (config.secretKeys?.length) return config.secretKeys;
+  const file = path.join(config.dataDir, 'secret.key');
+  if (existsSync(file)) return [Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')];
+  mkdirSync(config.dataDir, { recursive: true });
+  const master = randomBytes(32);
+  writeFileSync(file, master.toString('base64'), { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return [master];
+}
+
+export interface SecretBoxes {
+  webhookBox: SecretBox;
+  signingKeyBox: SecretBox;
+  serviceSecretBox: SecretBox;
+}
+
+export function secretBoxes(ring: Buffer[]): SecretBoxes {
+  return {
+    webhookBox: new SecretBox(ring, 'webhook-secrets'),
+    signingKeyBox: new SecretBox(ring, 'signing-keys'),
+    serviceSecretBox: new SecretBox(ring, 'service-secrets'),
+  };
+}
+
+export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
+  const ring = loadMasterKeys(config);
+  const boxes = secretBoxes(ring);
+  const stable = await loadStableKeys(db, ring, boxes);
+  const root = Buffer.from(stable.pseudonymRoot, 'base64');
+  const argsKey = Buffer.from(stable.argsKey, 'base64');
+  const addonKeys = new Map<string, Buffer>(Object.entries(stable.addons).map(([id, k]) => [id, Buffer.from(k, 'base64')]));
+  const addonKey = (addonId: string) => {
+    let key = addonKeys.get(addonId);
+    if (!key) addonKeys.set(addonId, (key = purposeKey(root, `pseudonym:${addonId}`)));
+    return key;
+  };
+  const actionToken = (master: Buffer, value: string) => keyedDigest(master, 'approval-action', value);
+  return {
+    ...boxes,
+    pseudonym: (addonId, userId) => `usr_${createHmac('sha256', addonKey(addonId)).update(userId).digest('base64url').slice(0, 26)}`,
+    argsDigest: (json) => `sha256:${createHmac('sha256', argsKey).update(json).digest('base64url').slice(0, 22)}`,
+    approvalActionToken: (value) => actionToken(ring[0]!, value),
+    approvalActionTokenValid: (value, token) => ring.some((m) => safeEqual(actionToken(m, value), token)),
+  };
+}
+
+/**
+ * Reads the stable keys, or makes them on first start. A database with secrets sealed before key
+ * rings keeps its pseudonyms and digests: its keys are derived as they were, from the master key
+ * that opens those secrets, and only the derived keys are stored (not that master key).
+ */
+async function loadStableKeys(db: Db, ring: Buffer[], boxes: SecretBoxes): Promise<StableKeys> {
+  const read = async () => {
+    const [row] = await db.select().from(serviceSecrets).where(eq(serviceSecrets.name, STABLE_KEYS_SECRET));
+    return row ? (JSON.parse(boxes.serviceSecretBox.open(row.valueEnc)) as StableKeys) : undefined;
+  };
+  const found = await read();
+  if (found) return found;
+  const legacy = await legacyMaster(db, ring);
+  const fresh: StableKeys = {
+    pseudonymRoot: randomBytes(32).toString('base64'),
+    argsKey: (legacy ? purposeKey(legacy, 'args') : randomBytes(32)).toString('base64'),
+    addons: {},
+  };
+  if (legacy) {
+    for (const { id } of await db.select({ id: addons.id }).from(addons)) {
+      fresh.addons[id] = purposeKey(legacy, `pseudonym:${id}`).toString('base64');
     }
   }
-  return {
-    webhookBox: new SecretBox(master, 'webhook-secrets'),
-    signingKeyBox: new SecretBox(master, 'signing-keys'),
-    pseudonym: (addonId, userId) => `usr_${keyedDigest(master, `pseudonym:${addonId}`, userId).slice(0, 26)}`,
-    argsDigest: (json) => `sha256:${keyedDigest(master, 'args', json).slice(0, 22)}`,
-    serviceSecretBox: new SecretBox(master, 'service-secrets'),
-    approvalActionToken: (value) => keyedDigest(master, 'approval-action', value),
+  await db
+    .insert(serviceSecrets)
+    .values({ name: STABLE_KEYS_SECRET, valueEnc: boxes.serviceSecretBox.seal(JSON.stringify(fresh)) })
+    .onConflictDoNothing();
+  // Another process may have won the race: everyone uses the stored keys.
+  const stored = await read();
+  if (!stored) throw new Error('The stable keys could not be stored.');
+  return stored;
+}
+
+/** The master key that sealed the secrets written before key rings (`v1.`), if there are any. */
+async function legacyMaster(db: Db, ring: Buffer[]): Promise<Buffer | undefined> {
+  const samples: Array<{ purpose: string; sealed: string | undefined }> = [
+    { purpose: 'webhook-secrets', sealed: (await db.select({ v: addonSecrets.secretEnc }).from(addonSecrets).limit(1))[0]?.v },
+    { purpose: 'signing-keys', sealed: (await db.select({ v: signingKeys.privateJwkEnc }).from(signingKeys).limit(1))[0]?.v },
+    { purpose: 'service-secrets', sealed: (await db.select({ v: serviceSecrets.valueEnc }).from(serviceSecrets).limit(1))[0]?.v },
+  ];
+  const old = samples.filter((s) => s.sealed?.startsWith('v1.'));
+  if (!old.length) return undefined;
+  for (const master of ring) {
+    const box = new SecretBox(master, old[0]!.purpose);
+    try {
+      box.open(old[0]!.sealed!);
+      return master;
+    } catch {
+      /* not this key */
+    }
+  }
+  throw new Error('No key in TOOLPORT_SECRET_KEY opens the secrets already stored: the master key of this database is missing from the list.');
+}
+
+export interface ResealReport {
+  /** Rows sealed again under the current master key. */
+  resealed: number;
+  /** Rows already under the current key (left alone: running the command again changes nothing). */
+  current: number;
+  /** Rows no key of the ring opens, as `table:id` (ids are not secret): keep the old key until they are dealt with. */
+  unreadable: string[];
+}
+
+/**
+ * Seals every stored secret again under the first master key, so the others can leave
+ * TOOLPORT_SECRET_KEY. Safe while the service runs: each row is replaced only if it still holds
+ * what was read (a row changed meanwhile was written under a key every process holds), and
+ * running processes keep what they decrypted. Idempotent.
+ */
+export async function resealSecrets(db: Db, boxes: SecretBoxes): Promise<ResealReport> {
+  const report: ResealReport = { resealed: 0, current: 0, unreadable: [] };
+  const each = async (
+    table: string,
+    box: SecretBox,
+    rows: Array<{ id: string; sealed: string }>,
+    replace: (id: string, from: string, to: string) => Promise<unknown[]>,
+  ) => {
+    for (const { id, sealed } of rows) {
+      if (!box.isStale(sealed)) {
+        report.current++;
+        continue;
+      }
+      let plain: string;
+      try {
+        plain = box.open(sealed);
+      } catch {
+        report.unreadable.push(`${table}:${id}`);
+        continue;
+      }
+      if ((await replace(id, sealed, box.seal(plain))).length) report.resealed++;
+    }
   };
+  await each(
+    'addon_secrets',
+    boxes.webhookBox,
+    await db.select({ id: addonSecrets.id, sealed: addonSecrets.secretEnc }).from(addonSecrets),
+    (id, from, to) =>
+      db.update(addonSecrets).set({ secretEnc: to }).where(and(eq(addonSecrets.id, id), eq(addonSecrets.secretEnc, from))).returning({ id: addonSecrets.id }),
+  );
+  await each(
+    'signing_keys',
+    boxes.signingKeyBox,
+    await db.select({ id: signingKeys.kid, sealed: signingKeys.privateJwkEnc }).from(signingKeys),
+    (id, from, to) =>
+      db.update(signingKeys).set({ privateJwkEnc: to }).where(and(eq(signingKeys.kid, id), eq(signingKeys.privateJwkEnc, from))).returning({ id: signingKeys.kid }),
+  );
+  await each(
+    'service_secrets',
+    boxes.serviceSecretBox,
+    await db.select({ id: serviceSecrets.name, sealed: serviceSecrets.valueEnc }).from(serviceSecrets),
+    (id, from, to) =>
+      db.update(serviceSecrets).set({ valueEnc: to }).where(and(eq(serviceSecrets.name, id), eq(serviceSecrets.valueEnc, from))).returning({ id: serviceSecrets.name }),
+  );
+  return report;
 }

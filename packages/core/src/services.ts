@@ -1,7 +1,7 @@
 import type { Clock } from './clock';
 import { systemClock } from './clock';
 import type { Config } from './config';
-import { ConfigError } from './config';
+import { ConfigError, productionSecretProblems } from './config';
 import type { Database, Db } from './db/client';
 import { createDatabase } from './db/client';
 import type { EventBus } from './events/bus';
@@ -59,19 +59,22 @@ export interface ServiceOverrides {
 }
 
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  if (config.database.url && !config.secretKey) {
-    throw new ConfigError(['TOOLPORT_SECRET_KEY is required with DATABASE_URL: every process must share one master key.']);
-  }
+  const missing = productionSecretProblems(config);
+  if (missing.length) throw new ConfigError(missing);
   const log = overrides.log ?? createLogger({ role: config.role });
   const database = await createDatabase(config.database);
   await database.migrate();
+  const secrets = await loadSecrets(config, database.db).catch(async (err) => {
+    await database.close();
+    throw err;
+  });
   const bus = config.redis ? createRedisBus(config.redis.url, config.redis.prefix) : createInProcessBus();
   const outbound = createOutboundClient({ allowPrivate: config.webhookAllowPrivate });
   const svc: Services = {
     config,
     database,
     db: database.db,
-    secrets: loadSecrets(config),
+    secrets,
     clock: overrides.clock ?? systemClock,
     log,
     bus,

@@ -1,11 +1,10 @@
 import { and, desc, eq, gt, ne, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { safeEqual } from '../crypto';
 import { conflict, notFound, ToolportError, validation } from '../errors';
 import type { Services } from '../services';
 import { approvals } from '../db/schema/index';
-import { approvalActionToken } from './push';
+import { approvalActionTokenValid } from './push';
 import {
   announceDecided,
   approvalChannel,
@@ -129,6 +128,7 @@ export async function decideApprovalWithToken({ ctx, input }: { ctx: Ctx; input:
   const refused = new ToolportError('UNAUTHORIZED', 'This approval link is not valid.');
   if (typeof approvalId !== 'string' || approvalId.length > 64 || typeof token !== 'string' || token.length > 128) throw refused;
   const row = await readApproval(ctx.svc, approvalId);
-  if (!row || !safeEqual(approvalActionToken(ctx.svc, row), token)) throw refused;
+  // Any master key of the ring: a notification sent just before a rotation still decides.
+  if (!row || !approvalActionTokenValid(ctx.svc, row, token)) throw refused;
   return decide(ctx.svc, row.userId, row.id, status, 'push');
 }

@@ -1,6 +1,7 @@
 import { and, desc, gt, isNull, ne, or, sql } from 'drizzle-orm';
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import type { KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { signingKeys } from '../db/schema/index';
 import { newId } from '../ids';
 import type { Services } from '../services';
@@ -25,9 +26,18 @@ interface LoadedKey {
   createdAt: Date;
 }
 
+/** A key from TOOLPORT_SIGNING_KEYS: its kid is its RFC 7638 thumbprint, the same in every process. */
+export async function settingsKey(key: KeyObject): Promise<{ kid: string; publicJwk: JWK; privateKey: CryptoKey }> {
+  const { d: _d, ...pub } = key.export({ format: 'jwk' }) as JWK;
+  const kid = await calculateJwkThumbprint(pub);
+  const privateJwk = { ...(key.export({ format: 'jwk' }) as JWK), kid, alg: ALG };
+  return { kid, publicJwk: { ...pub, kid, alg: ALG, use: 'sig' }, privateKey: (await importJWK(privateJwk, ALG)) as CryptoKey };
+}
+
 class KeyStore {
   private keys = new Map<string, LoadedKey>();
   private signer?: { kid: string; key: CryptoKey };
+  private fromSettings?: Promise<Array<LoadedKey & { privateKey: CryptoKey }>>;
   private loadedAt = 0;
   private loading?: Promise<void>;
   private subscribed?: Promise<unknown>;
@@ -42,6 +52,7 @@ class KeyStore {
   private async load() {
     this.subscribed ??= this.svc.bus.subscribe(KEYS_CHANNEL, () => void this.reload().catch(() => {}));
     await this.subscribed;
+    if (this.svc.config.signingKeys) return this.loadFromSettings(this.svc.config.signingKeys);
     let rows = await this.readRows();
     if (!rows.some((r) => !r.retiredAt)) {
       await ensureActiveKey(this.svc);
@@ -63,6 +74,31 @@ class KeyStore {
       const privateJwk = JSON.parse(this.svc.secrets.signingKeyBox.open(active.privateJwkEnc)) as JWK;
       this.signer = { kid: active.kid, key: (await importJWK(privateJwk, ALG)) as CryptoKey };
     }
+    this.keys = keys;
+    this.loadedAt = Date.now();
+  }
+
+  /**
+   * TOOLPORT_SIGNING_KEYS: the first signs, all verify. Keys the database holds from before (or
+   * from a process of an older release still signing with them) are retired here and only verify,
+   * until the tokens they signed have expired.
+   */
+  private async loadFromSettings(configured: KeyObject[]) {
+    const now = this.svc.clock.now();
+    this.fromSettings ??= Promise.all(
+      configured.map(async (k) => {
+        const { kid, publicJwk, privateKey } = await settingsKey(k);
+        return { kid, publicJwk, privateKey, verifyKey: (await importJWK(publicJwk, ALG)) as CryptoKey, retiredAt: null, createdAt: now };
+      }),
+    );
+    const fromSettings = await this.fromSettings;
+    await this.svc.db.update(signingKeys).set({ retiredAt: now }).where(isNull(signingKeys.retiredAt));
+    const keys = new Map<string, LoadedKey>(fromSettings.map((k) => [k.kid, k]));
+    for (const row of await this.readRows()) {
+      const publicJwk = row.publicJwk as JWK;
+      keys.set(row.kid, { kid: row.kid, publicJwk, verifyKey: (await importJWK(publicJwk, ALG)) as CryptoKey, retiredAt: row.retiredAt, createdAt: row.createdAt });
+    }
+    this.signer = { kid: fromSettings[0]!.kid, key: fromSettings[0]!.privateKey };
     this.keys = keys;
     this.loadedAt = Date.now();
   }
@@ -142,6 +178,9 @@ export async function ensureSigningKeys(svc: Services): Promise<void> {
  * signed have expired. Other processes reload on the bus message (or on the first unknown kid).
  */
 export async function rotateSigningKey(svc: Services): Promise<{ kid: string }> {
+  if (svc.config.signingKeys) {
+    throw new Error('The signing keys come from TOOLPORT_SIGNING_KEYS: rotate by changing that setting (docs/operations.md).');
+  }
   const row = await newKeyRow(svc);
   await svc.db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${KEYGEN_LOCK})`);
@@ -156,7 +195,7 @@ export async function rotateSigningKey(svc: Services): Promise<{ kid: string }> 
   return { kid: row.kid };
 }
 
-/** The JWKS document: the active key and the retired ones still published. */
+/** The JWKS document: the signing keys (the active one first) and the retired ones still published. */
 export async function publicJwks(svc: Services): Promise<{ keys: JWK[] }> {
   return { keys: await keyStore(svc).published() };
 }
