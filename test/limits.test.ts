@@ -96,3 +96,34 @@ describe('settings for limits', () => {
     assert.throws(() => parseConfig({ LIMIT_CALLS_PER_PERSON: '0', PORT: 'x' }), (err: any) => err.problems.length === 2);
   });
 });
+
+describe('leases (open event streams)', () => {
+  it('holds at most max leases, frees a released one, and lets one that is not renewed expire (a crashed holder)', async () => {
+    const { createLimiter } = await import('@toolport/core/limits');
+    const limiter = createLimiter(a.config);
+    const key = `lease-test-${process.pid}-${Date.now()}`;
+    try {
+      const first = await limiter.lease(key, 2, 400);
+      const second = await limiter.lease(key, 2, 60_000);
+      assert.ok(first && second);
+      assert.equal(await limiter.lease(key, 2, 60_000), undefined, 'both places are held');
+      await second.release();
+      const third = await limiter.lease(key, 2, 60_000);
+      assert.ok(third, 'a released place is free again');
+      assert.equal(await limiter.lease(key, 2, 60_000), undefined);
+      // Renewed, the short lease outlives its first ttl.
+      await sleep(250);
+      await first.renew();
+      await sleep(250);
+      assert.equal(await limiter.lease(key, 2, 60_000), undefined, 'a renewed lease still holds its place');
+      // Not renewed (its process is gone): the place frees itself.
+      await sleep(300);
+      const fourth = await limiter.lease(key, 2, 60_000);
+      assert.ok(fourth, 'an expired lease gave its place back');
+      await third.release();
+      await fourth.release();
+    } finally {
+      await limiter.close();
+    }
+  });
+});

@@ -5,6 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { openEvents } from './approvals-helpers';
+import { MAX_STREAMS_PER_PERSON } from '@toolport/core';
 import { createBacking, freePort, TARGET, type Backing } from './helpers/target';
 
 const skip = TARGET !== 'services' ? 'needs Postgres + Redis (several processes share them)' : false;
@@ -108,5 +110,53 @@ describe('two API processes and two workers on one Postgres and one Redis', { sk
 
     const exit = await new Promise<number | null>((resolve) => (apiA.exitCode !== null ? resolve(apiA.exitCode) : apiA.once('exit', (c) => resolve(c))));
     assert.equal(exit, 0, 'the API process drained and exited cleanly');
+  });
+});
+
+describe('open event streams per person, across API processes', { skip }, () => {
+  it('counts streams on every process against one limit, and a closed stream frees its place', async () => {
+    const [pa, pb] = [await freePort(), await freePort()];
+    const publicUrl = `http://127.0.0.1:${pa}`;
+    await spawnToolport('api', publicUrl, pa);
+    await spawnToolport('api', publicUrl, pb);
+    const a = `http://127.0.0.1:${pa}`;
+    const b = `http://127.0.0.1:${pb}`;
+    const person = await newPerson(publicUrl, 'streams');
+    const streams: Array<Awaited<ReturnType<typeof openEvents>>> = [];
+    try {
+      for (let i = 0; i < MAX_STREAMS_PER_PERSON; i++) {
+        const s = await openEvents(a, person.client);
+        assert.equal(s.res.status, 200, `stream ${i + 1} on A`);
+        streams.push(s);
+      }
+      const over = await openEvents(b, person.client);
+      assert.equal(over.res.status, 429, 'B counts the streams open on A');
+      assert.equal(over.res.headers.get('content-type'), 'application/problem+json');
+      assert.ok(Number(over.res.headers.get('retry-after')) > 0);
+      await over.close();
+      // Another person is not limited by this one's streams.
+      const other = await newPerson(publicUrl, 'streams');
+      const theirs = await openEvents(b, other.client);
+      assert.equal(theirs.res.status, 200);
+      await theirs.close();
+
+      await streams.pop()!.close();
+      const until = Date.now() + 5_000;
+      for (;;) {
+        const again = await openEvents(b, person.client);
+        if (again.res.status === 200) {
+          streams.push(again);
+          break;
+        }
+        await again.close();
+        assert.ok(Date.now() < until, 'a stream closed on A never freed its place on B');
+        await sleep(50);
+      }
+      const full = await openEvents(a, person.client);
+      assert.equal(full.res.status, 429, 'A counts the stream now open on B');
+      await full.close();
+    } finally {
+      for (const s of streams) await s.close();
+    }
   });
 });

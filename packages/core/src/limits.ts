@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Config } from './config';
 
@@ -10,7 +11,19 @@ export interface Limiter {
   hit(windows: RateWindow[]): Promise<{ over: number; retryAfterMs: number }>;
   /** Takes one of `max` slots (released by the returned function), or undefined when all are taken. */
   acquire(key: string, max: number, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * Takes one of `max` leases under `key` for `ttlMs`, or undefined when all are held. The holder
+   * renews it while it lasts and releases it at the end; a lease not renewed in time (its process
+   * crashed) frees itself, which a counter cannot do for a long-lived holder.
+   */
+  lease(key: string, max: number, ttlMs: number): Promise<Lease | undefined>;
   close(): Promise<void>;
+}
+
+export interface Lease {
+  /** Pushes the expiry to `ttlMs` from now (re-taking the lease if it had already expired). */
+  renew(): Promise<void>;
+  release(): Promise<void>;
 }
 
 export interface RateWindow {
@@ -22,6 +35,7 @@ export interface RateWindow {
 export function createMemoryLimiter(): Limiter {
   const windows = new Map<string, { count: number; resetAt: number }>();
   const slots = new Map<string, number>();
+  const leases = new Map<string, Map<string, number>>();
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
@@ -51,6 +65,30 @@ export function createMemoryLimiter(): Limiter {
         else slots.set(key, left);
       };
     },
+    async lease(key, max, ttlMs) {
+      const now = Date.now();
+      let held = leases.get(key);
+      if (!held) leases.set(key, (held = new Map()));
+      for (const [id, expiresAt] of held) if (expiresAt <= now) held.delete(id);
+      if (held.size >= max) return undefined;
+      const id = randomUUID();
+      held.set(id, now + ttlMs);
+      let released = false;
+      return {
+        async renew() {
+          if (released) return;
+          let h = leases.get(key);
+          if (!h) leases.set(key, (h = new Map()));
+          h.set(id, Date.now() + ttlMs);
+        },
+        async release() {
+          released = true;
+          const h = leases.get(key);
+          h?.delete(id);
+          if (h && !h.size) leases.delete(key);
+        },
+      };
+    },
     async close() {
       clearInterval(sweep);
     },
@@ -70,15 +108,34 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 if n > tonumber(ARGV[1]) then redis.call('DECR', KEYS[1]) return 0 end
 return 1`;
 
+// Leases: a sorted set per key of lease ids scored by expiry (Redis's own clock, so processes'
+// clocks do not matter). Taking one prunes the expired and counts in the same script.
+const LEASE_NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+const LEASE_TAKE = `${LEASE_NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+const LEASE_RENEW = `${LEASE_NOW}
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
 export function createRedisLimiter(url: string, prefix: string): Limiter {
   // Auto-pipelining: the checks of concurrent calls issued in one tick share one write to Redis.
   const redis = new Redis(url, { maxRetriesPerRequest: 2, connectionName: `${prefix}:limits`, enableAutoPipelining: true });
   // defineCommand sends EVALSHA, the script's text only once per connection.
   redis.defineCommand('tpHit', { lua: HIT });
   redis.defineCommand('tpAcquire', { numberOfKeys: 1, lua: ACQUIRE });
+  redis.defineCommand('tpLeaseTake', { numberOfKeys: 1, lua: LEASE_TAKE });
+  redis.defineCommand('tpLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
   const scripts = redis as unknown as {
     tpHit(n: number, ...args: string[]): Promise<[number, number]>;
     tpAcquire(key: string, max: string, ttl: string): Promise<number>;
+    tpLeaseTake(key: string, id: string, max: string, ttl: string): Promise<number>;
+    tpLeaseRenew(key: string, id: string, ttl: string): Promise<number>;
   };
   const k = (key: string) => `${prefix}:limit:${key}`;
   return {
@@ -95,6 +152,22 @@ export function createRedisLimiter(url: string, prefix: string): Limiter {
         if (released) return;
         released = true;
         await redis.decr(k(key)).catch(() => {});
+      };
+    },
+    async lease(key, max, ttlMs) {
+      const id = randomUUID();
+      const set = k(`lease:${key}`);
+      if (!(await scripts.tpLeaseTake(set, id, String(max), String(ttlMs)))) return undefined;
+      let released = false;
+      return {
+        async renew() {
+          if (!released) await scripts.tpLeaseRenew(set, id, String(ttlMs));
+        },
+        async release() {
+          if (released) return;
+          released = true;
+          await redis.zrem(set, id).catch(() => {});
+        },
       };
     },
     async close() {

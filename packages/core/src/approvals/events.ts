@@ -1,16 +1,16 @@
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { limitExceeded } from '../errors';
-import type { Services } from '../services';
 import { listDecidedSince, listPending } from './decide';
 import { userChannel, type UserEvent } from './records';
 
-/** Open dashboard streams per person, per process (each holds a socket and a bus handler). */
+/** Open dashboard streams per person, across every API process when Redis is configured. */
 export const MAX_STREAMS_PER_PERSON = 10;
+/** A stream's place is a lease renewed while it is open: a crashed process's places free themselves after this. */
+export const STREAM_LEASE_MS = 60_000;
+const STREAM_RENEW_MS = STREAM_LEASE_MS / 3;
 /** How far back a reconnecting stream is told about decisions it may have missed. */
 const CATCH_UP_MS = 2 * 60_000;
-
-const openByService = new WeakMap<Services, Map<string, number>>();
 
 export interface ApprovalEvents {
   close(): Promise<void>;
@@ -31,15 +31,15 @@ export async function openApprovalEvents({
 }): Promise<ApprovalEvents> {
   const { svc } = ctx;
   const userId = personId(ctx);
-  let open = openByService.get(svc);
-  if (!open) openByService.set(svc, (open = new Map()));
-  const count = open.get(userId) ?? 0;
-  if (count >= MAX_STREAMS_PER_PERSON) throw limitExceeded(`At most ${MAX_STREAMS_PER_PERSON} event streams may be open at once.`, 5);
-  open.set(userId, count + 1);
+  const lease = await svc.limiter.lease(`streams:${userId}`, MAX_STREAMS_PER_PERSON, STREAM_LEASE_MS);
+  if (!lease) throw limitExceeded(`At most ${MAX_STREAMS_PER_PERSON} event streams may be open at once.`, 5);
+  const renew = setInterval(() => {
+    lease.renew().catch((err) => svc.log.warn('cannot renew an event stream lease', { err }));
+  }, STREAM_RENEW_MS);
+  renew.unref();
   const release = () => {
-    const n = (open.get(userId) ?? 1) - 1;
-    if (n <= 0) open.delete(userId);
-    else open.set(userId, n);
+    clearInterval(renew);
+    void lease.release().catch(() => {});
   };
 
   let unsubscribe: (() => Promise<void>) | undefined;
