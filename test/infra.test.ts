@@ -55,6 +55,7 @@ describe('docker-compose.yml', () => {
       assert.equal(env.REDIS_URL, 'redis://redis:6379');
       assert.ok(env.PUBLIC_URL);
       assert.match(env.TOOLPORT_SECRET_KEY, /^\$\{TOOLPORT_SECRET_KEY:\?/, 'the master key is required, never defaulted');
+      if (name === 'api') assert.match(env.TOOLPORT_SIGNING_KEYS, /^\$\{TOOLPORT_SIGNING_KEYS:\?/, 'the signing keys are required, never defaulted');
       assert.equal(s[name].depends_on.postgres.condition, 'service_healthy');
       assert.equal(s[name].depends_on.redis.condition, 'service_healthy');
       assert.ok(s[name].build, `${name} builds the image`);
@@ -104,11 +105,14 @@ describe('docker-compose.yml', () => {
         encoding: 'utf8',
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
       });
-    const ok = run({ TOOLPORT_SECRET_KEY: 'x'.repeat(44) });
+    const ok = run({ TOOLPORT_SECRET_KEY: 'x'.repeat(44), TOOLPORT_SIGNING_KEYS: 'y'.repeat(184) });
     assert.equal(ok.status, 0, ok.stderr);
-    const missing = run({});
+    const missing = run({ TOOLPORT_SIGNING_KEYS: 'y'.repeat(184) });
     assert.notEqual(missing.status, 0, 'refuses to start without TOOLPORT_SECRET_KEY');
     assert.match(missing.stderr, /TOOLPORT_SECRET_KEY/);
+    const noSigning = run({ TOOLPORT_SECRET_KEY: 'x'.repeat(44) });
+    assert.notEqual(noSigning.status, 0, 'refuses to start without TOOLPORT_SIGNING_KEYS');
+    assert.match(noSigning.stderr, /TOOLPORT_SIGNING_KEYS/);
   });
 });
 
@@ -203,20 +207,24 @@ describe('infra/k8s', () => {
 
   it('takes secrets from toolport-secrets by reference and inlines none', () => {
     assert.ok(!objects.some((o) => o.kind === 'Secret'), 'no Secret manifest with values');
-    const secretNames = ['DATABASE_URL', 'REDIS_URL', 'TOOLPORT_SECRET_KEY'];
+    const secretNames = ['DATABASE_URL', 'REDIS_URL', 'TOOLPORT_SECRET_KEY', 'TOOLPORT_SIGNING_KEYS', 'VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY'];
+    const optional = ['VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY'];
     const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
     for (const w of workloads) {
       for (const c of w.spec.template.spec.containers as Obj[]) {
         for (const e of c.env ?? []) {
           if (!secretNames.includes(e.name)) continue;
           assert.equal(e.value, undefined, `${w.metadata.name}: ${e.name} is not inline`);
-          assert.deepEqual(e.valueFrom.secretKeyRef, { name: 'toolport-secrets', key: e.name });
+          const ref = { name: 'toolport-secrets', key: e.name, ...(optional.includes(e.name) ? { optional: true } : {}) };
+          assert.deepEqual(e.valueFrom.secretKeyRef, ref);
         }
       }
     }
-    for (const d of ['toolport-api', 'toolport-worker']) {
+    // Only API processes sign access tokens and send push notifications.
+    const needs = { 'toolport-api': secretNames, 'toolport-worker': ['DATABASE_URL', 'REDIS_URL', 'TOOLPORT_SECRET_KEY'] };
+    for (const [d, names] of Object.entries(needs)) {
       const env = envOf(container(find('Deployment', d)));
-      for (const n of secretNames) assert.ok(env[n]?.valueFrom?.secretKeyRef, `${d} reads ${n} from the Secret`);
+      for (const n of names) assert.ok(env[n]?.valueFrom?.secretKeyRef, `${d} reads ${n} from the Secret`);
     }
     const cm = find('ConfigMap', 'toolport-config');
     for (const n of secretNames) assert.equal(cm.data[n], undefined, `${n} is not in the ConfigMap`);
