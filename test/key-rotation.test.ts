@@ -18,7 +18,7 @@ import {
   type ResealReport,
 } from '@toolport/core';
 import { vapidKeys } from '@toolport/core/approvals/push';
-import { keyedDigest } from '@toolport/core/crypto';
+import { keyedDigest, SecretBox } from '@toolport/core/crypto';
 import { createDatabase } from '@toolport/core/db/client';
 import { startServer, type RunningServer } from '../apps/api/src/server';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
@@ -306,5 +306,24 @@ describe('key settings', () => {
     });
     assert.equal(out.status, 78, out.stderr);
     assert.match(out.stderr, /TOOLPORT_SIGNING_KEYS is required with DATABASE_URL/);
+  });
+});
+
+describe('SecretBox key ring', () => {
+  const [k1, k2, k3] = [K1, K2, randomBytes(32).toString('base64')].map((k) => Buffer.from(k, 'base64'));
+  it('seals as before key rings with one key, names the key with several, opens under any listed key', () => {
+    const one = new SecretBox(k1!, 'webhook-secrets');
+    const sealedV1 = one.seal('whsec_x');
+    assert.match(sealedV1, /^v1\./, 'readable by the release before key rings');
+    const ring = new SecretBox([k2!, k1!], 'webhook-secrets');
+    assert.equal(ring.open(sealedV1), 'whsec_x');
+    const sealedV2 = ring.seal('whsec_y');
+    assert.ok(sealedV2.startsWith(`v2.${ring.currentKeyId}.`));
+    assert.equal(new SecretBox([k1!, k2!], 'webhook-secrets').open(sealedV2), 'whsec_y', 'any order');
+    assert.equal(new SecretBox(k2!, 'webhook-secrets').open(sealedV2), 'whsec_y');
+    assert.throws(() => new SecretBox(k3!, 'webhook-secrets').open(sealedV2), /not in TOOLPORT_SECRET_KEY/);
+    assert.throws(() => new SecretBox(k3!, 'webhook-secrets').open(sealedV1), /No key/);
+    assert.throws(() => new SecretBox([k2!, k1!], 'signing-keys').open(sealedV2), 'a purpose opens only its own');
+    assert.deepEqual([ring.isStale(sealedV1), ring.isStale(sealedV2), one.isStale(sealedV1), one.isStale(sealedV2)], [true, false, false, true]);
   });
 });

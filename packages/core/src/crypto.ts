@@ -45,8 +45,10 @@ export const masterKeyId = (master: Buffer) => createHmac('sha256', master).upda
 
 /**
  * AES-256-GCM with a key derived per purpose from each master key of the ring. The first key seals;
- * every key opens. `v2.<keyId>.<iv>.<body>.<tag>` names its key; `v1.<iv>.<body>.<tag>` (written
- * before key rings) names none, so every key is tried (GCM's tag tells the right one).
+ * every key opens. With several keys (a rotation) a value is sealed `v2.<keyId>.<iv>.<body>.<tag>`,
+ * naming its key. With one key it is sealed `v1.<iv>.<body>.<tag>` as before key rings, so the
+ * previous release can still read what this one writes during a rolling upgrade or after a
+ * rollback; a `v1` value names no key, so every key is tried (GCM's tag tells the right one).
  */
 export class SecretBox {
   private readonly keys: Array<{ id: string; key: Buffer }>;
@@ -64,7 +66,8 @@ export class SecretBox {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `v2.${id}.${iv.toString('base64url')}.${body.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+    const sealed = `${iv.toString('base64url')}.${body.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+    return this.keys.length > 1 ? `v2.${id}.${sealed}` : `v1.${sealed}`;
   }
   open(sealed: string): string {
     const parts = sealed.split('.');
@@ -87,7 +90,15 @@ export class SecretBox {
   }
   /** True when the value is not sealed under the current key: the re-encrypt command reseals it. */
   isStale(sealed: string): boolean {
-    return !sealed.startsWith(`v2.${this.currentKeyId}.`);
+    const parts = sealed.split('.');
+    if (parts[0] === 'v2') return parts[1] !== this.currentKeyId;
+    if (parts[0] !== 'v1' || parts.length !== 4) return true;
+    try {
+      decrypt(this.keys[0]!.key, parts[1]!, parts[2]!, parts[3]!);
+      return false;
+    } catch {
+      return true;
+    }
   }
 }
 
