@@ -229,15 +229,29 @@ describe('rotating the master key and the signing keys without downtime', () => 
     assert.deepEqual([...new Set(since.map((call) => call.body.user.id))], [pseudonym]);
   });
 
-  it('a fresh database gets random stable keys: pseudonyms do not derive from the master key', async () => {
+  it('a fresh database gets random stable keys (pseudonyms do not derive from the master key); a VAPID pair from the settings is used, not stored', async () => {
     const fresh = await createBacking();
+    const pair = webPush.generateVAPIDKeys();
     try {
-      const config = parseConfig({ ...fresh.env, TOOLPORT_SECRET_KEY: K1, TOOLPORT_SIGNING_KEYS: S1 });
+      const port = await freePort();
+      const config = parseConfig({
+        ...fresh.env,
+        PORT: String(port),
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        TOOLPORT_SECRET_KEY: K1,
+        TOOLPORT_SIGNING_KEYS: S1,
+        VAPID_PUBLIC_KEY: pair.publicKey,
+        VAPID_PRIVATE_KEY: pair.privateKey,
+      });
       if (TARGET === 'embedded') config.database = {};
       const server = await startServer(config, { log: createLogger({}, true) });
       try {
         assert.notEqual(server.svc.secrets.pseudonym('notes', 'usr_x'), legacyPseudonym('notes', 'usr_x'));
         assert.equal(server.svc.secrets.pseudonym('notes', 'usr_x'), server.svc.secrets.pseudonym('notes', 'usr_x'));
+        assert.equal((await new Client(server.url).get('/api/push/key')).body.publicKey, pair.publicKey);
+        const stored: unknown = await server.svc.db.execute(sql`select name from service_secrets order by name`);
+        const names = (Array.isArray(stored) ? stored : (stored as { rows: any[] }).rows).map((r: { name: string }) => r.name);
+        assert.deepEqual(names, [STABLE_KEYS_SECRET]);
       } finally {
         await server.close();
       }
