@@ -92,11 +92,15 @@ class KeyStore {
       }),
     );
     const fromSettings = await this.fromSettings;
-    await this.svc.db.update(signingKeys).set({ retiredAt: now }).where(isNull(signingKeys.retiredAt));
+    const rows = await this.readRows();
+    // A write only when there is something to retire: this runs on every reload (an unknown kid too).
+    if (rows.some((r) => !r.retiredAt)) {
+      await this.svc.db.update(signingKeys).set({ retiredAt: now }).where(isNull(signingKeys.retiredAt));
+    }
     const keys = new Map<string, LoadedKey>(fromSettings.map((k) => [k.kid, k]));
-    for (const row of await this.readRows()) {
+    for (const row of rows) {
       const publicJwk = row.publicJwk as JWK;
-      keys.set(row.kid, { kid: row.kid, publicJwk, verifyKey: (await importJWK(publicJwk, ALG)) as CryptoKey, retiredAt: row.retiredAt, createdAt: row.createdAt });
+      keys.set(row.kid, { kid: row.kid, publicJwk, verifyKey: (await importJWK(publicJwk, ALG)) as CryptoKey, retiredAt: row.retiredAt ?? now, createdAt: row.createdAt });
     }
     this.signer = { kid: fromSettings[0]!.kid, key: fromSettings[0]!.privateKey };
     this.keys = keys;
