@@ -252,6 +252,10 @@ describe('rotating the master key and the signing keys without downtime', () => 
         const stored: unknown = await server.svc.db.execute(sql`select name from service_secrets order by name`);
         const names = (Array.isArray(stored) ? stored : (stored as { rows: any[] }).rows).map((r: { name: string }) => r.name);
         assert.deepEqual(names, [STABLE_KEYS_SECRET]);
+        // Re-encrypting with a list missing the key the secrets are under changes nothing and says what it could not open.
+        const wrong = await resealSecrets(server.svc.db, secretBoxes([randomBytes(32)]));
+        assert.equal(wrong.resealed, 0);
+        assert.ok(wrong.unreadable.includes(`service_secrets:${STABLE_KEYS_SECRET}`), JSON.stringify(wrong));
       } finally {
         await server.close();
       }
