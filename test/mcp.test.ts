@@ -211,7 +211,13 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     const fastRes = await post(p.user.mcpUrl, call(7), auth);
     assert.equal(fastRes.headers.get('content-type'), 'application/json');
     const fast = await rpc(fastRes);
-    const sdk = await rpc(await post(p.user.mcpUrl, call(8, { progressToken: 'p2' }), auth));
+    const sdkRes = await post(p.user.mcpUrl, call(8, { progressToken: 'p2' }), auth);
+    // Both answers (and any other) carry the security headers.
+    for (const res of [fastRes, sdkRes, await fetch(`${tp.url}/healthz`)]) {
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    }
+    const sdk = await rpc(sdkRes);
     assert.equal(fast.id, 7);
     CallToolResultSchema.parse(fast.result);
     assert.deepEqual(fast.result, sdk.result);
