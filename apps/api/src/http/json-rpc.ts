@@ -19,3 +19,15 @@ export function invalidJsonRpc(body: unknown): string | undefined {
   if (!('id' in m) || 'result' in m === 'error' in m) return 'send a request, a notification or a response';
   return undefined;
 }
+
+/**
+ * What the SDK is given to parse for a tools/call: the message with `arguments` as `{}`. The SDK
+ * checks `arguments` as a plain record and answers -32603 with its schema dump for what it cannot
+ * read (an object with a `constructor` key, a string); the real arguments, as the app sent them, are
+ * checked by `callTool`, which answers every problem as a tool error, as the contract says.
+ */
+export function withArgumentsForSdk<T>(body: T): T {
+  const m = body as { method?: unknown; params?: Record<string, unknown> };
+  if (m.method !== 'tools/call' || typeof m.params !== 'object' || m.params === null || !('arguments' in m.params)) return body;
+  return { ...m, params: { ...m.params, arguments: {} } } as T;
+}

@@ -6,7 +6,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSI
 import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 import { readJson } from '../http/body';
-import { invalidJsonRpc } from '../http/json-rpc';
+import { invalidJsonRpc, withArgumentsForSdk } from '../http/json-rpc';
 
 // One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
 const sharedValidator = new AjvJsonSchemaValidator();
@@ -247,7 +247,7 @@ export function createMcpRoutes(svc: Services) {
     const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments);
     await server.connect(transport);
     const response = await transport.handleRequest(c.req.raw, {
-      parsedBody: body,
+      parsedBody: withArgumentsForSdk(body),
       authInfo: { token, clientId: identity.clientId, scopes: [TOOLS_SCOPE], extra: { userId: identity.userId } },
     });
     if (!streaming) void server.close();
