@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { ConfigError, parseConfig } from '@toolport/core';
+import { hostAllowed } from '../apps/api/src/http/host-check';
 import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import { Client } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
@@ -240,5 +244,42 @@ describe('MCP: origin, host, protocol version and sessions', () => {
       assert.equal(res.status, 200, path);
     }
     assert.equal((await new Client(tp.url).get('/healthz')).status, 200);
+  });
+});
+
+describe('Host settings (DNS-rebinding protection)', () => {
+  it('answers PUBLIC_URL\'s host in any spelling of it, ALLOWED_HOSTS, and no loopback unless PUBLIC_URL is loopback', () => {
+    const config = parseConfig({ PUBLIC_URL: 'https://toolport.example.com', ALLOWED_HOSTS: 'api.internal:8080, Other.Example.com' });
+    assert.equal(config.allowLoopbackHosts, false);
+    for (const host of ['toolport.example.com', 'TOOLPORT.example.COM', 'toolport.example.com:443', 'toolport.example.com.', 'api.internal:8080', 'other.example.com']) {
+      assert.equal(hostAllowed(config, host), true, host);
+    }
+    for (const host of [undefined, '', 'toolport.example.com:8443', 'api.internal', 'localhost', '127.0.0.1:8080', '[::1]', 'evil.example',
+      'toolport.example.com.evil.example', 'toolport.example.com@evil.example', 'evil.example@toolport.example.com', 'toolport.example.com/x', 'toolport.example.com x', '*']) {
+      assert.equal(hostAllowed(config, host), false, String(host));
+    }
+    const local = parseConfig({ PORT: '8080' });
+    assert.equal(local.allowLoopbackHosts, true);
+    for (const host of ['localhost:8080', '127.0.0.1:3000', '[::1]:8080', 'localhost']) assert.equal(hostAllowed(local, host), true, host);
+    for (const host of ['evil.example:8080', 'localhost.evil.example:8080', '127.0.0.2:8080', '0.0.0.0:8080']) assert.equal(hostAllowed(local, host), false, host);
+  });
+
+  it('reports a bad ALLOWED_HOSTS entry at start with the other problems', () => {
+    assert.throws(() => parseConfig({ ALLOWED_HOSTS: 'ok.example.com,http://x.example/,a b', PORT: 'x' }), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.problems.filter((p) => p.startsWith('ALLOWED_HOSTS')).length, 2, err.message);
+      assert.ok(err.problems.some((p) => p.startsWith('PORT')));
+      return true;
+    });
+  });
+
+  it('answers the hosts docker-compose and infra/k8s send', () => {
+    // docker-compose: nginx passes the browser's Host (localhost:8080) for the default PUBLIC_URL.
+    assert.equal(hostAllowed(parseConfig({ PUBLIC_URL: 'http://localhost:8080' }), 'localhost:8080'), true);
+    // k8s: the Ingress routes its host to the pods with that Host; PUBLIC_URL in the ConfigMap names it.
+    const configMap = parse(readFileSync(new URL('../infra/k8s/configmap.yaml', import.meta.url), 'utf8'));
+    const ingress = parse(readFileSync(new URL('../infra/k8s/ingress.yaml', import.meta.url), 'utf8'));
+    const config = parseConfig({ PUBLIC_URL: configMap.data.PUBLIC_URL });
+    for (const rule of ingress.spec.rules) assert.equal(hostAllowed(config, rule.host), true, rule.host);
   });
 });
