@@ -5,6 +5,9 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { addressRange } from '@toolport/core/outbound/address';
 import { createOutboundClient, OutboundError, type Resolver } from '@toolport/core/outbound/http-client';
 import type { OutboundClient } from '@toolport/core/outbound/types';
+import { notesManifest } from './helpers/addon-server';
+import { newPerson } from './helpers/http';
+import { startToolport } from './helpers/target';
 
 // Network guard: every TCP connect in this process passes through here. Anything that is not loopback
 // is refused before a syscall (so even a regression cannot send a packet off this machine), and
@@ -38,7 +41,20 @@ const zone: Record<string, Array<{ address: string; family: number }>> = {
   ],
   'public.example.test': [{ address: '8.8.8.8', family: 4 }],
   'localhost.test': [{ address: '127.0.0.1', family: 4 }],
+  // The root-anchored spelling of a name is the same name to DNS.
+  'internal.evil.test.': [{ address: '10.0.0.1', family: 4 }],
+  'unspecified.evil.test': [{ address: '0.0.0.0', family: 4 }],
+  'unspecified6.evil.test': [{ address: '::', family: 6 }],
+  'mapped-hex.evil.test': [{ address: '::ffff:a9fe:a9fe', family: 6 }],
+  'zone.evil.test': [{ address: 'fe80::1%eth0', family: 6 }],
+  'not-an-ip.evil.test': [{ address: 'evil.example', family: 4 }],
 };
+// Answers a public address, then loopback: a rebinding name that changes between a check and a connect.
+let flips = 0;
+zone['rebind.evil.test'] = [];
+Object.defineProperty(zone, 'rebind.evil.test', {
+  get: () => (flips++ % 2 === 0 ? [{ address: '8.8.4.4', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]),
+});
 const resolved: string[] = [];
 const resolve: Resolver = async (hostname) => {
   resolved.push(hostname);
@@ -119,6 +135,16 @@ describe('SSRF: literal addresses are refused before any connection', () => {
     assert.deepEqual(resolved, [], 'literal addresses never reach DNS');
   });
 
+  it('refuses percent-encoded, full-width and other spellings the URL parser turns into a private address', async () => {
+    for (const host of ['%31%32%37.0.0.1', '\uff11\uff12\uff17.0.0.1', '0x7f.0x0.0x0.0x1', '0.0.0.0.', '[::ffff:0.0.0.0]', '[0::1]', '[::0:0:1]', '[::ffff:a9fe:a9fe]', '100.100.100.200', '192.0.0.192', '[fe80::a9fe:a9fe]']) {
+      await assertBlocked(`http://${host}:${port}/hook`);
+    }
+    // A zone id (fe80::1%eth0) is not a URL host at all.
+    await assert.rejects(get(strict, `http://[fe80::1%25eth0]:${port}/`), (e: unknown) => e instanceof OutboundError && ['bad_url', 'blocked_address'].includes(e.errorClass));
+    assert.deepEqual(attempts, []);
+    assert.equal(connections, 0);
+  });
+
   it('refuses the same through a POST with a body', async () => {
     await assert.rejects(
       strict.request({ url: `http://127.1:${port}/`, method: 'POST', body: '{"x":1}', deadline: Date.now() + 1_000, maxBytes: 10 }),
@@ -138,6 +164,40 @@ describe('SSRF: host names are checked after resolution', () => {
     assert.equal(connections, 0);
   });
 
+  it('refuses a trailing-dot name, unspecified and hex-mapped answers, and an answer that is not an address', async () => {
+    for (const name of ['internal.evil.test.', 'unspecified.evil.test', 'unspecified6.evil.test', 'mapped-hex.evil.test', 'zone.evil.test']) {
+      await assertBlocked(`http://${name}:${port}/hook`);
+    }
+    await assert.rejects(get(strict, `http://not-an-ip.evil.test:${port}/`), (e: unknown) => e instanceof OutboundError && e.errorClass === 'dns');
+    assert.deepEqual(attempts, []);
+  });
+
+  it('connects to the address it checked: a name that rebinds to loopback between lookups never reaches it', async () => {
+    flips = 0;
+    for (let i = 0; i < 4; i++) {
+      await assert.rejects(get(strict, `http://rebind.evil.test:${port}/`), (e: unknown) => e instanceof OutboundError && ['connect', 'blocked_address'].includes(e.errorClass));
+    }
+    assert.ok(flips >= 2, 'the name was looked up more than once');
+    assert.deepEqual(attempts.filter((a) => a.startsWith('127.')), [], 'loopback was never dialled');
+    assert.equal(connections, 0);
+  });
+
+  it('refuses localhost by the system resolver, with or without a trailing dot', async () => {
+    const system = createOutboundClient({ allowPrivate: false });
+    try {
+      for (const host of ['localhost', 'localhost.', 'LOCALHOST']) {
+        await assert.rejects(
+          system.request({ url: `http://${host}:${port}/`, deadline: Date.now() + 2_000, maxBytes: 10 }),
+          (e: unknown) => e instanceof OutboundError && ['blocked_address', 'dns'].includes(e.errorClass),
+          host,
+        );
+      }
+    } finally {
+      system.close();
+    }
+    assert.equal(connections, 0);
+  });
+
   it('refuses a name when any of its addresses is private, even next to a public one', async () => {
     await assertBlocked(`http://mixed.evil.test:${port}/`);
     assert.deepEqual(attempts, []);
@@ -151,6 +211,25 @@ describe('SSRF: host names are checked after resolution', () => {
   it('reports an unknown name as dns', async () => {
     await assert.rejects(get(strict, 'http://nowhere.test/'), (e: unknown) => e instanceof OutboundError && e.errorClass === 'dns');
     assert.deepEqual(attempts, []);
+  });
+});
+
+describe('SSRF through the API: WEBHOOK_ALLOW_PRIVATE=false', () => {
+  it('refuses to register an add-on whose webhook is loopback, private or metadata, with a sentence, without a request', async () => {
+    const tp = await startToolport({ env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
+    try {
+      const dev = await newPerson(tp.url, 'ssrf');
+      for (const webhook of [`http://127.0.0.1:${port}/hook`, `http://localhost:${port}/hook`, `http://[::1]:${port}/hook`, `http://2130706433:${port}/hook`, 'http://169.254.169.254/latest/meta-data/', `http://[::ffff:7f00:1]:${port}/`]) {
+        const res = await dev.client.post('/api/addons', notesManifest(`ssrf-${connections}-${Math.random().toString(36).slice(2, 8)}`, webhook));
+        assert.equal(res.status, 422, `${webhook}: ${res.text}`);
+        assert.equal(res.body.errors[0].path, '/webhook');
+        assert.match(res.body.errors[0].message, /private, loopback, link-local or metadata address|does not resolve/, webhook);
+      }
+      assert.equal(connections, 0, 'the local listener got nothing');
+      assert.deepEqual(offLoopback(), []);
+    } finally {
+      await tp.stop();
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import type { Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
 import { errorToProblem, problem } from './http/problem';
 import { logRequests } from './http/request-log';
+import { checkHost } from './http/host-check';
 import { addonRoutes } from './routes/addons';
 import { dashboardRoutes } from './routes/dashboard';
 import { installRoutes } from './routes/installs';
@@ -49,6 +50,8 @@ export function createApp(svc: Services) {
   });
   // After the request id is set; a server span around everything below, and one log line per request.
   app.use('*', logRequests(svc));
+  // Before any route: a foreign Host header (DNS rebinding) reaches nothing but the probes.
+  app.use('*', checkHost(svc.config));
 
   const api = new Hono<AppEnv>()
     .route('/', sessionRoutes)

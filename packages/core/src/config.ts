@@ -15,6 +15,13 @@ export interface Config {
   publicUrl: string;
   /** `publicUrl` parsed; its origin is the only Origin accepted by the MCP endpoint besides none. */
   publicOrigin: string;
+  /**
+   * Host headers answered (DNS-rebinding protection): `publicUrl`'s host plus ALLOWED_HOSTS, each
+   * lowercase `host[:port]` as `URL.host` spells it (no default port).
+   */
+  allowedHosts: string[];
+  /** `publicUrl` names a loopback host: any loopback Host (localhost, 127.0.0.1, [::1]) on any port is answered too. */
+  allowLoopbackHosts: boolean;
   database: DatabaseConfig;
   redis?: { url: string; prefix: string };
   dataDir: string;
@@ -85,6 +92,26 @@ const bool = (name: string, raw: string | undefined, fallback: boolean, problems
   problems.push(`${name} must be true or false, not "${raw}".`);
   return fallback;
 };
+
+const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+export const isLoopbackHostname = (hostname: string) => LOOPBACK_HOSTNAMES.has(hostname.toLowerCase().replace(/\.$/, ''));
+
+/**
+ * A Host header (or an ALLOWED_HOSTS entry) in the form `URL.host` gives it: lowercase, IDNA, no
+ * default port for `protocol`, no trailing dot. Undefined for anything that is not just host[:port].
+ */
+export function normalHost(raw: string, protocol: 'http:' | 'https:' = 'http:'): string | undefined {
+  if (!raw || raw.length > 300 || !/^[A-Za-z0-9.:\[\]_-]+$/.test(raw)) return undefined;
+  try {
+    const u = new URL(`${protocol}//${raw}`);
+    if (u.username || u.password || u.pathname !== '/' || u.search || u.hash || !u.hostname) return undefined;
+    const hostname = u.hostname.replace(/\.$/, '');
+    if (!hostname) return undefined;
+    return u.port ? `${hostname}:${u.port}` : hostname;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Parses every setting once, at start; reports every bad one together. */
 export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -182,11 +209,28 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     }
   }
 
+  const allowedHosts: string[] = [];
+  let allowLoopbackHosts = false;
+  try {
+    const publicHost = new URL(publicUrl);
+    allowedHosts.push(normalHost(publicHost.host, publicHost.protocol as 'http:' | 'https:') ?? publicHost.host);
+    allowLoopbackHosts = isLoopbackHostname(publicHost.hostname);
+  } catch {
+    /* PUBLIC_URL already reported */
+  }
+  for (const raw of (env.ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean)) {
+    const host = normalHost(raw, publicUrl.startsWith('https:') ? 'https:' : 'http:');
+    if (!host) problems.push(`ALLOWED_HOSTS must list host names with an optional port (toolport.example.com,10.0.0.5:8080), not "${raw}".`);
+    else if (!allowedHosts.includes(host)) allowedHosts.push(host);
+  }
+
   if (problems.length) throw new ConfigError(problems);
   return {
     port,
     publicUrl,
     publicOrigin: new URL(publicUrl).origin,
+    allowedHosts,
+    allowLoopbackHosts,
     database,
     redis,
     dataDir,

@@ -1,4 +1,4 @@
-export { parseConfig, ConfigError, productionSecretProblems } from './config';
+export { parseConfig, ConfigError, productionSecretProblems, normalHost, isLoopbackHostname } from './config';
 export type { Config, Role, TracingConfig, VapidConfig } from './config';
 export { loadMasterKeys, secretBoxes, resealSecrets, STABLE_KEYS_SECRET } from './secrets';
 export type { Secrets, SecretBoxes, ResealReport } from './secrets';

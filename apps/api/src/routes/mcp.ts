@@ -6,6 +6,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSI
 import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 import { readJson } from '../http/body';
+import { invalidJsonRpc, withArgumentsForSdk } from '../http/json-rpc';
 
 // One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
 const sharedValidator = new AjvJsonSchemaValidator();
@@ -220,9 +221,8 @@ export function createMcpRoutes(svc: Services) {
       return rpcError(c, 400, -32700, 'Parse error: the body is not valid JSON.');
     }
     if (Array.isArray(body)) return rpcError(c, 400, -32600, 'JSON-RPC batches are not supported; send one message per request.');
-    if (typeof body !== 'object' || body === null || (body as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
-      return rpcError(c, 400, -32600, 'Invalid request: send one JSON-RPC 2.0 message.');
-    }
+    const invalid = invalidJsonRpc(body);
+    if (invalid) return rpcError(c, 400, -32600, `Invalid request: ${invalid}.`);
     const message = body as { method?: string; id?: string | number; params?: { requestId?: string | number; arguments?: unknown; _meta?: { progressToken?: unknown } } };
     if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
       await svc.bus.publish('mcp-cancel', { key: inflight.key(identity.grantId, message.params.requestId) });
@@ -247,7 +247,7 @@ export function createMcpRoutes(svc: Services) {
     const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments);
     await server.connect(transport);
     const response = await transport.handleRequest(c.req.raw, {
-      parsedBody: body,
+      parsedBody: withArgumentsForSdk(body),
       authInfo: { token, clientId: identity.clientId, scopes: [TOOLS_SCOPE], extra: { userId: identity.userId } },
     });
     if (!streaming) void server.close();

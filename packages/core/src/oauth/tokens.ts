@@ -118,6 +118,20 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
   if (!token) throw oauthError('invalid_request', 'Send the refresh_token.');
   const tokenHash = sha256(token);
   const now = svc.clock.now();
+  // A request refused for its scope or resource must change nothing: checked before the token is
+  // spent, or the app's next (correct) refresh would look like a replay and end the connection.
+  const scope = form.get('scope');
+  const resource = form.get('resource');
+  if (scope !== null || resource !== null) {
+    const [held] = await svc.db
+      .select({ scope: oauthRefreshTokens.scope, resource: oauthRefreshTokens.resource })
+      .from(oauthRefreshTokens)
+      .where(and(eq(oauthRefreshTokens.tokenHash, tokenHash), eq(oauthRefreshTokens.clientId, client.id)));
+    if (held && scope !== null && scope.split(' ').filter(Boolean).some((s) => !held.scope.split(' ').includes(s))) {
+      throw oauthError('invalid_scope', 'The scope asked for is more than was granted.');
+    }
+    if (held && resource !== null && resource !== held.resource) throw oauthError('invalid_target', 'resource differs from the one granted.');
+  }
   // Rotation: the token is spent by one conditional update, so concurrent refreshes yield one winner.
   // The claim marks the token used "until the answer is ready" (at most CLAIM_MS), then the real time.
   const [row] = await svc.db
@@ -145,12 +159,6 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
     }
     throw oauthError('invalid_grant', 'The refresh token is wrong or expired.');
   }
-  const scope = form.get('scope');
-  if (scope !== null && scope.split(' ').filter(Boolean).some((s) => !row.scope.split(' ').includes(s))) {
-    throw oauthError('invalid_scope', 'The scope asked for is more than was granted.');
-  }
-  const resource = form.get('resource');
-  if (resource !== null && resource !== row.resource) throw oauthError('invalid_target', 'resource differs from the one granted.');
   const grant = await liveGrant(svc, row.grantId);
   const tokens = await issueTokens(svc, grant, client, row.scope, row.resource);
   // usedAt becomes the moment the answer is ready: a presentation after it is a replay, before it a race.

@@ -5,7 +5,7 @@ import { oauthClients, oauthGrants, users } from '../db/schema/index';
 import { ToolportError } from '../errors';
 import { GATES_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
-import { keyStore } from './keys';
+import { ACCESS_TOKEN_TTL_S, keyStore } from './keys';
 import { issuerOf } from './metadata';
 
 /** How long a grant's gate lookup is reused; a bus message on 'gates' drops it at once. */
@@ -168,6 +168,9 @@ async function checkSignatureAndClaims(svc: Services, token: string, mcpUrl: str
         audience: mcpUrl,
         clockTolerance: CLOCK_TOLERANCE_S,
         currentDate: svc.clock.now(),
+        // Also refuses an iat in the future (jose checks iat only with a maximum age) and a token
+        // claiming a longer life than we ever issue.
+        maxTokenAge: ACCESS_TOKEN_TTL_S,
         requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id', 'gid'],
       },
     ));

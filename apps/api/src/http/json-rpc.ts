@@ -1,0 +1,33 @@
+/**
+ * Why a parsed body is not one JSON-RPC 2.0 message (request, notification or response), or
+ * undefined when it is. The MCP SDK answers such a body with -32700 "Parse error", which tells the
+ * client its JSON was broken when it was not: this lets the endpoint answer -32600 Invalid Request.
+ */
+export function invalidJsonRpc(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'send one JSON-RPC 2.0 message';
+  const m = body as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if ('id' in m && m.id !== null && typeof m.id !== 'string' && !(typeof m.id === 'number' && Number.isFinite(m.id))) {
+    return 'id must be a string or a number';
+  }
+  if ('method' in m) {
+    if (typeof m.method !== 'string' || m.method.length === 0 || m.method.length > 256) return 'method must be a name';
+    if ('params' in m && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return 'params must be an object';
+    return undefined;
+  }
+  // A response to a request of ours: an id and exactly one of result or error.
+  if (!('id' in m) || 'result' in m === 'error' in m) return 'send a request, a notification or a response';
+  return undefined;
+}
+
+/**
+ * What the SDK is given to parse for a tools/call: the message with `arguments` as `{}`. The SDK
+ * checks `arguments` as a plain record and answers -32603 with its schema dump for what it cannot
+ * read (an object with a `constructor` key, a string); the real arguments, as the app sent them, are
+ * checked by `callTool`, which answers every problem as a tool error, as the contract says.
+ */
+export function withArgumentsForSdk<T>(body: T): T {
+  const m = body as { method?: unknown; params?: Record<string, unknown> };
+  if (m.method !== 'tools/call' || typeof m.params !== 'object' || m.params === null || !('arguments' in m.params)) return body;
+  return { ...m, params: { ...m.params, arguments: {} } } as T;
+}

@@ -1,0 +1,258 @@
+import assert from 'node:assert/strict';
+import { createECDH, randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { pushSubscriptions } from '@toolport/core/db/schema/index';
+import { createApp } from '../apps/api/src/app';
+import { ask, pendingFor } from './approvals-helpers';
+import { notesManifest, startAddonServer } from './helpers/addon-server';
+import { Client, newPerson } from './helpers/http';
+import { startToolport, type Toolport } from './helpers/target';
+import { connect, register } from './oauth-flow';
+
+/**
+ * The tenancy suite (issue #10): every /api route, enumerated from the app itself, is tried by
+ * person B on person A's objects. Routes that take an id answer 404 and change nothing; routes that
+ * take none answer only B's own data. A route added without a case here fails the first test.
+ */
+let tp: Toolport;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+
+interface Person {
+  client: Client;
+  api: Client;
+  user: { id: string; mcpUrl: string };
+  addonId: string;
+  keyId: string;
+  connectionId: string;
+  approvalId: string;
+  endpoint: string;
+  callIds: string[];
+}
+let A: Person;
+let B: Person;
+
+async function person(label: string): Promise<Person> {
+  const p = await newPerson(tp.url, label);
+  assert.equal((await p.client.patch('/api/settings', { aiApps: true })).status, 200);
+  const key = await p.client.post('/api/keys', { name: 'ci' });
+  assert.equal(key.status, 201, key.text);
+  const api = new Client(tp.url, key.body.key);
+  const addonId = `ten-${label}-${randomBytes(3).toString('hex')}`;
+  const created = await api.post('/api/addons', notesManifest(addonId, hook.url));
+  assert.equal(created.status, 201, created.text);
+  hook.setSecret(created.body.signingSecret);
+  assert.equal((await p.client.post('/api/installs', { addon: addonId })).status, 201);
+  assert.equal((await p.client.patch(`/api/installs/${addonId}`, { tools: { add_note: true } })).status, 200);
+  const check = await api.post(`/api/addons/${addonId}/check`, [{ tool: 'add_note', arguments: { text: `from ${label}` } }]);
+  assert.equal(check.status, 200, check.text);
+  const app = await register(tp.url);
+  await connect(tp.url, p.client, app.client_id, p.user.mcpUrl);
+  const connectionId = (await p.client.get('/api/connections')).body[0].id;
+  const asked = ask(tp.svc.approvals!, p.user.id);
+  asked.decision.catch(() => {});
+  const approvalId = (await pendingFor(p.client, asked.nonce)).id;
+  const endpoint = `https://push.example.com/${label}-${randomBytes(8).toString('hex')}`;
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  const keys = { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') };
+  const sub = await p.client.post('/api/push/subscribe', { endpoint, keys });
+  assert.equal(sub.status, 201, sub.text);
+  const callIds = ((await p.client.get('/api/calls')).body.items ?? (await p.client.get('/api/calls')).body).map((c: { id: string }) => c.id);
+  return { client: p.client, api, user: p.user, addonId, keyId: key.body.id, connectionId, approvalId, endpoint, callIds };
+}
+
+before(async () => {
+  tp = await startToolport();
+  hook = await startAddonServer({ add_note: () => ({ text: 'added' }) });
+  A = await person('a');
+  B = await person('b');
+});
+after(async () => {
+  await hook?.close();
+  await tp?.stop();
+});
+
+type Check = () => Promise<void>;
+const is404 = async (res: Promise<{ status: number; text: string }>, what: string) => {
+  const r = await res;
+  assert.equal(r.status, 404, `${what} → ${r.status} ${r.text.slice(0, 200)}`);
+};
+/** B's answer mentions none of A's ids. */
+const clean = (text: string, what: string) => {
+  for (const id of [A.user.id, A.addonId, A.keyId, A.connectionId, A.approvalId, A.endpoint, ...A.callIds].filter(Boolean)) {
+    assert.ok(!text.includes(id), `${what} shows A's ${id}`);
+  }
+};
+const ownOnly = (method: string, path: string, body?: unknown): Check => async () => {
+  for (const c of [B.client, B.api]) {
+    const res = await c.request(method, path, body);
+    clean(res.text, `${method} ${path}`);
+  }
+};
+
+/** One case per route: what B tries, and what must still hold for A. */
+const cases: Record<string, Check> = {
+  'POST /api/session/signup': async () => {
+    const res = await new Client(tp.url).post('/api/session/signup', { email: (await A.client.get('/api/me')).body.email, password: 'another password here' });
+    assert.equal(res.status, 409);
+  },
+  'POST /api/session/login': async () => {
+    const res = await new Client(tp.url).post('/api/session/login', { email: (await A.client.get('/api/me')).body.email, password: 'wrong wrong wrong' });
+    assert.equal(res.status, 401);
+  },
+  'POST /api/session/logout': async () => {
+    // B signing out ends B's session only.
+    const b = await newPerson(tp.url, 'b-logout');
+    assert.equal((await b.client.post('/api/session/logout')).status < 300, true);
+    assert.equal((await A.client.get('/api/me')).status, 200);
+  },
+  'GET /api/me': ownOnly('GET', '/api/me'),
+  'POST /api/me/rotate-mcp-url': async () => {
+    const b = await newPerson(tp.url, 'b-rotate');
+    const res = await b.client.post('/api/me/rotate-mcp-url');
+    clean(res.text, 'rotate');
+    assert.equal((await A.client.get('/api/me')).body.mcpUrl, A.user.mcpUrl);
+  },
+  'GET /api/settings': ownOnly('GET', '/api/settings'),
+  'PATCH /api/settings': async () => {
+    await ownOnly('PATCH', '/api/settings', { aiApps: true })();
+    assert.equal((await A.client.get('/api/me')).body.aiApps, true);
+  },
+  'POST /api/keys': ownOnly('POST', '/api/keys', { name: 'x' }),
+  'GET /api/keys': ownOnly('GET', '/api/keys'),
+  'DELETE /api/keys/:id': async () => {
+    await is404(B.client.delete(`/api/keys/${A.keyId}`), 'delete key');
+    assert.equal((await A.api.get('/api/addons')).status, 200);
+  },
+  'GET /api/connections': ownOnly('GET', '/api/connections'),
+  'DELETE /api/connections/:id': async () => {
+    await is404(B.client.delete(`/api/connections/${A.connectionId}`), 'delete connection');
+    assert.ok((await A.client.get('/api/connections')).body.some((c: { id: string }) => c.id === A.connectionId));
+  },
+  'GET /api/addons': ownOnly('GET', '/api/addons'),
+  'POST /api/addons': async () => {
+    // Taking A's id is a conflict (ids are unique across the service), never a takeover.
+    const res = await B.api.post('/api/addons', notesManifest(A.addonId, hook.url, { name: 'Hijacked' }));
+    assert.equal(res.status, 409);
+    assert.equal((await A.api.get(`/api/addons/${A.addonId}`)).body.name, 'Notes');
+  },
+  'GET /api/addons/:id': async () => {
+    for (const c of [B.client, B.api]) await is404(c.get(`/api/addons/${A.addonId}`), 'get addon');
+  },
+  'PUT /api/addons/:id': async () => {
+    for (const c of [B.client, B.api]) await is404(c.put(`/api/addons/${A.addonId}`, notesManifest(A.addonId, hook.url, { name: 'Hijacked' })), 'put addon');
+    const still = (await A.api.get(`/api/addons/${A.addonId}`)).body;
+    assert.equal(still.name, 'Notes');
+    assert.equal(still.version, 1);
+  },
+  'DELETE /api/addons/:id': async () => {
+    for (const c of [B.client, B.api]) await is404(c.delete(`/api/addons/${A.addonId}`), 'delete addon');
+    assert.equal((await A.api.get(`/api/addons/${A.addonId}`)).status, 200);
+  },
+  'GET /api/addons/:id/versions': async () => {
+    for (const c of [B.client, B.api]) await is404(c.get(`/api/addons/${A.addonId}/versions`), 'versions');
+  },
+  'POST /api/addons/:id/secret': async () => {
+    for (const c of [B.client, B.api]) await is404(c.post(`/api/addons/${A.addonId}/secret`), 'rotate secret');
+  },
+  'POST /api/addons/:id/check': async () => {
+    const before = hook.calls().length;
+    for (const c of [B.client, B.api]) await is404(c.post(`/api/addons/${A.addonId}/check`, [{ tool: 'add_note', arguments: { text: 'x' } }]), 'check');
+    assert.equal(hook.calls().length, before);
+  },
+  'GET /api/addons/:id/deliveries': async () => {
+    for (const c of [B.client, B.api]) await is404(c.get(`/api/addons/${A.addonId}/deliveries`), 'deliveries');
+  },
+  'GET /api/catalog': ownOnly('GET', '/api/catalog'),
+  'GET /api/installs': ownOnly('GET', '/api/installs'),
+  'POST /api/installs': async () => {
+    // A's add-on is private: for B it does not exist.
+    await is404(B.client.post('/api/installs', { addon: A.addonId }), 'install A\'s private add-on');
+  },
+  'PATCH /api/installs/:addon': async () => {
+    await is404(B.client.patch(`/api/installs/${A.addonId}`, { tools: { add_note: false } }), 'switch');
+    const mine = (await A.client.get('/api/installs')).body.find((i: { addon: { id: string } }) => i.addon.id === A.addonId);
+    assert.ok(mine, 'A still has the install');
+    assert.equal(mine.tools.find((t: { name: string }) => t.name === 'add_note').enabled, true);
+  },
+  'DELETE /api/installs/:addon': async () => {
+    await is404(B.client.delete(`/api/installs/${A.addonId}`), 'uninstall');
+    assert.ok(JSON.stringify((await A.client.get('/api/installs')).body).includes(A.addonId));
+  },
+  'GET /api/calls': ownOnly('GET', '/api/calls'),
+  'GET /api/approvals': async () => {
+    for (const status of ['pending', 'all']) await ownOnly('GET', `/api/approvals?status=${status}`)();
+  },
+  'POST /api/approvals/:id/decision': async () => {
+    await is404(B.client.post(`/api/approvals/${A.approvalId}/decision`, { decision: 'allow' }), 'decide');
+    const pending = (await A.client.get('/api/approvals?status=pending')).body as Array<{ id: string }>;
+    assert.ok(pending.some((a) => a.id === A.approvalId), 'still pending for A');
+  },
+  'GET /api/events': async () => {
+    // B's stream opens with B's pending approvals (see test/approvals-live.test.ts): never A's.
+    const ac = new AbortController();
+    const cookie = [...B.client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const res = await fetch(`${tp.url}/api/events`, { headers: { cookie, accept: 'text/event-stream' }, signal: ac.signal });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    let text = '';
+    const until = Date.now() + 1000;
+    while (Date.now() < until && !text.includes(B.approvalId)) {
+      const next = await Promise.race([reader.read(), new Promise<{ done: true; value: undefined }>((r) => setTimeout(() => r({ done: true, value: undefined }), 300))]);
+      if (next.done) break;
+      text += Buffer.from(next.value).toString('utf8');
+    }
+    ac.abort();
+    clean(text, 'events');
+  },
+  'GET /api/push/key': ownOnly('GET', '/api/push/key'),
+  'POST /api/push/subscribe': async () => {
+    // An endpoint is one device's: subscribing from it again moves it (an account switch on a shared
+    // browser). Push endpoints are unguessable capability URLs, so B cannot name A's.
+    const res = await B.client.post('/api/push/subscribe', { endpoint: 'x' });
+    assert.equal(res.status, 422);
+  },
+  'DELETE /api/push/subscribe': async () => {
+    const res = await B.client.request('DELETE', '/api/push/subscribe', { endpoint: A.endpoint });
+    assert.equal(res.status, 204);
+    const rows = await tp.svc.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.endpoint, A.endpoint));
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.userId, A.user.id);
+  },
+  'POST /api/push/decision': async () => {
+    // The notification's action token is the capability: a made-up one decides nothing.
+    const res = await new Client(tp.url).post('/api/push/decision', { approval: A.approvalId, token: 'x'.repeat(43), decision: 'allow' });
+    assert.ok(res.status >= 400 && res.status < 500, `${res.status}`);
+    const pending = (await A.client.get('/api/approvals?status=pending')).body as Array<{ id: string }>;
+    assert.ok(pending.some((a) => a.id === A.approvalId));
+  },
+};
+
+function apiRoutes(): string[] {
+  const app = createApp(tp.svc);
+  const out = new Set<string>();
+  for (const r of app.routes) if (r.method !== 'ALL' && r.path.startsWith('/api/')) out.add(`${r.method} ${r.path}`);
+  return [...out].sort();
+}
+
+describe('tenancy: every /api route', () => {
+  it('has a case here for every route the app serves, and none for a route it does not', () => {
+    const routes = apiRoutes();
+    assert.ok(routes.length >= 30, routes.join('\n'));
+    assert.deepEqual(routes.filter((r) => !(r in cases)), [], 'routes without a tenancy case');
+    assert.deepEqual(Object.keys(cases).filter((k) => !routes.includes(k)), [], 'cases for routes that no longer exist');
+  });
+
+  for (const [route, check] of Object.entries(cases)) {
+    it(`${route}: another person's ids are 404 and change nothing; lists are one's own`, check);
+  }
+
+  it('left A exactly as it was', async () => {
+    assert.equal((await A.client.get('/api/me')).body.mcpUrl, A.user.mcpUrl);
+    assert.equal((await A.api.get(`/api/addons/${A.addonId}`)).body.version, 1);
+    assert.equal((await A.client.get('/api/connections')).body.length, 1);
+    assert.equal((await A.client.get('/api/approvals?status=pending')).body.length, 1);
+    assert.equal((await A.client.get('/api/keys')).body.length, 1);
+  });
+});
