@@ -192,7 +192,10 @@ describe('arguments: hostile values through the MCP endpoint', () => {
           reached++;
           assert.equal(hook.calls().length, before + 1);
           const sent = hook.calls().at(-1)!.body.arguments as Record<string, unknown>;
-          const want = Object.fromEntries(Object.entries(JSON.parse(text)).map(([k, v]) => [k, typeof v === 'string' ? v.normalize('NFC') : v]));
+          // Strings arrive in NFC; -0 arrives as 0 (JSON has no negative zero on the way out).
+          const want = Object.fromEntries(
+            Object.entries(JSON.parse(text)).map(([k, v]) => [k, typeof v === 'string' ? v.normalize('NFC') : Object.is(v, -0) ? 0 : v]),
+          );
           assert.deepEqual(sent, want);
         } else {
           refused++;
