@@ -47,6 +47,8 @@ export interface Config {
   trustedProxies: number;
   /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT); unset: spans are no-ops. */
   tracing?: TracingConfig;
+  /** How long a destructive call waits for the person (APPROVAL_TIMEOUT_SECONDS): 30 by contract, shorter for tests. */
+  approvalTimeoutSeconds: number;
 }
 
 export interface VapidConfig {
@@ -188,6 +190,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     pendingApprovalsPerPerson: whole('LIMIT_PENDING_APPROVALS', 20, 10_000),
   };
 
+  // DESIGN.md fixes the wait at 30 s; a shorter one exists for tests and load smokes, never a longer one.
+  const approvalTimeoutSeconds = whole('APPROVAL_TIMEOUT_SECONDS', 30, 30);
+
   let tracing: TracingConfig | undefined;
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT) {
     const raw = env.OTEL_EXPORTER_OTLP_ENDPOINT;
@@ -244,6 +249,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     limits,
     trustedProxies,
     tracing,
+    approvalTimeoutSeconds,
   };
 }
 

@@ -98,7 +98,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   svc.closers.push(() => svc.tools.stop());
   if (config.role !== 'worker') {
     // API processes hold waiting calls and sweep overdue approvals; a worker needs neither.
-    const approvals = createApprovals(svc);
+    const approvals = createApprovals(svc, { ttlSeconds: config.approvalTimeoutSeconds });
     svc.approvals = approvals;
     svc.closers.push(() => approvals.close());
   }

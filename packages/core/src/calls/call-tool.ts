@@ -17,12 +17,12 @@ export const CALL_DEADLINE_MS = 30_000;
 
 const text = (t: string, isError = false): ToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
-const approvalSentences: Record<Exclude<ApprovalDecision['status'], 'allowed' | 'skipped'>, string> = {
+const approvalSentences = (timeoutSeconds: number): Record<Exclude<ApprovalDecision['status'], 'allowed' | 'skipped'>, string> => ({
   denied: 'The person denied this call. Do not retry it unless they ask you to.',
-  expired: 'The person did not answer the approval request within 30 seconds, so the call did not run.',
+  expired: `The person did not answer the approval request within ${timeoutSeconds} seconds, so the call did not run.`,
   cancelled: 'The call was cancelled before the person decided, so it did not run.',
   revoked: 'This app’s access was revoked (or AI apps were turned off) while waiting for approval, so the call did not run.',
-};
+});
 
 export interface CallToolInput {
   name: string;
@@ -164,7 +164,7 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
     });
     if (decision.status !== 'allowed' && decision.status !== 'skipped') {
       log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
-      return text(approvalSentences[decision.status], true);
+      return text(approvalSentences(svc.config.approvalTimeoutSeconds)[decision.status], true);
     }
   }
   if (input.signal?.aborted) {
