@@ -48,3 +48,32 @@ export const limitExceeded = (message: string, retryAfterSeconds?: number) =>
   new ToolportError('LIMIT_EXCEEDED', message, retryAfterSeconds ? { retryAfterSeconds } : {});
 
 export const isToolportError = (err: unknown): err is ToolportError => err instanceof ToolportError;
+
+// Socket-level failures of the Postgres and Redis clients (postgres.js codes and Node's).
+const DOWN_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+]);
+// SQLSTATEs of a server that is going away, starting up, recovering or full: 08xxx (connection
+// exception), 57P01-57P03 (shutdown, crash shutdown, cannot connect now), 53300 (too many connections).
+const DOWN_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+
+/**
+ * Whether `err` (or what it wraps: drizzle wraps driver errors in `cause`) says the database or
+ * Redis is unreachable right now, rather than that the request or the code is wrong. Adapters
+ * answer these as "unavailable, retry" (503 / a tool error) instead of an internal error.
+ */
+export function isDependencyDown(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, name, message } = e as { code?: unknown; name?: unknown; message?: unknown };
+    if (typeof code === 'string' && (DOWN_CODES.has(code) || DOWN_SQLSTATE.test(code))) return true;
+    // ioredis: a command failed after its retries, or was sent on a connection that is gone.
+    if (name === 'MaxRetriesPerRequestError') return true;
+    if (typeof message === 'string' && /^(Connection is closed\.|Stream isn't writeable)/.test(message)) return true;
+  }
+  return false;
+}
+
+/** A request that failed because a dependency is down: retry shortly (what it changed, if anything, stands). */
+export const unavailable = () =>
+  new ToolportError('UNAVAILABLE', 'Toolport cannot reach its database or queue right now. Try again in a few seconds.', { retryAfterSeconds: 2 });

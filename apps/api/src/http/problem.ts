@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isToolportError, type ErrorCode } from '@toolport/core';
+import { isDependencyDown, isToolportError, unavailable, type ErrorCode } from '@toolport/core';
 import type { AppEnv } from './env';
 
 export const statusFor: Record<ErrorCode, ContentfulStatusCode> = {
@@ -32,6 +32,11 @@ export function problem(c: Context<AppEnv>, status: ContentfulStatusCode, detail
 
 /** The one mapping from the error family to problem+json. Unexpected errors are logged, never echoed. */
 export function errorToProblem(err: unknown, c: Context<AppEnv>) {
+  if (!(isToolportError(err) && err.expose) && isDependencyDown(err)) {
+    // Postgres or Redis is restarting: a retryable 503, not a 500 that reads like a bug.
+    c.get('svc')?.log.warn('a dependency is unavailable', { err, requestId: c.get('requestId'), path: c.req.path });
+    err = unavailable();
+  }
   if (isToolportError(err) && err.expose) {
     const { retryAfterSeconds, status: override, ...rest } = err.details;
     const status = (typeof override === 'number' ? override : statusFor[err.code]) as ContentfulStatusCode;

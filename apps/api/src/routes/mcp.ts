@@ -2,8 +2,8 @@ import { Hono, type Context } from 'hono';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { callTool, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 import { invalidJsonRpc, withArgumentsForSdk } from '../http/json-rpc';
@@ -14,6 +14,21 @@ const MAX_MCP_BODY = 1024 * 1024;
 const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
 
 type Identity = { userId: string; grantId: string; clientId: string; appName: string };
+
+const DOWN_SENTENCE = 'Toolport cannot reach its database or queue right now, so the call did not run. Try again in a few seconds.';
+
+/**
+ * A call that threw instead of answering (callTool logged it). It throws only before dispatch, so
+ * the call did not run; the SDK would otherwise echo the raw error message to the app.
+ */
+function failedCall(err: unknown): ToolResult {
+  const text = isToolportError(err) && err.expose
+    ? err.message
+    : isDependencyDown(err)
+      ? DOWN_SENTENCE
+      : 'Something went wrong on Toolport’s side, so the call did not run. Try again in a moment.';
+  return { content: [{ type: 'text', text }], isError: true };
+}
 
 function rpcError(c: Context<AppEnv>, status: 400 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) {
   return c.body(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), status, {
@@ -132,6 +147,8 @@ async function runToolCall(
   const signal = AbortSignal.any([...call.signals, mine.signal]);
   try {
     return await callTool({ ctx, input: { name: call.name, arguments: call.rawArguments, signal, progress: call.progress } });
+  } catch (err) {
+    return failedCall(err);
   } finally {
     mine.done();
   }
@@ -149,7 +166,16 @@ function buildServer(svc: Services, identity: Identity, aiAppsOn: boolean, infli
       ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.'
       : 'AI apps are turned off for this Toolport account. The person can turn them on in the Toolport dashboard.',
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await toolList(svc, identity, aiAppsOn)).tools }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    try {
+      return { tools: (await toolList(svc, identity, aiAppsOn)).tools };
+    } catch (err) {
+      // Never the raw message (it may quote SQL): a sentence the app can show or retry on.
+      svc.log.error('tools/list failed', { err, userId: identity.userId });
+      const down = isDependencyDown(err);
+      throw new McpError(ErrorCode.InternalError, down ? 'Toolport cannot reach its database right now. Try again in a few seconds.' : 'Something went wrong on Toolport’s side. Try again in a moment.');
+    }
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const progressToken = request.params._meta?.progressToken;
     let step = 0;
