@@ -22,6 +22,16 @@ const RESULT_GRACE_MS = 1_500;
 const KEEP_COMPLETED = { age: 600, count: 10_000 };
 const KEEP_FAILED = { age: 3600, count: 10_000 };
 const CLEAN_EVERY_MS = 10 * 60_000;
+/**
+ * A call's outcome is also kept this long under `${prefix}:outcome:{callId}`: pub/sub delivers only
+ * to whoever is subscribed at that instant, and a caller whose subscription was down (Redis
+ * restarting) reads the outcome from there instead of waiting out the deadline. Past the deadline
+ * and its grace nobody reads it; it holds the result, so it is kept no longer.
+ */
+const OUTCOME_TTL_MS = 60_000;
+/** After the dispatcher's connection comes back, waiting calls look for missed outcomes and lost jobs. */
+const RECHECK_AFTER_RECONNECT_MS = [500, 3_000];
+export const outcomeKey = (prefix: string, callId: string) => `${prefix}:outcome:${callId}`;
 
 const unavailable = (): CallOutcome => ({
   kind: 'failure',
@@ -76,6 +86,39 @@ export function createBullDispatcher(
 
   const replyTo = `${REPLY_PREFIX}${randomUUID()}`;
   const waiting = new Map<string, Set<(outcome: CallOutcome) => void>>();
+  /** The job of each waiting call, to queue it again if Redis loses it. */
+  const jobs = new Map<string, CallJob>();
+  const readOutcome = async (callId: string): Promise<CallOutcome | undefined> => {
+    const raw = await connection.get(outcomeKey(redis.prefix, callId));
+    return raw ? (JSON.parse(raw) as CallOutcome) : undefined;
+  };
+  /**
+   * After Redis came back: an outcome published while our subscription was down is read from its
+   * key; a job Redis lost (restarted without persistence) is queued again under the same id, so
+   * the add-on sees at worst a retry with the same webhook-id, never a second call.
+   */
+  const recheck = async () => {
+    for (const [callId, job] of jobs) {
+      try {
+        const found = await readOutcome(callId);
+        if (found) {
+          for (const settle of waiting.get(callId) ?? []) settle(found);
+          continue;
+        }
+        if ((await queue.getJobState(callId)) === 'unknown' && jobs.has(callId)) {
+          svc.log.warn('a queued call was lost by Redis; queueing it again under the same id', { callId });
+          await queue.add('call', { ...job, ...injectTrace(), replyTo }, { jobId: callId });
+        }
+      } catch (err) {
+        svc.log.warn('cannot recheck a waiting call after a Redis reconnect', { err, callId });
+      }
+    }
+  };
+  let readies = 0;
+  connection.on('ready', () => {
+    if (++readies === 1) return;
+    for (const ms of RECHECK_AFTER_RECONNECT_MS) setTimeout(() => void recheck(), ms).unref();
+  });
   let listening: Promise<() => Promise<void>> | undefined;
   // Subscribed once, before the first job exists, so even the fastest worker's answer is heard. A
   // failed SUBSCRIBE is tried again by the next call (ioredis resubscribes by itself after reconnects).
@@ -96,7 +139,16 @@ export function createBullDispatcher(
       if (signal?.aborted) return cancelled();
       let settle!: (outcome: CallOutcome) => void;
       const outcome = new Promise<CallOutcome>((resolve) => (settle = resolve));
-      const timer = setTimeout(() => settle(tooLate()), Math.max(0, job.deadline - Date.now()) + RESULT_GRACE_MS);
+      // At the deadline, one last look for an outcome whose broadcast we missed.
+      const timer = setTimeout(
+        () =>
+          void readOutcome(job.callId).then(
+            (found) => settle(found ?? tooLate()),
+            () => settle(tooLate()),
+          ),
+        Math.max(0, job.deadline - Date.now()) + RESULT_GRACE_MS,
+      );
+      jobs.set(job.callId, job);
       let mine = waiting.get(job.callId);
       if (!mine) waiting.set(job.callId, (mine = new Set()));
       mine.add(settle);
@@ -127,7 +179,10 @@ export function createBullDispatcher(
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         mine.delete(settle);
-        if (!mine.size && waiting.get(job.callId) === mine) waiting.delete(job.callId);
+        if (!mine.size && waiting.get(job.callId) === mine) {
+          waiting.delete(job.callId);
+          jobs.delete(job.callId);
+        }
       }
     },
     async ping() {
@@ -220,7 +275,12 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       const firstAttempt = job.attemptsStarted > 1 ? await nextAttempt(svc, data, job.attemptsStarted) : 1;
       // Joined to the API's trace through the job's traceparent (a no-op when nothing is traced).
       const outcome = await withContext(extractTrace(data), () => deliverCall(svc, data, { signal: controller.signal, firstAttempt }));
-      await reply(svc, data, outcome);
+      // Stored first (this connection waits out a Redis restart), then broadcast: a caller that
+      // missed the broadcast reads the key, so a failed publish no longer fails a delivered call.
+      await connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
+      await reply(svc, data, outcome).catch((err) => {
+        svc.log.warn('cannot broadcast a call outcome; the caller reads it from Redis', { err, callId: data.callId });
+      });
       // The job keeps only what happened, never the result itself.
       return outcome.kind === 'failure' ? `failure:${outcome.errorClass}` : outcome.kind;
     } finally {
