@@ -1,3 +1,4 @@
+import { isDependencyDown } from '../errors';
 import type { Logger } from '../log';
 
 export interface WriteBehindOptions<Row> {
@@ -18,7 +19,13 @@ export interface WriteBehindOptions<Row> {
    * `flushed()` does not wait for it.
    */
   delayMs?: number;
+  /** How long a batch keeps waiting while the database is unreachable (restarting) before it is dropped. */
+  outageMs?: number;
 }
+
+/** A Postgres restart takes seconds; one of about a minute is ridden out without losing a row. */
+const OUTAGE_MS = 60_000;
+const OUTAGE_STEP_MS = 1_000;
 
 /**
  * Rows that record what already happened (the call log, the delivery log) are written behind the
@@ -105,10 +112,20 @@ export class WriteBehind<Row> {
   }
 
   private async writeBatch(batch: Row[]) {
+    const outageUntil = Date.now() + (this.opts.outageMs ?? OUTAGE_MS);
+    let waited = false;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.opts.write(batch);
       } catch (err) {
+        // The database is away (not the rows at fault): wait for it rather than drop the rows.
+        if (isDependencyDown(err) && Date.now() < outageUntil) {
+          if (!waited) this.opts.log.warn('log write is waiting for the database', { log: this.opts.name, rows: batch.length, err });
+          waited = true;
+          attempt--;
+          await new Promise((resolve) => setTimeout(resolve, OUTAGE_STEP_MS));
+          continue;
+        }
         const wait = this.retryDelaysMs[attempt];
         if (wait === undefined) break;
         this.opts.log.warn('log write failed; retrying', { log: this.opts.name, rows: batch.length, err });
