@@ -8,6 +8,7 @@ import { approvalActionTokenValid } from './push';
 import {
   announceDecided,
   approvalChannel,
+  HOLDER_GONE,
   readApproval,
   toDecision,
   toView,
@@ -45,7 +46,15 @@ export async function listPending(svc: Services, userId: string): Promise<Approv
   const rows = await svc.db
     .select()
     .from(approvals)
-    .where(and(eq(approvals.userId, userId), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)))
+    .where(
+      and(
+        eq(approvals.userId, userId),
+        eq(approvals.status, 'pending'),
+        gt(approvals.expiresAt, sql`now()`),
+        // A call whose holder died is not shown as waiting, even before the sweeper records it.
+        sql`(${approvals.heldUntil} is null or ${approvals.heldUntil} > now())`,
+      ),
+    )
     .orderBy(approvals.createdAt);
   return rows.map(toView);
 }
@@ -68,11 +77,22 @@ function readDecision(input: unknown): 'allowed' | 'denied' {
   throw validation('Say allow or deny.', [{ path: '/decision', message: 'Use "allow" or "deny".' }]);
 }
 
-const alreadyDecided = (row: ApprovalRow) =>
-  conflict(
-    row.status === 'expired' ? 'This approval expired before it was decided.' : `This approval was already decided: ${row.status}.`,
-    { decision: toDecision(row) },
-  );
+const cancelledBecause: Record<string, string> = {
+  [HOLDER_GONE]: 'the Toolport server holding it stopped',
+  shutdown: 'the Toolport server holding it shut down',
+  app: 'the app cancelled it',
+};
+
+function conflictSentence(row: ApprovalRow): string {
+  if (row.status === 'expired') return 'This approval expired before it was decided.';
+  if (row.status === 'cancelled') {
+    const why = cancelledBecause[row.decidedBy ?? ''] ?? 'it was cancelled';
+    return `The call that asked for this approval is no longer waiting (${why}), so nothing will run.`;
+  }
+  return `This approval was already decided: ${row.status}.`;
+}
+
+const alreadyDecided = (row: ApprovalRow) => conflict(conflictSentence(row), { decision: toDecision(row) });
 
 /** The decision is recorded whatever happens here; a holder that misses this reads it at its expiry. */
 async function wake(svc: Services, id: string) {
@@ -87,8 +107,16 @@ async function wake(svc: Services, id: string) {
  * Records the person's decision: one conditional update, so exactly one decision wins whoever
  * decides (dashboard, phone, timer, another process). Wakes the waiting call wherever it is.
  */
-async function decide(svc: Services, userId: string, id: string, status: 'allowed' | 'denied', decidedBy: string): Promise<RecordedDecision> {
-  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true });
+async function decide(
+  svc: Services,
+  userId: string,
+  id: string,
+  status: 'allowed' | 'denied',
+  decidedBy: string,
+  retry = true,
+): Promise<RecordedDecision> {
+  // An allow needs a live holder to run the call; a deny of a call nobody holds is still the person's answer.
+  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, held: status === 'allowed' });
   if (row) {
     await wake(svc, id);
     await announceDecided(svc, row);
@@ -97,15 +125,20 @@ async function decide(svc: Services, userId: string, id: string, status: 'allowe
   const found = await readApproval(svc, id);
   if (!found || found.userId !== userId) throw notFound('That approval');
   if (found.status === 'pending') {
-    // Past its expiry but not yet swept: record the expiry now, and answer with it.
-    const expired = await transition(svc, id, 'expired', 'timeout', { userId });
-    if (expired) {
+    // Past its expiry, or its holder's lease, but not yet swept: record that now (the database's
+    // clock decides which), and answer with it.
+    const ended =
+      (await transition(svc, id, 'expired', 'timeout', { userId, overdue: true })) ??
+      (await transition(svc, id, 'cancelled', HOLDER_GONE, { userId, lapsed: true }));
+    if (ended) {
       await wake(svc, id);
-      await announceDecided(svc, expired);
-      throw alreadyDecided(expired);
+      await announceDecided(svc, ended);
+      throw alreadyDecided(ended);
     }
     const again = await readApproval(svc, id);
     if (!again) throw notFound('That approval');
+    // Still pending: its holder renewed the lease just now; the decision can be made again.
+    if (again.status === 'pending' && retry) return decide(svc, userId, id, status, decidedBy, false);
     throw alreadyDecided(again);
   }
   throw alreadyDecided(found);

@@ -71,7 +71,7 @@ export async function transition(
   id: string,
   status: FinalStatus,
   decidedBy: string,
-  opts: { userId?: string; notExpired?: boolean } = {},
+  opts: { userId?: string; notExpired?: boolean; held?: boolean; overdue?: boolean; lapsed?: boolean } = {},
 ): Promise<ApprovalRow | undefined> {
   const [row] = await svc.db
     .update(approvals)
@@ -82,6 +82,10 @@ export async function transition(
         eq(approvals.status, 'pending'),
         opts.userId ? eq(approvals.userId, opts.userId) : undefined,
         opts.notExpired ? sql`${approvals.expiresAt} > now()` : undefined,
+        // An allow counts only while a process still holds the call to run it.
+        opts.held ? sql`(${approvals.heldUntil} is null or ${approvals.heldUntil} > now())` : undefined,
+        opts.overdue ? sql`${approvals.expiresAt} <= now()` : undefined,
+        opts.lapsed ? sql`${approvals.heldUntil} <= now()` : undefined,
       ),
     )
     .returning();
@@ -104,15 +108,27 @@ export async function announceDecided(svc: Services, row: Pick<ApprovalRow, 'id'
   }
 }
 
-/** Marks overdue pending approvals expired (any process may run it; idempotent). */
+/** Who recorded a `cancelled` when the process holding the call stopped renewing its lease. */
+export const HOLDER_GONE = 'holder_gone';
+
+/**
+ * Marks overdue pending approvals expired, and those whose holder stopped renewing its lease (the
+ * process died) cancelled: their calls can never run. Any process may run it; idempotent.
+ */
 export async function expireOverdue(svc: Services): Promise<number> {
-  const rows = await svc.db
+  const expired = await svc.db
     .update(approvals)
     .set({ status: 'expired', decidedBy: 'timeout', decidedAt: sql`now()` })
     .where(and(eq(approvals.status, 'pending'), sql`${approvals.expiresAt} <= now()`))
     .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+  const orphaned = await svc.db
+    .update(approvals)
+    .set({ status: 'cancelled', decidedBy: HOLDER_GONE, decidedAt: sql`now()` })
+    .where(and(eq(approvals.status, 'pending'), sql`${approvals.heldUntil} <= now()`))
+    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+  const rows = [...expired, ...orphaned];
   for (const row of rows) {
-    svc.metrics.approval('expired');
+    svc.metrics.approval(row.status as FinalStatus);
     await announceDecided(svc, row);
     // A holder still alive elsewhere learns at once rather than at its own timer.
     await svc.bus.publish(approvalChannel(row.id), { id: row.id }).catch(() => {});

@@ -25,6 +25,15 @@ export const APPROVAL_TTL_SECONDS = 30;
 const PROGRESS_EVERY_MS = 5_000;
 const CONFIRM_DEADLINE_MS = 5_000;
 const SWEEP_EVERY_MS = 5_000;
+/**
+ * The holder's lease on its waiting approvals (approvals.held_until): renewed in one statement per
+ * process every RENEW_EVERY_MS. A process killed without a shutdown stops renewing; within
+ * LEASE_SECONDS an allow is refused and the sweeper records the approval cancelled. Long enough to
+ * ride out a short database restart without cancelling calls whose process is alive.
+ */
+export const LEASE_SECONDS = 10;
+const RENEW_EVERY_MS = 3_000;
+const RENEW_BATCH = 1_000;
 
 export interface ApprovalsOptions {
   /** Tests only: a shorter wait than the contract's 30 s. */
@@ -128,6 +137,7 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly ttl: number;
   private readonly confirmDeadlineMs: number;
   private readonly sweeper: NodeJS.Timeout | undefined;
+  private readonly renewer: NodeJS.Timeout;
   private readonly gates: Promise<(() => Promise<void>) | undefined>;
   private count = 0;
   private readonly progressMessage: string;
@@ -148,6 +158,25 @@ class ApprovalsImpl implements ApprovalsService {
         expireOverdue(svc).catch((err) => svc.log.warn('approval sweep failed', { err }));
       }, every);
       this.sweeper.unref();
+    }
+    this.renewer = setInterval(() => void this.renewLeases(), RENEW_EVERY_MS);
+    this.renewer.unref();
+  }
+
+  /** Tells every process that this one still holds its waiting calls (see LEASE_SECONDS). */
+  private async renewLeases() {
+    const ids: string[] = [];
+    for (const set of this.byUser.values()) for (const w of set) if (!w.settled && w.deadline) ids.push(w.id);
+    for (let i = 0; i < ids.length; i += RENEW_BATCH) {
+      try {
+        await this.svc.db
+          .update(approvals)
+          .set({ heldUntil: sql`now() + ${`${LEASE_SECONDS} seconds`}::interval` })
+          .where(and(inArray(approvals.id, ids.slice(i, i + RENEW_BATCH)), eq(approvals.status, 'pending')));
+      } catch (err) {
+        this.svc.log.warn('cannot renew the leases of waiting approvals', { err, waiting: ids.length });
+        return;
+      }
     }
   }
 
@@ -251,6 +280,7 @@ class ApprovalsImpl implements ApprovalsService {
         arguments: req.argumentsText,
         confirm: w.confirm,
         expiresAt: sql`now() + ${`${this.ttl} seconds`}::interval`,
+        heldUntil: sql`now() + ${`${LEASE_SECONDS} seconds`}::interval`,
       })
       .returning({ ...getTableColumns(approvals), remainingMs: sql<number>`(extract(epoch from ${approvals.expiresAt} - now()) * 1000)::float8` });
     const { remainingMs, ...inserted } = row!;
@@ -314,6 +344,7 @@ class ApprovalsImpl implements ApprovalsService {
 
   async close() {
     clearInterval(this.sweeper);
+    clearInterval(this.renewer);
     const unsubscribe = await this.gates;
     await unsubscribe?.().catch(() => {});
     // A call held here cannot run once we stop: record that it was cancelled.

@@ -23,6 +23,12 @@ export const approvals = pgTable(
     decidedBy: text('decided_by'),
     decidedAt: ts('decided_at'),
     expiresAt: ts('expires_at').notNull(),
+    /**
+     * The process holding the waiting call renews this every few seconds. Once it lapses the call
+     * is gone (that process died): nothing can run it, so an allow is refused and it is cancelled.
+     * Null: no lease (rows from before leases), taken as held until it expires.
+     */
+    heldUntil: ts('held_until'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [

@@ -1,0 +1,1 @@
+ALTER TABLE "approvals" ADD COLUMN "held_until" timestamp with time zone;
