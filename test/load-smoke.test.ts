@@ -1,0 +1,274 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { notesManifest, startAddonServer } from './helpers/addon-server';
+import { newPerson, type Client } from './helpers/http';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { spawnToolport, type ToolportProcess } from './helpers/private-services';
+import { createBacking, type Backing } from './helpers/target';
+
+/**
+ * Load smoke (docs/faults.md "Load"): thousands of pending approvals expire on time with nothing
+ * delivered, and thousands of open dashboard event streams hold bounded memory. Toolport runs as
+ * its own process on this pass's target, so its memory is measured alone, from its /metrics.
+ */
+const APPROVALS = 2_000;
+/** Long enough that the 2,000 approvals, created over several seconds, are pending all at once. */
+const TIMEOUT_SECONDS = 20;
+/**
+ * Calls being set up at once (sent, not yet told where to approve). The client keeps pace with the
+ * server, as a real population of apps would, instead of opening 2,000 sockets in one instant;
+ * every call that got its approval stays open until it ends.
+ */
+const SETTING_UP = 64;
+/** Every approval is recorded expired, and its dashboards told, within this long after its expiresAt. */
+const EXPIRY_BOUND_MS = 5_000;
+const PEOPLE = 200;
+const STREAMS_PER_PERSON = 10;
+/** Resident memory the server may add for 2,000 open streams (about 50 KB each, socket buffers included). */
+const STREAMS_RSS_BOUND = 100 * 1024 * 1024;
+
+let backing: Backing;
+let tp: ToolportProcess;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+
+before(async () => {
+  backing = await createBacking({ label: 'tp_load' });
+  hook = await startAddonServer({ delete_note: async () => ({ text: 'deleted' }) });
+  tp = await spawnToolport('all', {
+    ...backing.env,
+    APPROVAL_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
+    LIMIT_PENDING_APPROVALS: String(APPROVALS),
+    LIMIT_CALLS_PER_PERSON: '100000',
+    LIMIT_CALLS_PER_APP: '100000',
+  });
+});
+after(async () => {
+  await tp?.kill('SIGKILL');
+  await hook?.close();
+  await backing?.drop();
+});
+
+async function metric(name: string): Promise<number> {
+  const text = await (await fetch(`${tp.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  assert.ok(line, `${name} is exported`);
+  return Number(line.split(' ')[1]);
+}
+
+/** Runs `fn` over `items` with at most `n` at once. */
+async function pool<T, R>(items: T[], n: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
+  return out;
+}
+
+interface Stream {
+  status: number;
+  events: Array<{ event: string; data: any; at: number }>;
+  close(): void;
+  done: Promise<void>;
+}
+
+/** A dashboard's EventSource, over fetch: each event with the time it arrived. */
+async function openStream(client: Client): Promise<Stream> {
+  const ac = new AbortController();
+  const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const res = await fetch(`${tp.url}/api/events`, { headers: { cookie, accept: 'text/event-stream' }, signal: ac.signal });
+  const events: Stream['events'] = [];
+  const done = (async () => {
+    if (res.status !== 200 || !res.body) return void (await res.body?.cancel().catch(() => {}));
+    const decoder = new TextDecoder();
+    let buf = '';
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        const { done: ended, value: chunk } = await reader.read();
+        if (ended) break;
+        buf += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, end);
+          buf = buf.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data) events.push({ event, data: JSON.parse(data), at: Date.now() });
+        }
+      }
+    } catch {
+      /* closed */
+    }
+  })();
+  return { status: res.status, events, close: () => ac.abort(), done };
+}
+
+describe('load smoke', { concurrency: false }, () => {
+  it(`${PEOPLE * STREAMS_PER_PERSON} open event streams hold bounded memory and release everything when closed`, async (t) => {
+    const people = await pool(Array.from({ length: PEOPLE }), 8, () => newPerson(tp.url, 'sse'));
+    // Warm the route once, so the baseline includes the code and caches every stream shares.
+    const warm = await openStream(people[0]!.client);
+    warm.close();
+    await warm.done;
+    await new Promise((r) => setTimeout(r, 500));
+    const baseline = await metric('process_resident_memory_bytes');
+
+    const started = Date.now();
+    const streams = (await pool(people, 20, async (p) => Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openStream(p.client))))).flat();
+    t.diagnostic(`opened ${streams.length} streams in ${Date.now() - started} ms`);
+    assert.deepEqual([...new Set(streams.map((s) => s.status))], [200], 'every stream opened');
+    // One more for a person is refused by the per-person limit, not buffered.
+    const extra = await openStream(people[0]!.client);
+    assert.equal(extra.status, 429);
+    await extra.done;
+
+    await new Promise((r) => setTimeout(r, 1_000));
+    const open = await metric('process_resident_memory_bytes');
+    const grew = open - baseline;
+    t.diagnostic(`server RSS ${(baseline / 2 ** 20).toFixed(0)} MB -> ${(open / 2 ** 20).toFixed(0)} MB with ${streams.length} streams open (${(grew / streams.length / 1024).toFixed(1)} KB each)`);
+    assert.ok(grew < STREAMS_RSS_BOUND, `2,000 streams added ${(grew / 2 ** 20).toFixed(0)} MB, bound ${STREAMS_RSS_BOUND / 2 ** 20} MB`);
+
+    // Every stream is live: the first events (retry + the empty pending list) arrived without error.
+    for (const s of streams) s.close();
+    await Promise.all(streams.map((s) => s.done));
+    // Closed streams release their per-person slots: a person can open all ten again.
+    await new Promise((r) => setTimeout(r, 500));
+    const again = await Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openStream(people[1]!.client)));
+    assert.deepEqual([...new Set(again.map((s) => s.status))], [200], 'slots were released on close');
+    for (const s of again) s.close();
+    await Promise.all(again.map((s) => s.done));
+    const closed = await metric('process_resident_memory_bytes');
+    t.diagnostic(`server RSS after closing every stream: ${(closed / 2 ** 20).toFixed(0)} MB`);
+    assert.ok(closed - baseline < STREAMS_RSS_BOUND, 'memory stays bounded after closing');
+  });
+
+  it(`${APPROVALS} pending approvals expire on time, each recorded expired, nothing delivered`, async (t) => {
+    const dev = await newPerson(tp.url, 'dev');
+    const addonId = `load-${process.pid % 1000}`;
+    const manifest = notesManifest(addonId, hook.url, { visibility: 'public' }) as any;
+    // No `confirm`: the person is asked directly, so the add-on hears nothing unless a call is allowed.
+    manifest.tools = manifest.tools.map((tool: any) => (tool.name === 'delete_note' ? { ...tool, confirm: false } : tool));
+    const created = await dev.client.post('/api/addons', manifest);
+    assert.equal(created.status, 201, created.text);
+    hook.setSecret(created.body.signingSecret);
+    const person = await newPerson(tp.url);
+    await person.client.patch('/api/settings', { aiApps: true });
+    await person.client.post('/api/installs', { addon: addonId });
+    await person.client.patch(`/api/installs/${addonId}`, { tools: { delete_note: true } });
+    const provider = new TestOAuthProvider('Load');
+    await connectApp(person.user.mcpUrl, person.client, { provider });
+    const token = provider.saved!.access_token;
+    const expiredBefore = await metric('toolport_approvals_total{outcome="expired"}').catch(() => 0);
+
+    // Each call sends a progress token: its first progress notification leaves the server right
+    // after the approval is recorded, so (answer - first progress) is how long that approval waited.
+    let peak = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        peak = Math.max(peak, await metric('toolport_approvals_pending').catch(() => 0));
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    })();
+    const started = Date.now();
+    const stop = new AbortController();
+    let free = SETTING_UP;
+    const freed: Array<() => void> = [];
+    const take = async () => {
+      while (free === 0) await new Promise<void>((r) => freed.push(r));
+      free--;
+    };
+    const give = () => {
+      free++;
+      freed.shift()?.();
+    };
+    const answers = await pool(Array.from({ length: APPROVALS }, (_, i) => i), APPROVALS, async (i) => {
+      await take();
+      let held = true;
+      const release = () => {
+        if (held) give();
+        held = false;
+      };
+      try {
+        // A connection of its own (node:http, no keep-alive): a pooled socket the busy server is
+        // closing as idle would reset a POST that cannot be retried.
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: `${addonId}__delete_note`, arguments: { id: `n${i}` }, _meta: { progressToken: `p${i}` } },
+        });
+        let asked: number | undefined;
+        let text = '';
+        const status = await new Promise<number>((resolve, reject) => {
+          const req = httpRequest(
+            person.user.mcpUrl,
+            {
+              method: 'POST',
+              agent: false,
+              signal: AbortSignal.any([stop.signal, AbortSignal.timeout(120_000)]),
+              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+            },
+            (res) => {
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => {
+                text += chunk;
+                if (asked === undefined && text.includes('notifications/progress')) {
+                  asked = Date.now();
+                  release();
+                }
+              });
+              res.on('end', () => resolve(res.statusCode ?? 0));
+              res.on('error', reject);
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+        const answered = Date.now();
+        const final = text
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => JSON.parse(l.slice(6)))
+          .find((m) => m.id === i);
+        return { status, asked, answered, isError: final?.result?.isError, text: String(final?.result?.content?.[0]?.text ?? text.slice(0, 300)) };
+      } catch (err) {
+        stop.abort();
+        throw new Error(`call ${i}: ${err} ${(err as Error).cause ?? ''} (server alive: ${tp.child.exitCode === null}) ${tp.output().slice(-800)}`);
+      } finally {
+        release();
+      }
+    });
+    const elapsed = Date.now() - started;
+    watching = false;
+    await watcher;
+    const wrong = answers.filter((a) => !(a.status === 200 && a.isError && a.text.includes(`did not answer the approval request within ${TIMEOUT_SECONDS} seconds`)));
+    assert.deepEqual(wrong.slice(0, 3), [], `every call ended expired (${wrong.length} did not)`);
+    const waits = answers.map((a) => {
+      assert.ok(a.asked, 'every call was told where to approve');
+      return a.answered - a.asked! - TIMEOUT_SECONDS * 1000;
+    });
+    const [earliest, latest] = [Math.min(...waits), Math.max(...waits)];
+    t.diagnostic(`${APPROVALS} calls answered in ${elapsed} ms, ${peak} pending at once at the peak; each ended ${earliest} to ${latest} ms after its ${TIMEOUT_SECONDS} s wait`);
+    assert.ok(peak >= APPROVALS / 2, `thousands were pending at once (peak ${peak})`);
+    assert.ok(earliest > -1_000, `nothing expired early (${earliest} ms)`);
+    assert.ok(latest < EXPIRY_BOUND_MS, `every approval expired within ${EXPIRY_BOUND_MS} ms of its expiry (${latest} ms)`);
+
+    // Recorded, not only answered: the server counted each expiry, and none is left pending.
+    const expired = (await metric('toolport_approvals_total{outcome="expired"}')) - expiredBefore;
+    assert.equal(expired, APPROVALS, 'every approval was recorded expired');
+    assert.equal(await metric('toolport_approvals_pending'), 0);
+    const pending = await person.client.get('/api/approvals?status=pending');
+    assert.deepEqual(pending.body, []);
+    const recent = await person.client.get('/api/approvals?status=all');
+    assert.deepEqual([...new Set((recent.body as any[]).map((a) => a.status))], ['expired']);
+    assert.equal(hook.calls().length, 0, 'nothing reached the add-on');
+  });
+});
