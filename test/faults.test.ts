@@ -24,7 +24,7 @@ import { LEASE_SECONDS } from '../packages/core/src/approvals/request';
  * never a call run without a decision, never one call delivered under two ids.
  */
 const skip = privateServicesSkip(TARGET);
-const APPROVAL_TIMEOUT_SECONDS = 8;
+const APPROVAL_TIMEOUT_SECONDS = 12;
 
 let pg: PrivatePostgres;
 let redis: PrivateRedis;
@@ -254,6 +254,7 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     const notes = noteTexts.map((text, i) => call(i % 2 ? apiB : apiA, 'add_note', { text }));
     await sleep(150);
     await pg.kill();
+    const killedAt = Date.now();
 
     // While it is down: readiness says so, a decision and a new call get clear answers.
     const ready = await fetch(`${apiB.url}/readyz`);
@@ -266,6 +267,8 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     t.diagnostic(`call while down: ${JSON.stringify(duringDown)}`);
     assertClear(duringDown, 'a call while Postgres is down');
 
+    // A few seconds down, as a restart or failover takes: longer than the log writer's quick retries.
+    await sleep(Math.max(0, 4_000 - (Date.now() - killedAt)));
     await pg.start();
     for (const p of procs.filter((x) => x.child.exitCode === null)) t.diagnostic(`${p.role} ${p.port} ready again after ${await waitReady(p.url, 30_000)} ms`);
 
