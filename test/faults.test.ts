@@ -14,7 +14,7 @@ import {
   type PrivateRedis,
   type ToolportProcess,
 } from './helpers/private-services';
-import { freePort, TARGET } from './helpers/target';
+import { freePort, newSigningKey, TARGET } from './helpers/target';
 import { LEASE_SECONDS } from '../packages/core/src/approvals/request';
 
 /**
@@ -171,6 +171,7 @@ before(async () => {
     REDIS_URL: redis.url,
     REDIS_PREFIX: 'tpfault',
     TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
+    TOOLPORT_SIGNING_KEYS: newSigningKey(),
     WEBHOOK_ALLOW_PRIVATE: 'true',
     APPROVAL_TIMEOUT_SECONDS: String(APPROVAL_TIMEOUT_SECONDS),
     LIMIT_CALLS_PER_PERSON: '100000',
