@@ -27,6 +27,8 @@ const PEOPLE = 200;
 const STREAMS_PER_PERSON = 10;
 /** Resident memory the server may add for 2,000 open streams (about 50 KB each, socket buffers included). */
 const STREAMS_RSS_BOUND = 100 * 1024 * 1024;
+/** Of which JS heap (uncollected garbage included: nothing forces a GC in the server). */
+const STREAMS_HEAP_BOUND = 80 * 1024 * 1024;
 
 let backing: Backing;
 let tp: ToolportProcess;
@@ -119,6 +121,8 @@ describe('load smoke', { concurrency: false }, () => {
     await warm.done;
     await new Promise((r) => setTimeout(r, 500));
     const baseline = await metric('process_resident_memory_bytes');
+    // The JS heap too: embedded, PGlite's WebAssembly memory moves RSS by hundreds of MB on its own.
+    const heapBaseline = await metric('nodejs_heap_size_used_bytes');
 
     const started = Date.now();
     const streams = (await pool(people, 20, async (p) => Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openStream(p.client))))).flat();
@@ -131,9 +135,12 @@ describe('load smoke', { concurrency: false }, () => {
 
     await new Promise((r) => setTimeout(r, 1_000));
     const open = await metric('process_resident_memory_bytes');
+    const heapGrew = (await metric('nodejs_heap_size_used_bytes')) - heapBaseline;
     const grew = open - baseline;
     t.diagnostic(`server RSS ${(baseline / 2 ** 20).toFixed(0)} MB -> ${(open / 2 ** 20).toFixed(0)} MB with ${streams.length} streams open (${(grew / streams.length / 1024).toFixed(1)} KB each)`);
+    t.diagnostic(`server JS heap grew ${(heapGrew / 2 ** 20).toFixed(1)} MB (${(heapGrew / streams.length / 1024).toFixed(1)} KB a stream)`);
     assert.ok(grew < STREAMS_RSS_BOUND, `2,000 streams added ${(grew / 2 ** 20).toFixed(0)} MB, bound ${STREAMS_RSS_BOUND / 2 ** 20} MB`);
+    assert.ok(heapGrew < STREAMS_HEAP_BOUND, `2,000 streams added ${(heapGrew / 2 ** 20).toFixed(0)} MB of heap, bound ${STREAMS_HEAP_BOUND / 2 ** 20} MB`);
 
     // Every stream is live: the first events (retry + the empty pending list) arrived without error.
     for (const s of streams) s.close();
