@@ -28,7 +28,7 @@ const STREAMS_PER_PERSON = 10;
 /** Resident memory the server may add for 2,000 open streams (about 50 KB each, socket buffers included). */
 const STREAMS_RSS_BOUND = 100 * 1024 * 1024;
 /** Of which JS heap (uncollected garbage included: nothing forces a GC in the server). */
-const STREAMS_HEAP_BOUND = 80 * 1024 * 1024;
+const STREAMS_HEAP_BOUND = 100 * 1024 * 1024;
 
 let backing: Backing;
 let tp: ToolportProcess;
