@@ -30,6 +30,14 @@ function failedCall(err: unknown): ToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** Logs why tools/list failed and says it without the raw message (it may quote SQL). */
+function listFailed(svc: Services, identity: Identity, err: unknown): string {
+  svc.log.error('tools/list failed', { err, userId: identity.userId });
+  return isDependencyDown(err)
+    ? 'Toolport cannot reach its database right now. Try again in a few seconds.'
+    : 'Something went wrong on Toolport’s side. Try again in a moment.';
+}
+
 function rpcError(c: Context<AppEnv>, status: 400 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) {
   return c.body(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), status, {
     'content-type': 'application/json',
@@ -170,10 +178,7 @@ function buildServer(svc: Services, identity: Identity, aiAppsOn: boolean, infli
     try {
       return { tools: (await toolList(svc, identity, aiAppsOn)).tools };
     } catch (err) {
-      // Never the raw message (it may quote SQL): a sentence the app can show or retry on.
-      svc.log.error('tools/list failed', { err, userId: identity.userId });
-      const down = isDependencyDown(err);
-      throw new McpError(ErrorCode.InternalError, down ? 'Toolport cannot reach its database right now. Try again in a few seconds.' : 'Something went wrong on Toolport’s side. Try again in a moment.');
+      throw new McpError(ErrorCode.InternalError, listFailed(svc, identity, err));
     }
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -257,7 +262,15 @@ export function createMcpRoutes(svc: Services) {
     const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;
     const plain = streaming ? undefined : plainRequest(c, body as Record<string, unknown>);
     if (plain?.method === 'tools/list') {
-      return jsonRpcAnswer(c, plain.id, (await toolList(svc, identity, aiAppsOn)).resultBytes);
+      let listed: Listing;
+      try {
+        listed = await toolList(svc, identity, aiAppsOn);
+      } catch (err) {
+        // As the SDK answers a failed handler: a JSON-RPC error in a 200.
+        const error = { code: ErrorCode.InternalError, message: listFailed(svc, identity, err) };
+        return c.json({ jsonrpc: '2.0', id: plain.id, error });
+      }
+      return jsonRpcAnswer(c, plain.id, listed.resultBytes);
     }
     if (plain?.method === 'tools/call') {
       const result = await runToolCall(svc, identity, aiAppsOn, inflight, {
