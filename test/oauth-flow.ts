@@ -1,7 +1,28 @@
 import { createHash, randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
+import { after, before, beforeEach } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { ToolportError } from '@toolport/core';
 import { Client, newPerson, type Reply } from './helpers/http';
+import { startToolport, type Toolport } from './helpers/target';
+
+/**
+ * One Toolport for the test file, handed to `use` once started. Every request comes from
+ * 127.0.0.1, so each test starts with a fresh client-registration allowance.
+ */
+export function oauthToolport(use: (tp: Toolport) => void) {
+  let tp: Toolport | undefined;
+  before(async () => {
+    tp = await startToolport();
+    use(tp);
+  });
+  after(async () => {
+    await tp?.stop();
+  });
+  beforeEach(async () => {
+    await tp!.svc.db.execute(sql`delete from oauth_rate_limits`);
+  });
+}
 
 /** Test-side OAuth client moves: register, authorize through the real pages, redeem, refresh. */
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -1,24 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader, importJWK, exportSPKI, SignJWT, type JWK } from 'jose';
 import { GATES_CHANNEL, signAccessToken, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
-import { startToolport, TARGET, type Toolport } from './helpers/target';
-import { connect, postForm, personWithClient, register, rejectsWithCode } from './oauth-flow';
+import { TARGET, type Toolport } from './helpers/target';
+import { connect, postForm, personWithClient, register, rejectsWithCode, oauthToolport } from './oauth-flow';
 
 let tp: Toolport;
-before(async () => {
-  tp = await startToolport();
-});
-after(async () => {
-  await tp?.stop();
-});
-// Every request here comes from 127.0.0.1: start each test with a fresh registration allowance.
-beforeEach(async () => {
-  await tp.svc.db.execute(sql`delete from oauth_rate_limits`);
-});
+oauthToolport((started) => (tp = started));
 
 const setup = (label?: string) => personWithClient(tp.url, label);
 

@@ -1,24 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import { sql } from 'drizzle-orm';
+import { describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { exchangeToken, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
-import { startToolport, type Toolport } from './helpers/target';
-import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode } from './oauth-flow';
+import type { Toolport } from './helpers/target';
+import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './oauth-flow';
 
 let tp: Toolport;
-before(async () => {
-  tp = await startToolport();
-});
-after(async () => {
-  await tp?.stop();
-});
-// Every request here comes from 127.0.0.1: start each test with a fresh registration allowance.
-beforeEach(async () => {
-  await tp.svc.db.execute(sql`delete from oauth_rate_limits`);
-});
+oauthToolport((started) => (tp = started));
 
 const setup = (label?: string) => personWithClient(tp.url, label);
 

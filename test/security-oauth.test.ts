@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import { sql } from 'drizzle-orm';
+import { describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { verifyAccessToken } from '@toolport/core';
 import { keyStore } from '@toolport/core/oauth/keys';
 import { Client, newPerson } from './helpers/http';
-import { startToolport, type Toolport } from './helpers/target';
-import { authorizeQuery, connect, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode } from './oauth-flow';
+import type { Toolport } from './helpers/target';
+import { authorizeQuery, connect, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './oauth-flow';
 
 /**
  * The OAuth and token suite (issue #10): what an attacker can try against the authorization server
@@ -15,16 +14,7 @@ import { authorizeQuery, connect, hiddenFields, pkce, postForm, redeem, REDIRECT
  * test/oauth.test.ts and test/oauth-tokens.test.ts already prove are not repeated here.
  */
 let tp: Toolport;
-before(async () => {
-  tp = await startToolport();
-});
-after(async () => {
-  await tp?.stop();
-});
-// Every request comes from 127.0.0.1: a fresh registration allowance for each test.
-beforeEach(async () => {
-  await tp.svc.db.execute(sql`delete from oauth_rate_limits`);
-});
+oauthToolport((started) => (tp = started));
 
 const HTTPS_REDIRECT = 'https://app.example.com/cb';
 const setup = async (label?: string) => {

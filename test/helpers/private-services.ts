@@ -116,6 +116,24 @@ export interface PrivateRedis {
 
 const running = (child: ChildProcess | undefined) => !!child && child.exitCode === null && child.signalCode === null;
 
+/** restart, ensureUp and stop: the same for every private service, from its own start and kill. */
+function lifecycle(self: () => { start(): Promise<void>; kill(): Promise<void> }, child: () => ChildProcess | undefined, dir: string) {
+  return {
+    async restart({ downMs = 0 } = {}) {
+      await self().kill();
+      if (downMs) await sleep(downMs);
+      await self().start();
+    },
+    async ensureUp() {
+      if (!running(child())) await self().start();
+    },
+    async stop() {
+      await killGroup(child(), 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** A private `redis-server` on a free port with its data in a temp dir. */
 export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Promise<PrivateRedis> {
   const bin = findBinary('redis-server', REDIS_DIRS);
@@ -143,18 +161,7 @@ export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Pr
     async kill() {
       await killGroup(child, 'SIGKILL');
     },
-    async restart({ downMs = 0 } = {}) {
-      await self.kill();
-      if (downMs) await sleep(downMs);
-      await self.start();
-    },
-    async ensureUp() {
-      if (!running(child)) await self.start();
-    },
-    async stop() {
-      await killGroup(child, 'SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
+    ...lifecycle(() => self, () => child, dir),
   };
   await self.start();
   return self;
@@ -236,18 +243,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       await killGroup(child, 'SIGKILL');
       for (let i = 0; pid && alive(pid) && i < 100; i++) await sleep(50);
     },
-    async restart({ downMs = 0 } = {}) {
-      await self.kill();
-      if (downMs) await sleep(downMs);
-      await self.start();
-    },
-    async ensureUp() {
-      if (!running(child)) await self.start();
-    },
-    async stop() {
-      await killGroup(child, 'SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
+    ...lifecycle(() => self, () => child, dir),
   };
   await self.start();
   return self;
