@@ -10,9 +10,12 @@ export async function readJson(c: Context<AppEnv>, limit = MAX_JSON_BODY): Promi
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(type)) {
     throw new ToolportError('VALIDATION', 'Send the body as application/json.', { status: 415 });
   }
-  const declared = Number(c.req.header('content-length') ?? '0');
+  const length = c.req.header('content-length');
+  const declared = Number(length ?? '0');
   if (declared > limit) throw new ToolportError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit / 1024} KB.`);
-  const text = await readLimited(c.req.raw, limit);
+  // With a declared length (which Node's parser holds the body to) the adapter reads it straight
+  // from the socket; a chunked body is read as a stream and cut off at the limit.
+  const text = length !== undefined && Number.isSafeInteger(declared) ? await c.req.raw.text() : await readLimited(c.req.raw, limit);
   try {
     return JSON.parse(text);
   } catch {
