@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import type { Client } from './helpers/http';
-import { connectApp } from './helpers/mcp';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
@@ -82,6 +82,39 @@ describe('destructive calls through MCP wait for the person', () => {
     assert.match((result.content as any[])[0].text, /denied/);
     assert.equal(hook.calls().length, before);
     assert.equal((await person.client.get('/api/calls')).body.items[0].outcome, 'denied');
+  });
+
+  it('an app that hangs up while its call waits ends the call as cancelled, and nothing runs', async () => {
+    const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'apr');
+    const provider = new TestOAuthProvider('Hangs up');
+    const { client } = await connectApp(person.user.mcpUrl, person.client, { provider });
+    await client.close();
+    const before = hook.calls().length;
+    // A plain JSON call (no progress token): the request itself is all that holds the call.
+    const hangUp = new AbortController();
+    const held = fetch(person.user.mcpUrl, {
+      method: 'POST',
+      signal: hangUp.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${provider.saved!.access_token}`,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${person.addonId}__delete_note`, arguments: { id: 'n9' } } }),
+    }).catch((err: Error) => err);
+    const approval = await pendingApproval(person.client);
+    hangUp.abort();
+    assert.ok((await held) instanceof Error);
+    let found: { status: string; decidedBy?: string } | undefined;
+    for (let i = 0; i < 100 && !found; i++) {
+      await sleep(50);
+      const all = (await person.client.get('/api/approvals?status=all')).body as Array<{ id: string; status: string }>;
+      found = all.find((a) => a.id === approval.id && a.status !== 'pending');
+    }
+    assert.equal(found?.status, 'cancelled');
+    const late = await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+    assert.equal(late.status, 409);
+    assert.equal(hook.calls().length, before, 'nothing ran');
   });
 
   it('revoking the app while it waits ends the call as revoked', async () => {
