@@ -98,7 +98,7 @@ export {
   sendApprovalPush,
   approvalPushPayload,
   approvalActionToken,
-  approvalChannel,
+  APPROVALS_CHANNEL,
   userChannel,
   expireOverdue,
 } from './approvals/index';

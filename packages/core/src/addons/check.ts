@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { announceDecided, approvalChannel, readApproval, transition, userChannel, type UserEvent } from '../approvals/records';
+import { announceDecided, APPROVALS_CHANNEL, readApproval, transition, userChannel, type UserEvent } from '../approvals/records';
 import { callTool } from '../calls/call-tool';
 import { toEnabledTool, toolSet, type EnabledToolSet } from '../calls/enabled-tools';
 import type { ApprovalRequest, Approvals, ToolResult } from '../calls/types';
@@ -68,7 +68,7 @@ function simulatedPerson(svc: Services, real: Approvals, approve: Approve | unde
           const status = approve === 'allow' ? 'allowed' : approve === 'deny' ? 'denied' : 'expired';
           const decided = await transition(svc, id, status, status === 'expired' ? 'timeout' : 'check script', { userId: req.userId });
           if (decided) {
-            await svc.bus.publish(approvalChannel(id), { id });
+            await svc.bus.publish(APPROVALS_CHANNEL, { id });
             await announceDecided(svc, decided);
           }
         })().catch((err) => svc.log.error('check script decision failed', { err }));

@@ -7,7 +7,7 @@ import { approvals } from '../db/schema/index';
 import { approvalActionTokenValid } from './push';
 import {
   announceDecided,
-  approvalChannel,
+  APPROVALS_CHANNEL,
   HOLDER_GONE,
   readApproval,
   toDecision,
@@ -97,7 +97,7 @@ const alreadyDecided = (row: ApprovalRow) => conflict(conflictSentence(row), { d
 /** The decision is recorded whatever happens here; a holder that misses this reads it at its expiry. */
 async function wake(svc: Services, id: string) {
   try {
-    await svc.bus.publish(approvalChannel(id), { id });
+    await svc.bus.publish(APPROVALS_CHANNEL, { id });
   } catch (err) {
     svc.log.error('cannot wake the call waiting for an approval', { err, approvalId: id });
   }

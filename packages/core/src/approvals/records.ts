@@ -7,7 +7,12 @@ export type ApprovalRow = typeof approvals.$inferSelect;
 export type FinalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked';
 
 /** Wakes whichever process holds the waiting call, once a decision is recorded. */
-export const approvalChannel = (id: string) => `approval:${id}`;
+/**
+ * Bus channel on which `{ id }` says an approval was decided (or ended): every API process hears it
+ * and wakes the call it holds, if any. One channel for all approvals: a SUBSCRIBE and UNSUBSCRIBE
+ * per waiting call cost two Redis round trips and a Redis channel each.
+ */
+export const APPROVALS_CHANNEL = 'approvals:decided';
 /** The person's live dashboard streams (`approval`, `approval.decided`). */
 export const userChannel = (userId: string) => `user:${userId}`;
 
@@ -131,7 +136,7 @@ export async function expireOverdue(svc: Services): Promise<number> {
     svc.metrics.approval(row.status as FinalStatus);
     await announceDecided(svc, row);
     // A holder still alive elsewhere learns at once rather than at its own timer.
-    await svc.bus.publish(approvalChannel(row.id), { id: row.id }).catch(() => {});
+    await svc.bus.publish(APPROVALS_CHANNEL, { id: row.id }).catch(() => {});
   }
   return rows.length;
 }

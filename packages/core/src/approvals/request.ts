@@ -9,7 +9,7 @@ import type { Services } from '../services';
 import { sendApprovalPush, vapidKeys } from './push';
 import {
   announceDecided,
-  approvalChannel,
+  APPROVALS_CHANNEL,
   expireOverdue,
   readApproval,
   toView,
@@ -54,7 +54,8 @@ const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'expired', 'c
 
 /**
  * One call waiting for the person. Kept small (10,000 waiting in well under 200 MB): one timer that
- * serves both progress and expiry, one bus handler, nothing held open in the database.
+ * serves both progress and expiry, an entry in the process's map of held calls, nothing held open
+ * in the database.
  */
 class Waiting {
   timer: NodeJS.Timeout | undefined;
@@ -134,6 +135,9 @@ class Waiting {
 
 class ApprovalsImpl implements ApprovalsService {
   private readonly byUser = new Map<string, Set<Waiting>>();
+  /** The calls this process holds, by approval id, for the one decisions subscription. */
+  private readonly byId = new Map<string, Waiting>();
+  private decisions: Promise<() => Promise<void>> | undefined;
   private readonly ttl: number;
   private readonly confirmDeadlineMs: number;
   private readonly sweeper: NodeJS.Timeout | undefined;
@@ -235,8 +239,8 @@ class ApprovalsImpl implements ApprovalsService {
     await this.gates;
 
     const w = new Waiting(this, newId('apr'), req, confirm);
-    // Subscribed before the row exists: a decision can never be announced before we listen.
-    const unsubscribe = await this.svc.bus.subscribe(approvalChannel(w.id), () => void w.observe());
+    // Listening before the row exists: a decision can never be announced before we listen.
+    await this.listen();
     this.track(w);
     try {
       await this.begin(w);
@@ -245,7 +249,6 @@ class ApprovalsImpl implements ApprovalsService {
       clearTimeout(w.timer);
       req.signal?.removeEventListener('abort', w.onAbort);
       this.untrack(w);
-      await unsubscribe().catch(() => {});
     }
   }
 
@@ -302,15 +305,31 @@ class ApprovalsImpl implements ApprovalsService {
     }).catch((err) => this.svc.log.warn('web push failed', { err, approvalId: w.id }));
   }
 
+  /** One subscription for every decision; a failed SUBSCRIBE is tried again by the next call. */
+  private listen() {
+    this.decisions ??= this.svc.bus
+      .subscribe(APPROVALS_CHANNEL, (msg) => {
+        const id = (msg as { id?: unknown } | null)?.id;
+        if (typeof id === 'string') void this.byId.get(id)?.observe();
+      })
+      .catch((err) => {
+        this.decisions = undefined;
+        throw err;
+      });
+    return this.decisions;
+  }
+
   private track(w: Waiting) {
     let set = this.byUser.get(w.req.userId);
     if (!set) this.byUser.set(w.req.userId, (set = new Set()));
     set.add(w);
+    this.byId.set(w.id, w);
     this.count++;
   }
 
   private untrack(w: Waiting) {
     const set = this.byUser.get(w.req.userId);
+    this.byId.delete(w.id);
     if (set?.delete(w)) this.count--;
     if (set && !set.size) this.byUser.delete(w.req.userId);
   }
@@ -351,6 +370,8 @@ class ApprovalsImpl implements ApprovalsService {
     const all = [...this.byUser.values()].flatMap((s) => [...s]);
     await Promise.allSettled(all.map((w) => w.end('cancelled', 'shutdown')));
     for (const w of all) w.settle('cancelled', 'shutdown');
+    const stopListening = await this.decisions?.catch(() => undefined);
+    await stopListening?.().catch(() => {});
   }
 }
 
