@@ -85,9 +85,11 @@ export function createBullDispatcher(
   void checkEvictionPolicy(connection, svc.log);
 
   const replyTo = `${REPLY_PREFIX}${randomUUID()}`;
-  const waiting = new Map<string, Set<(outcome: CallOutcome) => void>>();
-  /** The job of each waiting call, to queue it again if Redis loses it. */
-  const jobs = new Map<string, CallJob>();
+  /** Each waiting call: its job (to queue it again if Redis loses it) and whoever waits for it. */
+  const waiting = new Map<string, { job: CallJob; settlers: Set<(outcome: CallOutcome) => void> }>();
+  const settleAll = (callId: string, outcome: CallOutcome) => {
+    for (const settle of waiting.get(callId)?.settlers ?? []) settle(outcome);
+  };
   const readOutcome = async (callId: string): Promise<CallOutcome | undefined> => {
     const raw = await connection.get(outcomeKey(redis.prefix, callId));
     return raw ? (JSON.parse(raw) as CallOutcome) : undefined;
@@ -98,14 +100,14 @@ export function createBullDispatcher(
    * the add-on sees at worst a retry with the same webhook-id, never a second call.
    */
   const recheck = async () => {
-    for (const [callId, job] of jobs) {
+    for (const [callId, { job }] of waiting) {
       try {
         const found = await readOutcome(callId);
         if (found) {
-          for (const settle of waiting.get(callId) ?? []) settle(found);
+          settleAll(callId, found);
           continue;
         }
-        if ((await queue.getJobState(callId)) === 'unknown' && jobs.has(callId)) {
+        if ((await queue.getJobState(callId)) === 'unknown' && waiting.has(callId)) {
           svc.log.warn('a queued call was lost by Redis; queueing it again under the same id', { callId });
           await queue.add('call', { ...job, ...injectTrace(), replyTo }, { jobId: callId });
         }
@@ -126,8 +128,7 @@ export function createBullDispatcher(
     (listening ??= svc.bus
       .subscribe(replyTo, (msg) => {
         const { callId, outcome } = (msg ?? {}) as Partial<Reply>;
-        if (typeof callId !== 'string' || !outcome) return;
-        for (const settle of waiting.get(callId) ?? []) settle(outcome);
+        if (typeof callId === 'string' && outcome) settleAll(callId, outcome);
       })
       .catch((err) => {
         listening = undefined;
@@ -148,10 +149,9 @@ export function createBullDispatcher(
           ),
         Math.max(0, job.deadline - Date.now()) + RESULT_GRACE_MS,
       );
-      jobs.set(job.callId, job);
       let mine = waiting.get(job.callId);
-      if (!mine) waiting.set(job.callId, (mine = new Set()));
-      mine.add(settle);
+      if (!mine) waiting.set(job.callId, (mine = { job, settlers: new Set() }));
+      mine.settlers.add(settle);
       const subscribed = listen();
       subscribed.catch((err) => {
         svc.log.error('cannot listen for call results', { err, callId: job.callId });
@@ -178,11 +178,8 @@ export function createBullDispatcher(
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        mine.delete(settle);
-        if (!mine.size && waiting.get(job.callId) === mine) {
-          waiting.delete(job.callId);
-          jobs.delete(job.callId);
-        }
+        mine.settlers.delete(settle);
+        if (!mine.settlers.size && waiting.get(job.callId) === mine) waiting.delete(job.callId);
       }
     },
     async ping() {
