@@ -1,8 +1,7 @@
-import type { ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
 import type { Services } from '@toolport/core';
-import type { AppEnv } from './http/env';
+import { nodeResponse, type AppEnv } from './http/env';
 import { errorToProblem, problem } from './http/problem';
 import { logRequests } from './http/request-log';
 import { checkHost } from './http/host-check';
@@ -40,7 +39,7 @@ export function createApp(svc: Services) {
     c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || randomUUID());
     // On Node they go straight onto the outgoing response (a route's own value still wins): set
     // on c.res after the handler, they made Hono rebuild every response, a third of a request's CPU.
-    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    const outgoing = nodeResponse(c);
     if (outgoing && !outgoing.headersSent) {
       for (const [name, value] of SECURITY_HEADERS) outgoing.setHeader(name, value);
       return next();

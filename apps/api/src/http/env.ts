@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
 import type { Actor, Services } from '@toolport/core';
 
 export type AppEnv = {
@@ -9,3 +11,6 @@ export type AppEnv = {
     sessionToken?: string;
   };
 };
+
+/** Node's response for this request, when served by @hono/node-server (absent under `app.request()`). */
+export const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;

@@ -5,7 +5,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
-import type { AppEnv } from '../http/env';
+import { nodeResponse, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 import { invalidJsonRpc, withArgumentsForSdk } from '../http/json-rpc';
 
@@ -276,7 +276,7 @@ export function createMcpRoutes(svc: Services) {
     }
 
     const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;
-    const plain = streaming ? undefined : plainRequest(c, body as Record<string, unknown>);
+    const plain = plainRequest(c, body as Record<string, unknown>);
     if (plain?.method === 'tools/list') {
       let listed: Listing;
       try {
@@ -289,7 +289,7 @@ export function createMcpRoutes(svc: Services) {
       return jsonRpcAnswer(c, plain.id, listed.resultBytes);
     }
     if (plain?.method === 'tools/call') {
-      const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+      const outgoing = nodeResponse(c);
       const result = await runToolCall(svc, identity, aiAppsOn, inflight, {
         requestId: plain.id,
         name: plain.name,
