@@ -1,9 +1,17 @@
 // Shared by test/approvals*.test.ts and test/push.test.ts (not itself a test file).
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ApprovalDecision, ApprovalRequest } from '../packages/core/src/calls/types';
 import type { EnabledTool } from '../packages/core/src/calls/enabled-tools';
 import type { Approvals } from '@toolport/core';
 import type { Client } from './helpers/http';
+import type { Toolport } from './helpers/target';
+
+/** The service's approvals, which an API process always has. */
+export function approvalsOf(tp: Toolport): Approvals {
+  assert.ok(tp.svc.approvals, 'svc.approvals is wired');
+  return tp.svc.approvals;
+}
 
 export function destructiveTool(over: Partial<EnabledTool> = {}): EnabledTool {
   const addonId = over.addonId ?? 'notes';

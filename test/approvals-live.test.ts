@@ -4,7 +4,7 @@ import { createApprovals } from '@toolport/core';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, TARGET, type Toolport } from './helpers/target';
-import { ask, destructiveTool, openEvents, pendingFor, sleep } from './approvals-helpers';
+import { approvalsOf, ask, destructiveTool, openEvents, pendingFor, sleep } from './approvals-helpers';
 
 let tp: Toolport;
 before(async () => {
@@ -14,10 +14,7 @@ after(async () => {
   await tp?.stop();
 });
 
-const approvals = () => {
-  assert.ok(tp.svc.approvals, 'svc.approvals is wired');
-  return tp.svc.approvals;
-};
+const approvals = () => approvalsOf(tp);
 
 
 describe('approvals: the add-on’s confirm description', () => {

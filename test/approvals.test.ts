@@ -6,7 +6,7 @@ import { createApprovals } from '@toolport/core';
 import { approvals as approvalsTable, oauthClients, oauthGrants } from '../packages/core/src/db/schema/index';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { ask, pendingFor, sleep } from './approvals-helpers';
+import { approvalsOf, ask, pendingFor, sleep } from './approvals-helpers';
 
 let tp: Toolport;
 before(async () => {
@@ -16,10 +16,7 @@ after(async () => {
   await tp?.stop();
 });
 
-const approvals = () => {
-  assert.ok(tp.svc.approvals, 'svc.approvals is wired');
-  return tp.svc.approvals;
-};
+const approvals = () => approvalsOf(tp);
 const rowOf = async (id: string) => (await tp.svc.db.select().from(approvalsTable).where(eq(approvalsTable.id, id)))[0]!;
 
 describe('approvals: deciding', () => {
