@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isDependencyDown, isToolportError, oauthCodeOf, unavailable, type ErrorCode } from '@toolport/core';
+import { isToolportError, oauthCodeOf, type ErrorCode } from '@toolport/core';
 import type { AppEnv } from './env';
+import { unavailableIfDown } from './problem';
 
 const fallback: Partial<Record<ErrorCode, [string, ContentfulStatusCode]>> = {
   VALIDATION: ['invalid_request', 400],
@@ -24,11 +25,8 @@ export function oauthJsonError(c: Context<AppEnv>, status: ContentfulStatusCode,
  * (token, revoke, register, metadata). Unexpected errors are logged and answered `server_error`.
  */
 export function oauthErrorResponse(err: unknown, c: Context<AppEnv>) {
-  if (!(isToolportError(err) && err.expose) && isDependencyDown(err)) {
-    // RFC 6749's temporarily_unavailable (503): the app retries rather than reporting a server bug.
-    c.get('svc')?.log.warn('a dependency is unavailable', { err, requestId: c.get('requestId'), path: c.req.path });
-    err = unavailable();
-  }
+  // RFC 6749's temporarily_unavailable (503): the app retries rather than reporting a server bug.
+  err = unavailableIfDown(err, c);
   if (isToolportError(err) && err.expose) {
     const explicit = oauthCodeOf(err);
     const [mapped, mappedStatus] = fallback[err.code] ?? ['invalid_request', 400];

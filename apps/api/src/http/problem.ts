@@ -30,13 +30,19 @@ export function problem(c: Context<AppEnv>, status: ContentfulStatusCode, detail
   );
 }
 
+/**
+ * Postgres or Redis restarting is a retryable "unavailable" (503, or OAuth's temporarily_unavailable),
+ * not a 500 that reads like a bug: the error to answer with, logged once here.
+ */
+export function unavailableIfDown(err: unknown, c: Context<AppEnv>): unknown {
+  if ((isToolportError(err) && err.expose) || !isDependencyDown(err)) return err;
+  c.get('svc')?.log.warn('a dependency is unavailable', { err, requestId: c.get('requestId'), path: c.req.path });
+  return unavailable();
+}
+
 /** The one mapping from the error family to problem+json. Unexpected errors are logged, never echoed. */
 export function errorToProblem(err: unknown, c: Context<AppEnv>) {
-  if (!(isToolportError(err) && err.expose) && isDependencyDown(err)) {
-    // Postgres or Redis is restarting: a retryable 503, not a 500 that reads like a bug.
-    c.get('svc')?.log.warn('a dependency is unavailable', { err, requestId: c.get('requestId'), path: c.req.path });
-    err = unavailable();
-  }
+  err = unavailableIfDown(err, c);
   if (isToolportError(err) && err.expose) {
     const { retryAfterSeconds, status: override, ...rest } = err.details;
     const status = (typeof override === 'number' ? override : statusFor[err.code]) as ContentfulStatusCode;
