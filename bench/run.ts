@@ -23,6 +23,7 @@ const WARMUP_S = QUICK ? 0.5 : 1;
 const CONCURRENCY = [1, 16, 64];
 const ROUND_TRIPS = QUICK ? 40 : 200;
 const PENDING = Number(process.env.BENCH_PENDING ?? 10_000);
+const PENDING_WINDOW = 256;
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2_000);
 const LOG_ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
 const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
@@ -346,43 +347,77 @@ async function approvalRoundTrips(label: string, d: Deployment, decideUrl: strin
 const memory = async (c: Child) => (await c.request<{ usage: NodeJS.MemoryUsage; waiting: number }>({ type: 'memory' }, 'memory', 60_000));
 const MB = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
 
+/** BENCH_HEAP_SNAPSHOT=1: the server's heap before and while it holds the calls (bench/heap-top.ts). */
+async function heapSnapshot(d: Deployment, label: string) {
+  const file = path.join(BENCH_DIR, 'results', 'profiles', `${label}-${d.name}.heapsnapshot`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  log(`heap snapshot: ${(await d.child.request<{ file: string }>({ type: 'heap-snapshot', file }, 'heap-snapshot', 300_000)).file}`);
+}
+
 async function pendingApprovals(d: Deployment) {
   const t = await fresh(d.token);
   const added = await request('POST', t.mcpUrl, mcpHeaders(t.accessToken), rpc(1, 'tools/call', { name: 'notes__add_note', arguments: { text: '# Keep me\npending benchmark' } }));
   const noteId = rpcResult(added.text).result.structuredContent.id;
   // Warm the path once (one call allowed through the real flow is already done by the round trips).
   const before = await memory(d.child);
+  if (process.env.BENCH_HEAP_SNAPSHOT) await heapSnapshot(d, 'before');
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const reqs: http.ClientRequest[] = [];
   const started = performance.now();
   const body = (n: number) => rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId } });
+  const waiting = async () => (await d.child.request<{ waiting: number }>({ type: 'waiting' }, 'waiting')).waiting;
   let failed = 0;
   let firstError = '';
-  for (let i = 0; i < PENDING; i++) {
-    const u = new URL(t.mcpUrl);
-    const b = body(i + 10);
+  let ending = false;
+  // A held call gets no answer until it is decided: any answer before the end is a refusal.
+  const answered = new Map<number, number>();
+  let firstAnswer = '';
+  const u = new URL(t.mcpUrl);
+  // Paced: at most PENDING_WINDOW calls sent and not yet held, so the server's accept queue never
+  // overflows (a dropped SYN is retried only after 1, 3, 7 s...) and every call is held well inside
+  // its 30 s; the held count is the server's own.
+  let held = 0;
+  let early = 0;
+  let sent = 0;
+  for (; sent < PENDING && performance.now() - started < 25_000; sent++) {
+    while (sent - held - early - failed >= PENDING_WINDOW && performance.now() - started < 25_000) {
+      await sleep(5);
+      held = await waiting();
+    }
+    const b = body(sent + 10);
     const req = http.request({ method: 'POST', hostname: u.hostname, port: u.port, path: u.pathname, agent, headers: { ...mcpHeaders(t.accessToken), 'content-length': Buffer.byteLength(b) } });
     req.on('error', (err) => {
+      if (ending) return; // we hung up ourselves
       failed++;
       firstError ||= String(err);
     });
-    req.on('response', (res) => res.resume());
+    req.on('response', (res) => {
+      if (ending) return;
+      early++;
+      answered.set(res.statusCode ?? 0, (answered.get(res.statusCode ?? 0) ?? 0) + 1);
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => (firstAnswer ||= Buffer.concat(chunks).toString('utf8').slice(0, 300)));
+    });
     req.end(b);
     reqs.push(req);
-    if (i % 250 === 249) await sleep(25);
+    if (sent % 1000 === 999) log(`pending (${d.name}): ${sent + 1} sent, ${held} held, ${early} answered, ${failed} failed`);
   }
   let peak = 0;
   let at: { usage: NodeJS.MemoryUsage; waiting: number } | undefined;
   for (;;) {
-    const m = await memory(d.child);
-    peak = Math.max(peak, m.waiting);
-    if (m.waiting >= PENDING || performance.now() - started > 25_000) {
-      at = m;
+    held = await waiting();
+    if (held >= sent - early - failed || performance.now() - started > 25_000) {
+      at = await memory(d.child);
+      peak = Math.max(peak, at.waiting);
+      if (process.env.BENCH_HEAP_SNAPSHOT) await heapSnapshot(d, 'held');
       break;
     }
-    await sleep(500);
+    await sleep(50);
   }
   const heldAfterMs = Math.round(performance.now() - started);
+  const earlyAnswers = Object.fromEntries(answered);
+  ending = true;
   for (const r of reqs) r.destroy();
   agent.destroy();
   // The server records each abandoned call as cancelled; wait until none is held.
@@ -394,6 +429,9 @@ async function pendingApprovals(d: Deployment) {
     deployment: d.name,
     held: at.waiting,
     peak,
+    sent,
+    earlyAnswers,
+    firstAnswer,
     failedRequests: failed,
     firstError,
     secondsToHold: heldAfterMs / 1000,

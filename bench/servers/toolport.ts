@@ -17,6 +17,14 @@ process.on('message', async (m: { type: string; id?: number }) => {
     }
     const approvals = server.svc.approvals as { waiting?: number } | undefined;
     process.send!({ type: 'memory', id: m.id, usage: process.memoryUsage(), waiting: approvals?.waiting ?? 0 });
+  } else if (m.type === 'heap-snapshot') {
+    // BENCH_HEAP_SNAPSHOT=1: what the held calls are made of (read it with bench/heap-top.ts).
+    const { writeHeapSnapshot } = await import('node:v8');
+    process.send!({ type: 'heap-snapshot', id: m.id, file: writeHeapSnapshot((m as { file?: string }).file) });
+  } else if (m.type === 'waiting') {
+    // Cheap (no gc): the bench paces its held calls by it.
+    const approvals = server.svc.approvals as { waiting?: number } | undefined;
+    process.send!({ type: 'waiting', id: m.id, waiting: approvals?.waiting ?? 0 });
   } else if (m.type === 'stop') {
     await server.close();
     process.exit(0);
