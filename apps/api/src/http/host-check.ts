@@ -1,12 +1,6 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { isLoopbackHostname, normalHost, type Config } from '@toolport/core';
 import type { AppEnv } from './env';
-
-/**
- * Paths answered whatever the Host: probes and scrapers reach a process by its pod or container
- * address (kubelet sends `Host: 10.x.y.z:8080`), and these carry no person's data.
- */
-const ANY_HOST = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Whether this Host header names Toolport: PUBLIC_URL's host, ALLOWED_HOSTS, or loopback when PUBLIC_URL is. */
 export function hostAllowed(config: Pick<Config, 'allowedHosts' | 'allowLoopbackHosts' | 'publicUrl'>, header: string | undefined): boolean {
@@ -24,17 +18,14 @@ export function hostAllowed(config: Pick<Config, 'allowedHosts' | 'allowLoopback
  * DNS-rebinding protection: a page on evil.example whose name is re-pointed at Toolport's address
  * reaches it with `Host: evil.example`. Such a request is answered 421 before any route runs
  * (JSON-RPC shaped on the MCP endpoint, problem+json elsewhere), so neither the MCP endpoint nor the
- * dashboard, the API or the OAuth pages ever serve a foreign name.
+ * dashboard, the API or the OAuth pages ever serve a foreign name (the check runs in edge.ts).
  */
-export function checkHost(config: Config): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    if (ANY_HOST.has(c.req.path) || hostAllowed(config, c.req.header('host'))) return next();
-    const message = 'This server does not answer for that host name.';
-    if (/^\/u\/[^/]+\/mcp\/?$/.test(c.req.path)) {
-      return c.body(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }), 421, { 'content-type': 'application/json' });
-    }
-    return c.body(JSON.stringify({ type: 'about:blank', title: 'Misdirected request', status: 421, detail: message }), 421, {
-      'content-type': 'application/problem+json',
-    });
-  };
+export function misdirected(c: Context<AppEnv>): Response {
+  const message = 'This server does not answer for that host name.';
+  if (/^\/u\/[^/]+\/mcp\/?$/.test(c.req.path)) {
+    return c.body(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }), 421, { 'content-type': 'application/json' });
+  }
+  return c.body(JSON.stringify({ type: 'about:blank', title: 'Misdirected request', status: 421, detail: message }), 421, {
+    'content-type': 'application/problem+json',
+  });
 }

@@ -1,5 +1,4 @@
-import { Hono, type MiddlewareHandler } from 'hono';
-import { routePath } from 'hono/route';
+import { Hono } from 'hono';
 import type { Services } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 
@@ -14,20 +13,3 @@ export const metricsRoutes = new Hono<AppEnv>().get('/metrics', async (c) => {
   const body = await metrics.render();
   return c.body(body, 200, { 'Content-Type': metrics.contentType, 'Cache-Control': 'no-store' });
 });
-
-/**
- * Times every request and records it by route pattern (`/u/:userKey/mcp`, never the raw path with
- * its keys and ids). Unmatched paths fall to a wildcard pattern, so the label set stays bounded.
- * Streaming responses are timed until their headers, not to the end of the stream.
- */
-export function measureRequests(svc: Services): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = routePath(c) || 'unmatched';
-      svc.metrics.httpRequest(route, c.req.method, c.res.status, (performance.now() - started) / 1000);
-    }
-  };
-}
