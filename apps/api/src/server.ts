@@ -22,7 +22,7 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
   // Requests in flight, so a SIGTERM lets them finish (or hand back) before the process goes.
   let active = 0;
   let draining = false;
-  const fetch = async (req: Request, env: unknown) => {
+  const fetch = (req: Request, env: unknown): Response | Promise<Response> => {
     if (draining) {
       return new Response(JSON.stringify({ title: 'Service unavailable', status: 503, detail: 'This server is shutting down; retry.' }), {
         status: 503,
@@ -30,11 +30,19 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
       });
     }
     active++;
+    // Not an async function: a held call would keep its frame alive for up to 30 s.
+    let answer: Response | Promise<Response>;
     try {
-      return await app.fetch(req, env as never);
-    } finally {
+      answer = app.fetch(req, env as never);
+    } catch (err) {
       active--;
+      throw err;
     }
+    if (!(answer instanceof Promise)) {
+      active--;
+      return answer;
+    }
+    return answer.finally(() => active--);
   };
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));

@@ -76,14 +76,12 @@ export interface CallToolOptions {
 export function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallToolInput; options?: CallToolOptions }): Promise<ToolResult> {
   if (ctx.actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
   const callId = newId('call');
-  return inSpan('mcp tools/call', { attributes: { 'toolport.call.id': callId } }, async (span) => {
-    try {
-      return await runCall(ctx, input, options, callId, span);
-    } catch (err) {
+  return inSpan('mcp tools/call', { attributes: { 'toolport.call.id': callId } }, (span) =>
+    runCall(ctx, input, options, callId, span).catch((err: unknown) => {
       ctx.svc.log.error('tool call failed', { err, callId });
       throw err;
-    }
-  });
+    }),
+  );
 }
 
 async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions, callId: string, span: Span): Promise<ToolResult> {
@@ -146,8 +144,10 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
       log({ ...where, outcome: 'denied', decision: 'unavailable' });
       return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
     }
-    decision = await inSpan('approval wait', { attributes: { 'toolport.call.id': callId, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } }, async (waiting) => {
-      const decided = await approvals.request({
+    // Callbacks, not async functions: a frame here would stay alive while the person decides.
+    decision = await inSpan<ApprovalDecision>('approval wait', { attributes: { 'toolport.call.id': callId, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } }, (waiting) =>
+      approvals
+        .request({
         callId,
         userId: actor.userId,
         grantId: actor.grantId,
@@ -158,10 +158,12 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
         subject,
         signal: input.signal,
         progress: input.progress,
-      });
-      waiting.setAttribute('toolport.approval.decision', decided.status);
-      return decided;
-    });
+      })
+        .then((decided) => {
+          waiting.setAttribute('toolport.approval.decision', decided.status);
+          return decided;
+        }),
+    );
     if (decision.status !== 'allowed' && decision.status !== 'skipped') {
       log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
       return text(approvalSentences(svc.config.approvalTimeoutSeconds)[decision.status], true);
