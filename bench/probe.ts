@@ -7,8 +7,11 @@
 //   PROBE_FILE=1 ...      file-backed PGlite, as `npm start` runs it
 //   PROBE_SPANS=1 ...     p50 of each OpenTelemetry span (request, mcp tools/call, dispatch, deliver, webhook POST)
 //   PROBE_PROF=out.cpuprofile ...  a CPU profile of the tools/call phase only (read it with bench/profile-top.ts)
+//   PROBE_HELD=2000 ...   instead: that many destructive calls held for approval (C at a time not yet
+//                         held): how fast they are held, CPU and statements per held call
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import http from 'node:http';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { PGlite } from '@electric-sql/pglite';
@@ -44,18 +47,20 @@ for (const method of ['query', 'exec'] as const) {
 const spans = new InMemorySpanExporter();
 if (process.env.PROBE_SPANS === '1') new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).register();
 
-const limits = { LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_PER_APP: '100000' };
-let tp: { config: { publicUrl: string }; stop(): Promise<void> };
+const limits = { LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_PER_APP: '100000', LIMIT_PENDING_APPROVALS: '10000' };
+let tp: { config: { publicUrl: string }; svc: { approvals?: unknown }; stop(): Promise<void> };
 if (process.env.PROBE_FILE === '1') {
   const port = await freePort();
   const config = parseConfig({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'toolport-probe-')), ...limits });
   const server = await startServer(config, { log: createLogger({}, true) });
-  tp = { config, stop: () => server.close() };
+  tp = { config, svc: server.svc, stop: () => server.close() };
 } else tp = await startToolport({ env: limits, log: createLogger({}, true) });
 
 const hook = await startAddonServer({ search_notes: () => ({ content: [{ type: 'text', text: 'none' }] }) });
+hook.onConfirm((body: { arguments: { id: string } }) => ({ confirm: { message: `Delete the note ${body.arguments.id}?`, style: 'destructive' } }));
 const base = tp.config.publicUrl;
-const person = await personWithNotes(base, hook, { search_notes: true });
+const HELD = Number(process.env.PROBE_HELD ?? 0);
+const person = await personWithNotes(base, hook, { search_notes: true, delete_note: HELD > 0 });
 const app = await connect(base, person as never);
 const headers = {
   'content-type': 'application/json',
@@ -92,8 +97,10 @@ const rpc = (method: string, params: unknown) => async () => {
   if (r.status !== 200 || r.text.includes('"isError":true')) throw new Error(r.text);
 };
 
-await run('GET /healthz', async () => void (await request('GET', `${base}/healthz`)));
-await run('tools/list', rpc('tools/list', {}));
+if (!HELD) {
+  await run('GET /healthz', async () => void (await request('GET', `${base}/healthz`)));
+  await run('tools/list', rpc('tools/list', {}));
+}
 
 spans.reset();
 statements.clear();
@@ -112,19 +119,51 @@ if (process.env.PROBE_PROF) {
   await session.post('Profiler.enable');
   await session.post('Profiler.start');
 }
-await run('tools/call', rpc('tools/call', { name: `${person.addonId}__search_notes`, arguments: { query: 'x' } }));
+const release = HELD ? await holdCalls() : await run('tools/call', rpc('tools/call', { name: `${person.addonId}__search_notes`, arguments: { query: 'x' } }));
 if (process.env.PROBE_PROF) writeFileSync(process.env.PROBE_PROF, JSON.stringify((await session.post('Profiler.stop')).profile));
+await release?.();
 
-for (const [key, s] of statements) if (s.n >= N / 20) console.log(`  PGlite ${(s.n / N).toFixed(2)} per call, ${(s.ms / N).toFixed(2)} ms per call: ${key}`);
+const per = HELD || N;
+for (const [key, s] of statements) if (s.n >= per / 20) console.log(`  PGlite ${(s.n / per).toFixed(2)} per call, ${(s.ms / per).toFixed(2)} ms per call: ${key}`);
 if (redis) {
   const after = await commandCounts();
   // Every Redis command, including those run inside scripts (the server's own count, shared with other clients).
-  for (const [cmd, n] of Object.entries(after)) if (n - (before[cmd] ?? 0) >= N / 10) console.log(`  Redis ${cmd}: ${((n - (before[cmd] ?? 0)) / N).toFixed(2)} per call`);
+  for (const [cmd, n] of Object.entries(after)) if (n - (before[cmd] ?? 0) >= per / 10) console.log(`  Redis ${cmd}: ${((n - (before[cmd] ?? 0)) / per).toFixed(2)} per call`);
   redis.disconnect();
 }
 const bySpan = new Map<string, number[]>();
 for (const s of spans.getFinishedSpans()) bySpan.set(s.name, [...(bySpan.get(s.name) ?? []), s.duration[0] * 1e3 + s.duration[1] / 1e6]);
 for (const [name, d] of bySpan) console.log(`  span ${name}: p50 ${p(d.sort((a, b) => a - b), 0.5)} ms (${d.length})`);
+
+/** HELD destructive calls, at most C sent and not yet held; the server's own count says held. */
+async function holdCalls() {
+  const approvals = tp.svc.approvals as { waiting: number } | undefined;
+  const waiting = () => approvals?.waiting ?? 0;
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const u = new URL(app.mcpUrl);
+  const reqs: http.ClientRequest[] = [];
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < HELD; i++) {
+    while (i - waiting() >= C) await new Promise((r) => setTimeout(r, 2));
+    const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: `${person.addonId}__delete_note`, arguments: { id: `n${i}` } } });
+    const req = http.request({ method: 'POST', hostname: u.hostname, port: u.port, path: u.pathname, agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } });
+    req.on('error', () => {});
+    req.on('response', (res) => {
+      throw new Error(`a held call was answered: ${res.statusCode}`);
+    });
+    req.end(body);
+    reqs.push(req);
+  }
+  while (waiting() < HELD) await new Promise((r) => setTimeout(r, 2));
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  console.log(`held ${HELD} calls (C=${C} not yet held at a time): ${Math.round((HELD / wall) * 1000)}/s, ${Math.round((cpu.user + cpu.system) / HELD)} µs CPU per held call (all of this process)`);
+  return async () => {
+    for (const r of reqs) r.destroy();
+    while (waiting() > 0) await new Promise((r) => setTimeout(r, 20));
+  };
+}
 
 await hook.close();
 await tp.stop();

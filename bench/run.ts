@@ -344,7 +344,8 @@ async function approvalRoundTrips(label: string, d: Deployment, decideUrl: strin
 // ---------------------------------------------------------------------------------------------
 // Scale: memory per waiting approval, per event stream; call log at 1 M rows
 // ---------------------------------------------------------------------------------------------
-const memory = async (c: Child) => (await c.request<{ usage: NodeJS.MemoryUsage; waiting: number }>({ type: 'memory' }, 'memory', 60_000));
+type Memory = { usage: NodeJS.MemoryUsage; spaces: Record<string, { size: number; used: number }>; waiting: number };
+const memory = async (c: Child) => await c.request<Memory>({ type: 'memory' }, 'memory', 60_000);
 const MB = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
 
 /** BENCH_HEAP_SNAPSHOT=1: the server's heap before and while it holds the calls (bench/heap-top.ts). */
@@ -404,7 +405,7 @@ async function pendingApprovals(d: Deployment) {
     if (sent % 1000 === 999) log(`pending (${d.name}): ${sent + 1} sent, ${held} held, ${early} answered, ${failed} failed`);
   }
   let peak = 0;
-  let at: { usage: NodeJS.MemoryUsage; waiting: number } | undefined;
+  let at: Memory | undefined;
   for (;;) {
     held = await waiting();
     if (held >= sent - early - failed || performance.now() - started > 25_000) {
@@ -439,6 +440,8 @@ async function pendingApprovals(d: Deployment) {
     rssAfterMB: MB(at.usage.rss),
     rssDeltaMB: MB(rss),
     heapDeltaMB: MB(heap),
+    heapTotalDeltaMB: MB(at.usage.heapTotal - before.usage.heapTotal),
+    spacesDeltaMB: Object.fromEntries(Object.entries(at.spaces).map(([k, s]) => [k, { size: MB(s.size - (before.spaces[k]?.size ?? 0)), used: MB(s.used - (before.spaces[k]?.used ?? 0)) }])),
     externalDeltaMB: MB(at.usage.external - before.usage.external),
     perApprovalKB: Math.round((rss / Math.max(1, at.waiting) / 1024) * 10) / 10,
     heapPerApprovalKB: Math.round((heap / Math.max(1, at.waiting) / 1024) * 10) / 10,

@@ -16,7 +16,10 @@ process.on('message', async (m: { type: string; id?: number }) => {
       await new Promise((r) => setTimeout(r, 50));
     }
     const approvals = server.svc.approvals as { waiting?: number } | undefined;
-    process.send!({ type: 'memory', id: m.id, usage: process.memoryUsage(), waiting: approvals?.waiting ?? 0 });
+    const { getHeapSpaceStatistics } = await import('node:v8');
+    // Per heap space: the young generation grows under a burst and stays committed, which RSS shows.
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+    process.send!({ type: 'memory', id: m.id, usage: process.memoryUsage(), spaces, waiting: approvals?.waiting ?? 0 });
   } else if (m.type === 'heap-snapshot') {
     // BENCH_HEAP_SNAPSHOT=1: what the held calls are made of (read it with bench/heap-top.ts).
     const { writeHeapSnapshot } = await import('node:v8');
