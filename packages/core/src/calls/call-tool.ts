@@ -1,8 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
-import { and, count, eq, gt, sql } from 'drizzle-orm';
-import { approvals } from '../db/schema/index';
-import type { Services } from '../services';
 import { checkArguments } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
@@ -14,6 +11,8 @@ import type { ApprovalDecision, Approvals, ToolResult } from './types';
 
 /** A call has this long from dispatch to the add-on's answer (DESIGN.md limits). */
 export const CALL_DEADLINE_MS = 30_000;
+/** A place among a person's waiting approvals outlives the longest wait: the add-on's description (5 s), the person (30 s). */
+const APPROVAL_PLACE_MS = 40_000;
 
 const text = (t: string, isError = false): ToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
@@ -52,14 +51,6 @@ async function rateLimited(ctx: Ctx): Promise<ToolResult | undefined> {
   ctx.svc.metrics.toolCall('unknown', 'rate_limited', 0);
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return text(`Too many tool calls ${hit.whom}: at most ${hit.limit} a minute. Try again in ${seconds} seconds.`, true);
-}
-
-async function countPending(svc: Services, userId: string): Promise<number> {
-  const [row] = await svc.db
-    .select({ n: count() })
-    .from(approvals)
-    .where(and(eq(approvals.userId, userId), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)));
-  return row?.n ?? 0;
 }
 
 export interface CallToolOptions {
@@ -132,7 +123,11 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
   const subject = svc.secrets.pseudonym(tool.addonId, actor.userId);
   let decision: ApprovalDecision | undefined;
   if (tool.destructive) {
-    if ((await countPending(svc, actor.userId)) >= svc.config.limits.pendingApprovalsPerPerson) {
+    // A place among the person's waiting approvals, shared across processes (a lease: a process that
+    // dies holding one frees it on expiry). Counting the pending rows instead cost a statement that
+    // grew with every call already waiting.
+    const place = await svc.limiter.lease(`approvals:${actor.userId}`, svc.config.limits.pendingApprovalsPerPerson, APPROVAL_PLACE_MS);
+    if (!place) {
       log({ ...where, outcome: 'limited', detail: 'pending_approvals' });
       return text(
         `Too many calls are already waiting for this person's approval (at most ${svc.config.limits.pendingApprovalsPerPerson}). Wait until they are decided, then try again.`,
@@ -141,6 +136,7 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
     }
     const approvals = options.approvals ?? svc.approvals;
     if (!approvals) {
+      void place.release().catch(() => {});
       log({ ...where, outcome: 'denied', decision: 'unavailable' });
       return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
     }
@@ -162,7 +158,8 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
         .then((decided) => {
           waiting.setAttribute('toolport.approval.decision', decided.status);
           return decided;
-        }),
+        })
+        .finally(() => void place.release().catch(() => {})),
     );
     if (decision.status !== 'allowed' && decision.status !== 'skipped') {
       log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
