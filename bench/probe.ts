@@ -124,7 +124,7 @@ if (process.env.PROBE_PROF) writeFileSync(process.env.PROBE_PROF, JSON.stringify
 await release?.();
 
 const per = HELD || N;
-for (const [key, s] of statements) if (s.n >= per / 20) console.log(`  PGlite ${(s.n / per).toFixed(2)} per call, ${(s.ms / per).toFixed(2)} ms per call: ${key}`);
+for (const [key, s] of [...statements].sort((x, y) => y[1].ms - x[1].ms).slice(0, 8)) console.log(`  PGlite ${(s.n / per).toFixed(2)} per call, ${(s.ms / per).toFixed(2)} ms per call: ${key}`);
 if (redis) {
   const after = await commandCounts();
   // Every Redis command, including those run inside scripts (the server's own count, shared with other clients).
