@@ -87,6 +87,17 @@ describe('limits', () => {
     assert.equal(pending.length, 1);
     await person.client.post(`/api/approvals/${pending[0].id}/decision`, { decision: 'deny' });
     assert.equal((await first).isError, true);
+
+    // The decision gives the place back at once (not when its lease would expire): the next call waits.
+    const third = call(b?.url ?? a.url, 'delete_note', { id: 'n3' });
+    let waiting: Array<{ id: string }> = [];
+    for (let i = 0; i < 100 && !waiting.length; i++) {
+      waiting = (await person.client.get('/api/approvals?status=pending')).body;
+      if (!waiting.length) await sleep(50);
+    }
+    assert.equal(waiting.length, 1, 'the third call waits for the person instead of being refused');
+    await person.client.post(`/api/approvals/${waiting[0]!.id}/decision`, { decision: 'deny' });
+    assert.match((await third).content[0]!.text, /denied/);
   });
 });
 
