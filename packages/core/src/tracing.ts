@@ -26,26 +26,28 @@ export const tracer = () => trace.getTracer(TRACER);
 
 /**
  * Runs `fn` inside an active span that ends when it settles. A throw is recorded (its class, not
- * its message, which may quote input) and rethrown. Not an async function: a held call (waiting
- * for its approval) would keep one more frame alive per span for up to 30 s.
+ * its message, which may quote input) and rethrown. Not an async function, and no named closure:
+ * a held call (waiting for its approval) would keep one more frame alive per span for up to 30 s.
  */
 export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
   return tracer().startActiveSpan(name, options, (span) => {
-    const failed = (err: unknown): never => {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
-      span.end();
-      throw err;
-    };
     let running: Promise<T>;
     try {
       running = fn(span);
     } catch (err) {
       running = Promise.reject(err);
     }
-    return running.then((value) => {
-      span.end();
-      return value;
-    }, failed);
+    return running.then(
+      (value) => {
+        span.end();
+        return value;
+      },
+      (err: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+        span.end();
+        throw err;
+      },
+    );
   });
 }
 

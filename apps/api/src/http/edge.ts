@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { isSpanContextValid, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { routePath } from 'hono/route';
 import type { Services } from '@toolport/core';
 import { nodeResponse, type AppEnv } from './env';
@@ -39,40 +39,48 @@ export function requestEdge(svc: Services): MiddlewareHandler<AppEnv> {
   const tracer = trace.getTracer('toolport');
   return (c, next) => {
     const started = performance.now();
+    if (PROBES.has(c.req.path)) return passThrough(svc, c, next, started);
     const method = c.req.method;
-    const probe = PROBES.has(c.req.path);
-    const handle = async (span?: Span) => {
-      c.set('svc', svc);
-      c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || randomUUID());
-      const outgoing = nodeResponse(c);
-      const early = !!outgoing && !outgoing.headersSent;
-      if (early) for (const [name, value] of SECURITY_HEADERS) outgoing.setHeader(name, value);
-      try {
-        if (probe || hostAllowed(svc.config, c.req.header('host'))) await next();
-        else c.res = misdirected(c);
-      } finally {
-        if (!early) for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
-        const route = routePath(c) || 'unmatched';
-        const status = c.res.status;
-        const seconds = (performance.now() - started) / 1000;
-        svc.metrics.httpRequest(route, method, status, seconds);
-        if (span) {
-          span.updateName(`${method} ${route}`);
-          span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
-          if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-          const spanContext = span.spanContext();
-          svc.log.info('request', {
-            method,
-            route,
-            status,
-            durationMs: Math.round(seconds * 10_000) / 10,
-            requestId: c.get('requestId'),
-            ...(isSpanContextValid(spanContext) ? { traceId: spanContext.traceId } : {}),
-          });
-          span.end();
-        }
-      }
-    };
-    return probe ? handle() : tracer.startActiveSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, handle);
+    return tracer.startActiveSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, (span) =>
+      passThrough(svc, c, next, started, span),
+    );
   };
+}
+
+/**
+ * The request through the edge. Every request but the probes has a `span` (and a log line) and has
+ * its Host checked; a module function, not a closure per request (see InFlight in routes/mcp.ts).
+ */
+async function passThrough(svc: Services, c: Context<AppEnv>, next: Next, started: number, span?: Span) {
+  const method = c.req.method;
+  c.set('svc', svc);
+  c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || randomUUID());
+  const outgoing = nodeResponse(c);
+  const early = !!outgoing && !outgoing.headersSent;
+  if (early) for (const [name, value] of SECURITY_HEADERS) outgoing.setHeader(name, value);
+  try {
+    if (!span || hostAllowed(svc.config, c.req.header('host'))) await next();
+    else c.res = misdirected(c);
+  } finally {
+    if (!early) for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
+    const route = routePath(c) || 'unmatched';
+    const status = c.res.status;
+    const seconds = (performance.now() - started) / 1000;
+    svc.metrics.httpRequest(route, method, status, seconds);
+    if (span) {
+      span.updateName(`${method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      const spanContext = span.spanContext();
+      svc.log.info('request', {
+        method,
+        route,
+        status,
+        durationMs: Math.round(seconds * 10_000) / 10,
+        requestId: c.get('requestId'),
+        ...(isSpanContextValid(spanContext) ? { traceId: spanContext.traceId } : {}),
+      });
+      span.end();
+    }
+  }
 }

@@ -46,14 +46,23 @@ function rpcError(c: Context<AppEnv>, status: 400 | 403 | 405 | 413, code: numbe
   });
 }
 
-/** In-flight calls of this process, so `notifications/cancelled` (a separate POST) can reach them. */
+/**
+ * In-flight calls of this process, so `notifications/cancelled` (a separate POST) can reach them.
+ * A call waiting for approval keeps what it holds for up to 30 s: no closures per call here (tsx
+ * compiles each named arrow function with a `name` property, a quarter of a kilobyte apiece).
+ */
 class InFlight {
   private readonly calls = new Map<string, AbortController>();
-  key = (grantId: string, requestId: string | number) => `${grantId}:${typeof requestId}:${requestId}`;
-  add(key: string) {
+  key(grantId: string, requestId: string | number) {
+    return `${grantId}:${typeof requestId}:${requestId}`;
+  }
+  add(key: string): AbortController {
     const ctl = new AbortController();
     this.calls.set(key, ctl);
-    return { signal: ctl.signal, abort: (reason: Error) => ctl.abort(reason), done: () => this.calls.delete(key) };
+    return ctl;
+  }
+  done(key: string, ctl: AbortController) {
+    if (this.calls.get(key) === ctl) this.calls.delete(key);
   }
   abort(key: string) {
     this.calls.get(key)?.abort(new Error('cancelled by the app'));
@@ -161,20 +170,20 @@ async function runToolCall(
 ): Promise<ToolResult> {
   if (!aiAppsOn) return AI_APPS_OFF_RESULT;
   const ctx: Ctx = { svc, actor: { kind: 'app', ...identity } };
-  const mine = inflight.add(inflight.key(identity.grantId, call.requestId));
+  const key = inflight.key(identity.grantId, call.requestId);
+  const mine = inflight.add(key);
   const signal = call.signals.length ? AbortSignal.any([...call.signals, mine.signal]) : mine.signal;
-  // Cheaper than the adapter's per-request AbortController and AbortSignal.any on every call.
-  const hungUp = () => {
+  // Cheaper than the adapter's per-request AbortController and AbortSignal.any on every call. Left
+  // on the response, which closes right after the answer: aborting a finished call does nothing.
+  call.response?.once('close', () => {
     if (!call.response?.writableFinished) mine.abort(new Error('the app closed the request'));
-  };
-  call.response?.once('close', hungUp);
+  });
   try {
     return await callTool({ ctx, input: { name: call.name, arguments: call.rawArguments, signal, progress: call.progress } });
   } catch (err) {
     return failedCall(err);
   } finally {
-    call.response?.off('close', hungUp);
-    mine.done();
+    inflight.done(key, mine);
   }
 }
 

@@ -53,9 +53,9 @@ export interface ApprovalsService extends Approvals {
 const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'expired', 'cancelled', 'revoked']);
 
 /**
- * One call waiting for the person. Kept small (10,000 waiting in well under 200 MB): one timer that
- * serves both progress and expiry, an entry in the process's map of held calls, nothing held open
- * in the database.
+ * One call waiting for the person. Kept small: one timer that serves both progress and expiry, the
+ * object itself as the abort listener, an entry in the process's map of held calls, nothing held
+ * open in the database.
  */
 class Waiting {
   timer: NodeJS.Timeout | undefined;
@@ -116,7 +116,7 @@ class Waiting {
     }
   }
 
-  tick = () => {
+  tick() {
     if (this.settled) return;
     const now = Date.now();
     if (now >= this.deadline) {
@@ -127,11 +127,16 @@ class Waiting {
       this.nextProgress = now + PROGRESS_EVERY_MS;
       this.owner.progress(this.req);
     }
-    this.timer = setTimeout(this.tick, Math.max(10, Math.min(this.nextProgress, this.deadline) - now));
-  };
+    this.timer = setTimeout(tickWaiting, Math.max(10, Math.min(this.nextProgress, this.deadline) - now), this);
+  }
 
-  onAbort = () => void this.end('cancelled', 'app');
+  /** The app's abort signal fired (this object is its listener: no closure per waiting call). */
+  handleEvent() {
+    void this.end('cancelled', 'app');
+  }
 }
+
+const tickWaiting = (w: Waiting) => w.tick();
 
 class ApprovalsImpl implements ApprovalsService {
   private readonly byUser = new Map<string, Set<Waiting>>();
@@ -247,7 +252,7 @@ class ApprovalsImpl implements ApprovalsService {
       return await w.done;
     } finally {
       clearTimeout(w.timer);
-      req.signal?.removeEventListener('abort', w.onAbort);
+      req.signal?.removeEventListener('abort', w);
       this.untrack(w);
     }
   }
@@ -262,9 +267,9 @@ class ApprovalsImpl implements ApprovalsService {
     this.announce(w, await inserting);
     this.progress(w.req);
     w.nextProgress = Date.now() + PROGRESS_EVERY_MS;
-    w.timer = setTimeout(w.tick, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()));
-    w.req.signal?.addEventListener('abort', w.onAbort, { once: true });
-    if (w.req.signal?.aborted) w.onAbort();
+    w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()), w);
+    w.req.signal?.addEventListener('abort', w, { once: true });
+    if (w.req.signal?.aborted) w.handleEvent();
   }
 
   private async insert(w: Waiting): Promise<{ row: ApprovalRow; hasPush: boolean }> {
