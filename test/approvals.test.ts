@@ -17,6 +17,8 @@ after(async () => {
 });
 
 const approvals = () => approvalsOf(tp);
+/** Rows of a raw query: PGlite answers `{ rows }`, postgres.js an array. */
+const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? [...(result as T[])]);
 const rowOf = async (id: string) => (await tp.svc.db.select().from(approvalsTable).where(eq(approvalsTable.id, id)))[0]!;
 
 describe('approvals: deciding', () => {
@@ -172,6 +174,55 @@ describe('approvals: no answer, cancellation, revocation', () => {
     assert.equal(res.status, 409);
     assert.equal(res.body.decision.status, 'expired');
     assert.equal((await rowOf(row!.id)).decidedBy, 'timeout');
+  });
+
+  it('renews one lease row for all the calls a process holds, never the approvals themselves', async () => {
+    const p = await newPerson(tp.url);
+    const asked = [ask(approvals(), p.user.id), ask(approvals(), p.user.id), ask(approvals(), p.user.id)];
+    const shown = await Promise.all(asked.map((a) => pendingFor(p.client, a.nonce)));
+    const ids = shown.map((s) => s.id);
+    // xmin changes whenever Postgres rewrites a row.
+    const versions = async () =>
+      rowsOf<{ id: string; xmin: string; holder: string | null }>(
+        await tp.svc.db.execute(sql`select id, xmin::text as xmin, holder_id as holder from approvals where id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)}) order by id`),
+      );
+    const before = await versions();
+    const holders = new Set(before.map((r) => r.holder));
+    assert.equal(holders.size, 1, 'the three calls name one holder, this process');
+    const holder = [...holders][0]!;
+    assert.match(holder, /^hld_/);
+    const leaseOf = async () =>
+      rowsOf<{ xmin: string; live: boolean }>(await tp.svc.db.execute(sql`select xmin::text as xmin, held_until > now() as live from approval_holders where id = ${holder}`))[0]!;
+    const lease = await leaseOf();
+    assert.equal(lease.live, true);
+    await sleep(3_600); // one renewal (every 3 s)
+    assert.notEqual((await leaseOf()).xmin, lease.xmin, 'the lease row was renewed');
+    assert.deepEqual(await versions(), before, 'the waiting approvals were not rewritten');
+    for (const s of shown) await p.client.post(`/api/approvals/${s.id}/decision`, { decision: 'deny' });
+    await Promise.all(asked.map((a) => a.decision));
+  });
+
+  it('cancels the waiting approvals of a holder whose lease lapsed (its process died): an allow is refused', async () => {
+    const p = await newPerson(tp.url);
+    const holder = `hld_gone${Date.now()}`;
+    await tp.svc.db.execute(sql`insert into approval_holders (id, held_until) values (${holder}, now() - interval '1 second')`);
+    const id = `apr_held${Date.now()}`;
+    await tp.svc.db.insert(approvalsTable).values({
+      id,
+      userId: p.user.id,
+      callId: `call_held${Date.now()}`,
+      appName: 'Claude',
+      addonId: 'notes',
+      toolName: 'delete_note',
+      arguments: '{}',
+      expiresAt: sql`now() + interval '30 seconds'`,
+      holderId: holder,
+    });
+    assert.deepEqual((await p.client.get('/api/approvals?status=pending')).body, [], 'not shown as waiting');
+    const res = await p.client.post(`/api/approvals/${id}/decision`, { decision: 'allow' });
+    assert.equal(res.status, 409, res.text);
+    assert.equal(res.body.decision.status, 'cancelled');
+    assert.equal((await rowOf(id)).decidedBy, 'holder_gone');
   });
 
   it('sweeps overdue approvals in the background so the dashboard shows them decided', async () => {

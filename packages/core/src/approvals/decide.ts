@@ -10,6 +10,7 @@ import {
   APPROVALS_CHANNEL,
   HOLDER_GONE,
   readApproval,
+  stillHeld,
   toDecision,
   toView,
   transition,
@@ -52,7 +53,7 @@ export async function listPending(svc: Services, userId: string): Promise<Approv
         eq(approvals.status, 'pending'),
         gt(approvals.expiresAt, sql`now()`),
         // A call whose holder died is not shown as waiting, even before the sweeper records it.
-        sql`(${approvals.heldUntil} is null or ${approvals.heldUntil} > now())`,
+        stillHeld,
       ),
     )
     .orderBy(approvals.createdAt);

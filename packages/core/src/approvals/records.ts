@@ -1,9 +1,20 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { approvals } from '../db/schema/index';
+import { approvalHolders, approvals } from '../db/schema/index';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
 
 export type ApprovalRow = typeof approvals.$inferSelect;
+
+/**
+ * The approval's holder still holds the waiting call: its process's lease (a row in
+ * approval_holders) has not lapsed, nor the per-row lease of rows from the previous release.
+ * Rows with neither (from before leases) count as held until they expire.
+ */
+export const stillHeld = sql`((${approvals.heldUntil} is null or ${approvals.heldUntil} > now()) and (${approvals.holderId} is null or exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())))`;
+/** The holder's lease lapsed: that process is gone, and nothing can run the call. */
+const holderGone = sql`(${approvals.heldUntil} <= now() or (${approvals.holderId} is not null and not exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())))`;
+/** A holder row this long past its lease belongs to a process long gone. */
+const FORGET_HOLDERS_AFTER = '1 hour';
 export type FinalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked';
 
 /** Wakes whichever process holds the waiting call, once a decision is recorded. */
@@ -88,9 +99,9 @@ export async function transition(
         opts.userId ? eq(approvals.userId, opts.userId) : undefined,
         opts.notExpired ? sql`${approvals.expiresAt} > now()` : undefined,
         // An allow counts only while a process still holds the call to run it.
-        opts.held ? sql`(${approvals.heldUntil} is null or ${approvals.heldUntil} > now())` : undefined,
+        opts.held ? stillHeld : undefined,
         opts.overdue ? sql`${approvals.expiresAt} <= now()` : undefined,
-        opts.lapsed ? sql`${approvals.heldUntil} <= now()` : undefined,
+        opts.lapsed ? holderGone : undefined,
       ),
     )
     .returning();
@@ -129,8 +140,9 @@ export async function expireOverdue(svc: Services): Promise<number> {
   const orphaned = await svc.db
     .update(approvals)
     .set({ status: 'cancelled', decidedBy: HOLDER_GONE, decidedAt: sql`now()` })
-    .where(and(eq(approvals.status, 'pending'), sql`${approvals.heldUntil} <= now()`))
+    .where(and(eq(approvals.status, 'pending'), holderGone))
     .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+  await svc.db.delete(approvalHolders).where(sql`${approvalHolders.heldUntil} < now() - ${FORGET_HOLDERS_AFTER}::interval`);
   const rows = [...expired, ...orphaned];
   for (const row of rows) {
     svc.metrics.approval(row.status as FinalStatus);

@@ -1,5 +1,5 @@
 import { and, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
-import { approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
+import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
 import { newId } from '../ids';
 import { GATES_CHANNEL } from '../oauth/grants';
 import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
@@ -26,14 +26,15 @@ const PROGRESS_EVERY_MS = 5_000;
 const CONFIRM_DEADLINE_MS = 5_000;
 const SWEEP_EVERY_MS = 5_000;
 /**
- * The holder's lease on its waiting approvals (approvals.held_until): renewed in one statement per
- * process every RENEW_EVERY_MS. A process killed without a shutdown stops renewing; within
- * LEASE_SECONDS an allow is refused and the sweeper records the approval cancelled. Long enough to
- * ride out a short database restart without cancelling calls whose process is alive.
+ * The holder's lease on its waiting approvals: one row per process in approval_holders (each
+ * approval names its holder), renewed in one single-row statement every RENEW_EVERY_MS while the
+ * process holds any call. A process killed without a shutdown stops renewing; within LEASE_SECONDS
+ * an allow is refused and the sweeper records its approvals cancelled. Long enough to ride out a
+ * short database restart without cancelling calls whose process is alive. (The lease was once a
+ * column of every approval: 10,000 waiting calls meant rewriting 10,000 rows every 3 s.)
  */
 export const LEASE_SECONDS = 10;
 const RENEW_EVERY_MS = 3_000;
-const RENEW_BATCH = 1_000;
 
 export interface ApprovalsOptions {
   /** Tests only: a shorter wait than the contract's 30 s. */
@@ -150,6 +151,10 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly gates: Promise<(() => Promise<void>) | undefined>;
   private count = 0;
   private readonly progressMessage: string;
+  /** This process's row in approval_holders (see LEASE_SECONDS). */
+  private readonly holderId = newId('hld');
+  private renewedAt = 0;
+  private renewing: Promise<void> | undefined;
 
   constructor(readonly svc: Services, opts: ApprovalsOptions) {
     this.ttl = opts.ttlSeconds ?? APPROVAL_TTL_SECONDS;
@@ -174,19 +179,35 @@ class ApprovalsImpl implements ApprovalsService {
 
   /** Tells every process that this one still holds its waiting calls (see LEASE_SECONDS). */
   private async renewLeases() {
-    const ids: string[] = [];
-    for (const set of this.byUser.values()) for (const w of set) if (!w.settled && w.deadline) ids.push(w.id);
-    for (let i = 0; i < ids.length; i += RENEW_BATCH) {
-      try {
-        await this.svc.db
-          .update(approvals)
-          .set({ heldUntil: sql`now() + ${`${LEASE_SECONDS} seconds`}::interval` })
-          .where(and(inArray(approvals.id, ids.slice(i, i + RENEW_BATCH)), eq(approvals.status, 'pending')));
-      } catch (err) {
-        this.svc.log.warn('cannot renew the leases of waiting approvals', { err, waiting: ids.length });
-        return;
-      }
+    if (!this.count) return;
+    try {
+      await this.renewHolder();
+    } catch (err) {
+      this.svc.log.warn('cannot renew the lease of the waiting approvals', { err, waiting: this.count });
     }
+  }
+
+  /** Takes or extends this process's lease; one statement shared by whoever asks meanwhile. */
+  private renewHolder(): Promise<void> {
+    this.renewing ??= (async () => {
+      try {
+        const started = Date.now();
+        const heldUntil = sql`now() + ${`${LEASE_SECONDS} seconds`}::interval`;
+        await this.svc.db
+          .insert(approvalHolders)
+          .values({ id: this.holderId, heldUntil })
+          .onConflictDoUpdate({ target: approvalHolders.id, set: { heldUntil } });
+        this.renewedAt = started;
+      } finally {
+        this.renewing = undefined;
+      }
+    })();
+    return this.renewing;
+  }
+
+  /** Before a new approval names this process as its holder, the lease must be fresh. */
+  private async holding() {
+    if (Date.now() - this.renewedAt >= RENEW_EVERY_MS) await this.renewHolder();
   }
 
   get waiting() {
@@ -274,6 +295,7 @@ class ApprovalsImpl implements ApprovalsService {
 
   private async insert(w: Waiting): Promise<{ row: ApprovalRow; hasPush: boolean }> {
     const { req } = w;
+    await this.holding();
     // The database's clock decides expiry, for every process alike.
     const [row] = await this.svc.db
       .insert(approvals)
@@ -288,7 +310,7 @@ class ApprovalsImpl implements ApprovalsService {
         arguments: req.argumentsText,
         confirm: w.confirm,
         expiresAt: sql`now() + ${`${this.ttl} seconds`}::interval`,
-        heldUntil: sql`now() + ${`${LEASE_SECONDS} seconds`}::interval`,
+        holderId: this.holderId,
       })
       .returning({
         ...getTableColumns(approvals),
@@ -383,6 +405,8 @@ class ApprovalsImpl implements ApprovalsService {
     for (const w of all) w.settle('cancelled', 'shutdown');
     const stopListening = await this.decisions?.catch(() => undefined);
     await stopListening?.().catch(() => {});
+    // Nothing of ours is waiting any more; the sweeper would forget the row within the hour anyway.
+    if (this.renewedAt) await this.svc.db.delete(approvalHolders).where(eq(approvalHolders.id, this.holderId)).catch(() => {});
   }
 }
 

@@ -24,9 +24,14 @@ export const approvals = pgTable(
     decidedAt: ts('decided_at'),
     expiresAt: ts('expires_at').notNull(),
     /**
-     * The process holding the waiting call renews this every few seconds. Once it lapses the call
-     * is gone (that process died): nothing can run it, so an allow is refused and it is cancelled.
-     * Null: no lease (rows from before leases), taken as held until it expires.
+     * The process holding the waiting call: its lease is one row in approval_holders, renewed every
+     * few seconds. Once it lapses the call is gone (that process died): nothing can run it, so an
+     * allow is refused and it is cancelled. Null: rows from before holder rows.
+     */
+    holderId: text('holder_id'),
+    /**
+     * The previous release's lease, per approval (every waiting row was rewritten every 3 s). Still
+     * honoured for rows that have it; new rows leave it null.
      */
     heldUntil: ts('held_until'),
     createdAt: ts('created_at').notNull().defaultNow(),
@@ -37,6 +42,12 @@ export const approvals = pgTable(
     index('approvals_pending_expiry_idx').on(t.expiresAt).where(sql`status = 'pending'`),
   ],
 );
+
+/** One row per API process holding waiting approvals: its lease, renewed in one statement. */
+export const approvalHolders = pgTable('approval_holders', {
+  id: text('id').primaryKey(),
+  heldUntil: ts('held_until').notNull(),
+});
 
 export const calls = pgTable(
   'calls',
