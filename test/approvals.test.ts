@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import { createApprovals } from '@toolport/core';
 import { approvals as approvalsTable, oauthClients, oauthGrants } from '../packages/core/src/db/schema/index';
 import { Client, newPerson } from './helpers/http';
@@ -19,6 +19,24 @@ after(async () => {
 const approvals = () => approvalsOf(tp);
 /** Rows of a raw query: PGlite answers `{ rows }`, postgres.js an array. */
 const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? [...(result as T[])]);
+/** An approval row written straight to the database, as one left behind by another process. */
+async function leftBehind(userId: string, label: string, values: { expiresAt?: SQL; holderId?: string }) {
+  const [row] = await tp.svc.db
+    .insert(approvalsTable)
+    .values({
+      id: `apr_${label}${Date.now()}`,
+      userId,
+      callId: `call_${label}${Date.now()}`,
+      appName: 'Claude',
+      addonId: 'notes',
+      toolName: 'delete_note',
+      arguments: '{"id":"1"}',
+      expiresAt: sql`now() + interval '30 seconds'`,
+      ...values,
+    })
+    .returning();
+  return row!;
+}
 const rowOf = async (id: string) => (await tp.svc.db.select().from(approvalsTable).where(eq(approvalsTable.id, id)))[0]!;
 
 describe('approvals: deciding', () => {
@@ -156,24 +174,12 @@ describe('approvals: no answer, cancellation, revocation', () => {
   it('expires a pending approval whose holder died: a late decision meets 409 expired', async () => {
     const p = await newPerson(tp.url);
     // A row left behind by a process that no longer exists, already past its expiry.
-    const [row] = await tp.svc.db
-      .insert(approvalsTable)
-      .values({
-        id: `apr_orphan${Date.now()}`,
-        userId: p.user.id,
-        callId: `call_orphan${Date.now()}`,
-        appName: 'Claude',
-        addonId: 'notes',
-        toolName: 'delete_note',
-        arguments: '{"id":"1"}',
-        expiresAt: sql`now() - interval '1 second'`,
-      })
-      .returning();
+    const row = await leftBehind(p.user.id, 'orphan', { expiresAt: sql`now() - interval '1 second'` });
     assert.deepEqual((await p.client.get('/api/approvals?status=pending')).body, [], 'an overdue one is not shown as pending');
-    const res = await p.client.post(`/api/approvals/${row!.id}/decision`, { decision: 'allow' });
+    const res = await p.client.post(`/api/approvals/${row.id}/decision`, { decision: 'allow' });
     assert.equal(res.status, 409);
     assert.equal(res.body.decision.status, 'expired');
-    assert.equal((await rowOf(row!.id)).decidedBy, 'timeout');
+    assert.equal((await rowOf(row.id)).decidedBy, 'timeout');
   });
 
   it('renews one lease row for all the calls a process holds, never the approvals themselves', async () => {
@@ -206,18 +212,7 @@ describe('approvals: no answer, cancellation, revocation', () => {
     const p = await newPerson(tp.url);
     const holder = `hld_gone${Date.now()}`;
     await tp.svc.db.execute(sql`insert into approval_holders (id, held_until) values (${holder}, now() - interval '1 second')`);
-    const id = `apr_held${Date.now()}`;
-    await tp.svc.db.insert(approvalsTable).values({
-      id,
-      userId: p.user.id,
-      callId: `call_held${Date.now()}`,
-      appName: 'Claude',
-      addonId: 'notes',
-      toolName: 'delete_note',
-      arguments: '{}',
-      expiresAt: sql`now() + interval '30 seconds'`,
-      holderId: holder,
-    });
+    const { id } = await leftBehind(p.user.id, 'held', { holderId: holder });
     assert.deepEqual((await p.client.get('/api/approvals?status=pending')).body, [], 'not shown as waiting');
     const res = await p.client.post(`/api/approvals/${id}/decision`, { decision: 'allow' });
     assert.equal(res.status, 409, res.text);
@@ -227,17 +222,7 @@ describe('approvals: no answer, cancellation, revocation', () => {
 
   it('sweeps overdue approvals in the background so the dashboard shows them decided', async () => {
     const p = await newPerson(tp.url);
-    const id = `apr_swept${Date.now()}`;
-    await tp.svc.db.insert(approvalsTable).values({
-      id,
-      userId: p.user.id,
-      callId: `call_swept${Date.now()}`,
-      appName: 'Claude',
-      addonId: 'notes',
-      toolName: 'delete_note',
-      arguments: '{}',
-      expiresAt: sql`now() - interval '1 second'`,
-    });
+    const { id } = await leftBehind(p.user.id, 'swept', { expiresAt: sql`now() - interval '1 second'` });
     const until = Date.now() + 12_000;
     while ((await rowOf(id)).status === 'pending') {
       assert.ok(Date.now() < until, 'the sweeper never ran');
