@@ -138,3 +138,34 @@ describe('leases (open event streams)', () => {
     }
   });
 });
+
+describe('rate and slot in one step (a call straight to its add-on)', () => {
+  it('counts the windows, takes the slot only when no window is over, and says when the slot is busy', async () => {
+    const { createLimiter } = await import('@toolport/core/limits');
+    const limiter = createLimiter(a.config);
+    const key = `hit-acquire-${process.pid}-${Date.now()}`;
+    const windows = [
+      { key: `${key}:wide`, limit: 10, windowMs: 60_000 },
+      { key: `${key}:narrow`, limit: 2, windowMs: 60_000 },
+    ];
+    const slot = { key: `${key}:slot`, max: 1, ttlMs: 60_000 };
+    try {
+      const first = await limiter.hitAndAcquire(windows, slot);
+      assert.equal(first.over, -1);
+      assert.ok(first.release, 'the slot is taken');
+      const busy = await limiter.hitAndAcquire(windows, slot);
+      assert.deepEqual([busy.over, busy.release], [-1, undefined], 'counted, but the only slot is held');
+      const over = await limiter.hitAndAcquire(windows, slot);
+      assert.equal(over.over, 1, 'the second window is over');
+      assert.ok(over.retryAfterMs > 0 && over.retryAfterMs <= 60_000);
+      assert.equal(over.release, undefined);
+      await first.release!();
+      // The refused calls took no slot: the one slot is free again.
+      const again = await limiter.acquire(slot.key, slot.max, slot.ttlMs);
+      assert.ok(again);
+      await again();
+    } finally {
+      await limiter.close();
+    }
+  });
+});

@@ -12,6 +12,12 @@ export interface Limiter {
   /** Takes one of `max` slots (released by the returned function), or undefined when all are taken. */
   acquire(key: string, max: number, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
   /**
+   * `hit(windows)`, then, when no window is over, `acquire(slot)`: in one round trip on Redis, for a
+   * call that goes straight to its add-on. `release` is undefined when the windows passed but every
+   * slot was taken.
+   */
+  hitAndAcquire(windows: RateWindow[], slot: Slot): Promise<{ over: number; retryAfterMs: number; release?: () => Promise<void> }>;
+  /**
    * Takes one of `max` leases under `key` for `ttlMs`, or undefined when all are held. The holder
    * renews it while it lasts and releases it at the end; a lease not renewed in time (its process
    * crashed) frees itself, which a counter cannot do for a long-lived holder.
@@ -32,6 +38,12 @@ export interface RateWindow {
   windowMs: number;
 }
 
+export interface Slot {
+  key: string;
+  max: number;
+  ttlMs: number;
+}
+
 export function createMemoryLimiter(): Limiter {
   const windows = new Map<string, { count: number; resetAt: number }>();
   const slots = new Map<string, number>();
@@ -41,7 +53,7 @@ export function createMemoryLimiter(): Limiter {
     for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
   }, 60_000);
   sweep.unref();
-  return {
+  const limiter: Limiter = {
     async hit(checks) {
       const now = Date.now();
       for (const [i, { key, limit, windowMs }] of checks.entries()) {
@@ -64,6 +76,10 @@ export function createMemoryLimiter(): Limiter {
         if (left <= 0) slots.delete(key);
         else slots.set(key, left);
       };
+    },
+    async hitAndAcquire(checks, slot) {
+      const hit = await limiter.hit(checks);
+      return hit.over >= 0 ? hit : { ...hit, release: await limiter.acquire(slot.key, slot.max, slot.ttlMs) };
     },
     async lease(key, max, ttlMs) {
       const now = Date.now();
@@ -95,6 +111,7 @@ export function createMemoryLimiter(): Limiter {
       clearInterval(sweep);
     },
   };
+  return limiter;
 }
 
 // One round trip for every window of a call: count, set each window's expiry, stop at the first over.
@@ -104,6 +121,17 @@ const HIT = `for i, key in ipairs(KEYS) do
   if n > tonumber(ARGV[2 * i - 1]) then return {i - 1, redis.call('PTTL', key)} end
 end
 return {-1, 0}`;
+// HIT for KEYS[1..n-1], then, when none was over, ACQUIRE for KEYS[n]: {over, pttl, got the slot}.
+const HIT_ACQUIRE = `local n = #KEYS - 1
+for i = 1, n do
+  local c = redis.call('INCR', KEYS[i])
+  if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[2 * i]) end
+  if c > tonumber(ARGV[2 * i - 1]) then return {i - 1, redis.call('PTTL', KEYS[i]), 0} end
+end
+local s = redis.call('INCR', KEYS[n + 1])
+redis.call('PEXPIRE', KEYS[n + 1], ARGV[2 * n + 2])
+if s > tonumber(ARGV[2 * n + 1]) then redis.call('DECR', KEYS[n + 1]) return {-1, 0, 0} end
+return {-1, 0, 1}`;
 // A crashed process's slots free themselves when the key expires (refreshed on every acquire).
 const ACQUIRE = `local n = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -131,15 +159,25 @@ export function createRedisLimiter(url: string, prefix: string): Limiter {
   // defineCommand sends EVALSHA, the script's text only once per connection.
   redis.defineCommand('tpHit', { lua: HIT });
   redis.defineCommand('tpAcquire', { numberOfKeys: 1, lua: ACQUIRE });
+  redis.defineCommand('tpHitAcquire', { lua: HIT_ACQUIRE });
   redis.defineCommand('tpLeaseTake', { numberOfKeys: 1, lua: LEASE_TAKE });
   redis.defineCommand('tpLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
   const scripts = redis as unknown as {
     tpHit(n: number, ...args: string[]): Promise<[number, number]>;
     tpAcquire(key: string, max: string, ttl: string): Promise<number>;
+    tpHitAcquire(n: number, ...args: string[]): Promise<[number, number, number]>;
     tpLeaseTake(key: string, id: string, max: string, ttl: string): Promise<number>;
     tpLeaseRenew(key: string, id: string, ttl: string): Promise<number>;
   };
   const k = (key: string) => `${prefix}:limit:${key}`;
+  const releaser = (key: string) => {
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await redis.decr(k(key)).catch(() => {});
+    };
+  };
   return {
     async hit(checks) {
       const args = [...checks.map((c) => k(c.key)), ...checks.flatMap((c) => [String(c.limit), String(c.windowMs)])];
@@ -148,13 +186,14 @@ export function createRedisLimiter(url: string, prefix: string): Limiter {
     },
     async acquire(key, max, ttlMs) {
       const got = await scripts.tpAcquire(k(key), String(max), String(ttlMs));
-      if (!got) return undefined;
-      let released = false;
-      return async () => {
-        if (released) return;
-        released = true;
-        await redis.decr(k(key)).catch(() => {});
-      };
+      return got ? releaser(key) : undefined;
+    },
+    async hitAndAcquire(checks, slot) {
+      const keys = [...checks.map((c) => k(c.key)), k(slot.key)];
+      const args = [...checks.flatMap((c) => [String(c.limit), String(c.windowMs)]), String(slot.max), String(slot.ttlMs)];
+      const [over, ttl, got] = await scripts.tpHitAcquire(keys.length, ...keys, ...args);
+      if (over >= 0) return { over, retryAfterMs: Math.max(ttl, 1) };
+      return { over: -1, retryAfterMs: 0, release: got ? releaser(slot.key) : undefined };
     },
     async lease(key, max, ttlMs) {
       const id = randomUUID();

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import type { Services } from '../services';
+import type { Slot } from '../limits';
 import { checkArguments } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
@@ -36,22 +38,33 @@ export interface CallToolInput {
  */
 /**
  * Per-person and per-app call rates, shared across processes. A limited call is not logged: a
- * flood must not become a flood of writes. The sentence tells the model when to retry.
+ * flood must not become a flood of writes. The sentence tells the model when to retry. A call that
+ * goes straight to its add-on (`slot`) also takes one of the add-on's slots in the same Redis
+ * round trip: `release` is then the slot, or null when the add-on is busy.
  */
-async function rateLimited(ctx: Ctx): Promise<ToolResult | undefined> {
-  if (ctx.actor.kind !== 'app') return undefined;
+async function admit(ctx: Ctx, slot?: Slot): Promise<{ limited?: ToolResult; release?: (() => Promise<void>) | null }> {
+  if (ctx.actor.kind !== 'app') return {};
   const { limits } = ctx.svc.config;
   const windows = [
     { key: `calls:person:${ctx.actor.userId}`, limit: limits.callsPerPersonPerMinute, windowMs: 60_000, whom: 'for this person' },
     { key: `calls:app:${ctx.actor.grantId}`, limit: limits.callsPerAppPerMinute, windowMs: 60_000, whom: 'for this app' },
   ];
-  const { over, retryAfterMs } = await ctx.svc.limiter.hit(windows);
+  const { over, retryAfterMs, release }: { over: number; retryAfterMs: number; release?: () => Promise<void> } = slot
+    ? await ctx.svc.limiter.hitAndAcquire(windows, slot)
+    : await ctx.svc.limiter.hit(windows);
   const hit = windows[over];
-  if (!hit) return undefined;
+  if (!hit) return slot ? { release: release ?? null } : {};
   ctx.svc.metrics.toolCall('unknown', 'rate_limited', 0);
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return text(`Too many tool calls ${hit.whom}: at most ${hit.limit} a minute. Try again in ${seconds} seconds.`, true);
+  return { limited: text(`Too many tool calls ${hit.whom}: at most ${hit.limit} a minute. Try again in ${seconds} seconds.`, true) };
 }
+
+/** The add-on's concurrency slot a call holds while it is delivered. */
+const addonSlot = (svc: Services, addonId: string): Slot => ({
+  key: `addon:${addonId}`,
+  max: svc.config.limits.addonConcurrency,
+  ttlMs: CALL_DEADLINE_MS + 5_000,
+});
 
 export interface CallToolOptions {
   /** The tools to resolve the name against; by default the person's enabled tools. */
@@ -92,21 +105,25 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
     recordCall(svc, { ...base, ...rec, latencyMs });
   };
 
-  const limited = await rateLimited(ctx);
-  if (limited) {
-    span.setAttribute('toolport.outcome', 'rate_limited');
-    return limited;
-  }
-
   const tools = options.tools ?? (await svc.tools.get(actor.userId));
   const tool = tools.byName.get(input.name);
-  if (!tool) {
+  const checked = tool ? checkArguments(tool.inputSchema, input.arguments ?? {}) : undefined;
+  // The common call (known tool, valid arguments, enabled, not destructive) is counted and takes
+  // its add-on's slot in one Redis round trip; any other is counted here and takes its slot, if it
+  // gets that far, after its approval.
+  const straight = tool && checked?.ok && !tool.webhookDisabled && !tool.destructive ? addonSlot(svc, tool.addonId) : undefined;
+  const admitted = await admit(ctx, straight);
+  if (admitted.limited) {
+    span.setAttribute('toolport.outcome', 'rate_limited');
+    return admitted.limited;
+  }
+
+  if (!tool || !checked) {
     const [addonId = '', toolName = input.name] = input.name.split('__');
     log({ outcome: 'unknown_tool', addonId: addonId.slice(0, 30), toolName: toolName.slice(0, 64), argsDigest: '' });
     return text(`The tool "${input.name.slice(0, 80)}" does not exist. Call tools/list to see the available tools.`, true);
   }
 
-  const checked = checkArguments(tool.inputSchema, input.arguments ?? {});
   if (!checked.ok) {
     log({ outcome: 'invalid_arguments', addonId: tool.addonId, toolName: tool.name, argsDigest: '', detail: checked.problems.join(' ') });
     return text(checked.problems.join('\n'), true);
@@ -167,11 +184,13 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
     }
   }
   if (input.signal?.aborted) {
+    void admitted.release?.().catch(() => {});
     log({ ...where, outcome: 'cancelled', decision: decision?.status, decidedBy: decision?.decidedBy });
     return text('The call was cancelled, so it did not run.', true);
   }
 
-  const release = await svc.limiter.acquire(`addon:${tool.addonId}`, svc.config.limits.addonConcurrency, CALL_DEADLINE_MS + 5_000);
+  const slot = addonSlot(svc, tool.addonId);
+  const release = admitted.release !== undefined ? admitted.release : await svc.limiter.acquire(slot.key, slot.max, slot.ttlMs);
   if (!release) {
     log({ ...where, outcome: 'limited', detail: 'addon_concurrency', decision: decision?.status, decidedBy: decision?.decidedBy });
     return text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
