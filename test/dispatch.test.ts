@@ -6,7 +6,8 @@ import { Webhook } from 'standardwebhooks';
 import { ADDONS_CHANNEL, createInProcessDispatcher, type CallJob } from '@toolport/core';
 import { addons, addonSecrets, deliveries } from '../packages/core/src/db/schema/index';
 import { Client, newPerson } from './helpers/http';
-import { startToolport, TARGET, type Toolport } from './helpers/target';
+import { Redis } from 'ioredis';
+import { REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
 import { startReceiver, type Behaviour } from './helpers/webhook-receiver';
 
 // Not canonical JSON on purpose: spacing, `1.50` and `\u00e9` must reach the add-on untouched.
@@ -100,6 +101,29 @@ describe(`dispatch (${TARGET})`, () => {
     assert.ok(row.latencyMs >= 0);
     assert.ok(!JSON.stringify(row).includes('Oat milk'), 'no arguments in the delivery log');
     assert.ok(!JSON.stringify(row).includes(a.secret.slice(6, 20)), 'no secret in the delivery log');
+  });
+
+  it('answers a call waiting in the worker\'s own process without Redis pub/sub, and still stores its outcome', { skip: TARGET !== 'services' && 'BullMQ only' }, async () => {
+    const a = await makeAddon(() => ({ body: { text: 'here' } }));
+    const prefix = tp.config.redis!.prefix;
+    const listener = new Redis(REDIS_TEST_URL);
+    const reader = new Redis(REDIS_TEST_URL);
+    const published: string[] = [];
+    listener.on('pmessage', (_p, channel) => published.push(channel));
+    await listener.psubscribe(`${prefix}:replies:*`, `${prefix}:result:*`);
+    try {
+      const j = job(a.id);
+      assert.deepEqual(await tp.svc.dispatcher.dispatch(j), { kind: 'result', content: [{ type: 'text', text: 'here' }] });
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(published, [], 'nothing published for a caller in this process');
+      assert.deepEqual(JSON.parse((await reader.get(`${prefix}:outcome:${j.callId}`)) ?? 'null'), {
+        kind: 'result',
+        content: [{ type: 'text', text: 'here' }],
+      });
+    } finally {
+      listener.disconnect();
+      reader.disconnect();
+    }
   });
 
   it('signs with every live secret during a rotation, never with an expired one', async () => {

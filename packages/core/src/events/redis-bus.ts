@@ -6,6 +6,9 @@ export interface RedisBus extends EventBus {
   ping(): Promise<void>;
 }
 
+/** The Redis channel a bus channel is published on (for a publish pipelined with other commands). */
+export const busChannel = (prefix: string, channel: string) => `${prefix}:${channel}`;
+
 /**
  * Pub/sub over two connections (a subscribed connection can do nothing else). Every channel is
  * `${prefix}:${channel}`; handlers are multiplexed so Redis sees one SUBSCRIBE per channel.
@@ -16,7 +19,7 @@ export function createRedisBus(url: string, prefix: string): RedisBus {
   const handlers = new Map<string, Set<(message: unknown) => void>>();
   // Serialises SUBSCRIBE/UNSUBSCRIBE per channel so a quick unsubscribe + subscribe cannot cross.
   const pending = new Map<string, Promise<unknown>>();
-  const full = (channel: string) => `${prefix}:${channel}`;
+  const full = (channel: string) => busChannel(prefix, channel);
 
   const serial = (channel: string, op: () => Promise<unknown>) => {
     const next = (pending.get(channel) ?? Promise.resolve()).then(op, op);

@@ -3,6 +3,7 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { and, eq, max } from 'drizzle-orm';
 import { deliveries } from '../db/schema/index';
+import { busChannel } from '../events/redis-bus';
 import type { Logger } from '../log';
 import type { Services } from '../services';
 import { extractTrace, injectTrace, withContext } from '../tracing';
@@ -59,9 +60,24 @@ interface Reply {
 }
 const REPLY_PREFIX = 'replies:';
 
-/** Publishes a call's outcome where its caller listens: its process's reply channel, or the call's own. */
+/** Where a call's caller listens: its process's reply channel, or the call's own; and what it hears. */
+function replyOf(job: { callId: string; replyTo?: string }, outcome: CallOutcome): [channel: string, message: unknown] {
+  return job.replyTo ? [job.replyTo, { callId: job.callId, outcome } satisfies Reply] : [resultChannel(job.callId), outcome];
+}
+
+/** Publishes a call's outcome where its caller listens. */
 function reply(svc: Services, job: { callId: string; replyTo?: string }, outcome: CallOutcome) {
-  return job.replyTo ? svc.bus.publish(job.replyTo, { callId: job.callId, outcome } satisfies Reply) : svc.bus.publish(resultChannel(job.callId), outcome);
+  return svc.bus.publish(...replyOf(job, outcome));
+}
+
+/**
+ * The calls waiting in this process (ROLE=all): a worker here hands them their outcome directly
+ * instead of through a Redis PUBLISH to itself.
+ */
+export interface LocalReplies {
+  replyTo: string;
+  /** Settles the call's waiters in this process; false when none waits here. */
+  settle(callId: string, outcome: CallOutcome): boolean;
 }
 
 /**
@@ -72,7 +88,7 @@ function reply(svc: Services, job: { callId: string; replyTo?: string }, outcome
 export function createBullDispatcher(
   svc: Services,
   redis: RedisSettings,
-): Dispatcher & { ping(): Promise<void>; depth(): Promise<number> } {
+): Dispatcher & { ping(): Promise<void>; depth(): Promise<number>; local: LocalReplies } {
   // Fail fast on the API side: a caller should hear "unavailable", not hang while Redis is down.
   const connection = new Redis(redis.url, { maxRetriesPerRequest: 2, connectionName: `${redis.prefix}:api` });
   connection.on('error', () => {});
@@ -88,7 +104,9 @@ export function createBullDispatcher(
   /** Each waiting call: its job (to queue it again if Redis loses it) and whoever waits for it. */
   const waiting = new Map<string, { job: CallJob; settlers: Set<(outcome: CallOutcome) => void> }>();
   const settleAll = (callId: string, outcome: CallOutcome) => {
-    for (const settle of waiting.get(callId)?.settlers ?? []) settle(outcome);
+    const mine = waiting.get(callId);
+    for (const settle of mine?.settlers ?? []) settle(outcome);
+    return !!mine?.settlers.size;
   };
   const readOutcome = async (callId: string): Promise<CallOutcome | undefined> => {
     const raw = await connection.get(outcomeKey(redis.prefix, callId));
@@ -185,6 +203,7 @@ export function createBullDispatcher(
     async ping() {
       await connection.ping();
     },
+    local: { replyTo, settle: settleAll },
     /** Calls waiting for a worker, service-wide (the `toolport_queue_depth` gauge). */
     depth: () => queue.getJobCountByTypes('wait', 'prioritized', 'delayed'),
     async close() {
@@ -240,6 +259,8 @@ export interface CallWorkerOptions {
   /** A dead worker's job is picked up again after at most about lockDuration + stalledInterval. */
   lockDuration?: number;
   stalledInterval?: number;
+  /** The dispatcher of this process, when there is one: its calls are answered without Redis pub/sub. */
+  local?: LocalReplies;
 }
 
 /**
@@ -272,12 +293,21 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       const firstAttempt = job.attemptsStarted > 1 ? await nextAttempt(svc, data, job.attemptsStarted) : 1;
       // Joined to the API's trace through the job's traceparent (a no-op when nothing is traced).
       const outcome = await withContext(extractTrace(data), () => deliverCall(svc, data, { signal: controller.signal, firstAttempt }));
+      // A caller in this process hears at once. The outcome is still stored (another process may
+      // wait for the same call id and read it at its deadline) before the job completes.
+      const local = data.replyTo !== undefined && data.replyTo === opts.local?.replyTo && opts.local.settle(data.callId, outcome);
       // Stored first (this connection waits out a Redis restart), then broadcast: a caller that
-      // missed the broadcast reads the key, so a failed publish no longer fails a delivered call.
-      await connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
-      await reply(svc, data, outcome).catch((err) => {
-        svc.log.warn('cannot broadcast a call outcome; the caller reads it from Redis', { err, callId: data.callId });
-      });
+      // missed the broadcast reads the key, so a failed publish does not fail a delivered call. Both
+      // go out together on this one connection, which keeps their order: one round trip, not two
+      // (and no ioredis Pipeline, which copies every BullMQ script onto itself).
+      const stored = connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
+      if (!local) {
+        const [channel, message] = replyOf(data, outcome);
+        void connection.publish(busChannel(redis.prefix, channel), JSON.stringify(message)).catch((err) => {
+          svc.log.warn('cannot broadcast a call outcome; the caller reads it from Redis', { err, callId: data.callId });
+        });
+      }
+      await stored;
       // The job keeps only what happened, never the result itself.
       return outcome.kind === 'failure' ? `failure:${outcome.errorClass}` : outcome.kind;
     } finally {

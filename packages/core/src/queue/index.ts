@@ -7,7 +7,7 @@ export { ADDONS_CHANNEL, CANCEL_CHANNEL, deliverCall, resultChannel, runDelivery
 export type { AttemptResult } from './deliver';
 export { createInProcessDispatcher } from './in-process';
 export { CALLS_QUEUE, checkEvictionPolicy, createBullDispatcher, startCallWorker } from './bullmq';
-export type { CallWorker, CallWorkerOptions, RedisSettings } from './bullmq';
+export type { CallWorker, CallWorkerOptions, LocalReplies, RedisSettings } from './bullmq';
 
 /**
  * The dispatcher for these services: BullMQ when Redis is configured (and, unless ROLE=api, a
@@ -24,7 +24,7 @@ export async function startQueue(svc: Services): Promise<Dispatcher> {
   svc.closers.push(() => dispatcher.close());
   svc.readiness.queue = () => dispatcher.ping();
   if (svc.config.role !== 'api') {
-    const worker = await startCallWorker(svc, redis);
+    const worker = await startCallWorker(svc, redis, { local: dispatcher.local });
     // Closed before the dispatcher and the bus (closers run last added first).
     svc.closers.push(() => worker.close());
   }
