@@ -127,12 +127,15 @@ describe('MCP: malformed and invalid JSON-RPC', () => {
       assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
       assert.equal(res.json.error.code, -32600, `${JSON.stringify(body)}: ${res.text}`);
     }
-    // Well-formed JSON-RPC whose params the method cannot take: the SDK answers -32603 with its schema
-    // complaint (not -32602; left as the SDK does it, it names only the request's own fields).
-    const badParams = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 42 } });
-    assert.equal(badParams.status, 200);
-    assert.ok([-32602, -32603].includes(badParams.json.error.code), badParams.text);
-    assert.equal(badParams.json.id, 9);
+    // Well-formed JSON-RPC whose params name no tool: -32602 Invalid params, in a 200 like every
+    // JSON-RPC error to a request (the SDK answered -32603 Internal error with its schema complaint).
+    for (const params of [{ name: 42 }, {}, { name: null, arguments: {} }, undefined]) {
+      const badParams = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', ...(params ? { params } : {}) });
+      assert.equal(badParams.status, 200, badParams.text);
+      assert.equal(badParams.json.error.code, -32602, badParams.text);
+      assert.match(badParams.json.error.message, /params\.name/);
+      assert.equal(badParams.json.id, 9);
+    }
     assert.equal(calls(), before);
     // Still serving.
     assert.equal((await post(list)).status, 200);

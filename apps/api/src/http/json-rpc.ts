@@ -21,6 +21,18 @@ export function invalidJsonRpc(body: unknown): string | undefined {
 }
 
 /**
+ * Why a tools/call request names no tool (its `params.name` is not a string), or undefined. Such a
+ * call is answered -32602 Invalid params here: the SDK answered -32603 Internal error with its
+ * schema complaint, which tells the app the server failed when its request was wrong. Anything
+ * wrong with the arguments is the tool's business: `callTool` answers it as a tool error.
+ */
+export function toolCallWithoutName(body: unknown): string | undefined {
+  const m = body as { method?: unknown; id?: unknown; params?: { name?: unknown } };
+  if (m.method !== 'tools/call' || m.id === undefined || typeof m.params?.name === 'string') return undefined;
+  return 'tools/call needs params.name, the name of a tool from tools/list';
+}
+
+/**
  * What the SDK is given to parse for a tools/call: the message with `arguments` as `{}`. The SDK
  * checks `arguments` as a plain record and answers -32603 with its schema dump for what it cannot
  * read (an object with a `constructor` key, a string); the real arguments, as the app sent them, are

@@ -7,7 +7,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUP
 import { callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import { nodeResponse, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
-import { invalidJsonRpc, withArgumentsForSdk } from '../http/json-rpc';
+import { invalidJsonRpc, toolCallWithoutName, withArgumentsForSdk } from '../http/json-rpc';
 
 // One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
 const sharedValidator = new AjvJsonSchemaValidator();
@@ -279,6 +279,8 @@ export function createMcpRoutes(svc: Services) {
     if (Array.isArray(body)) return rpcError(c, 400, -32600, 'JSON-RPC batches are not supported; send one message per request.');
     const invalid = invalidJsonRpc(body);
     if (invalid) return rpcError(c, 400, -32600, `Invalid request: ${invalid}.`);
+    const nameless = toolCallWithoutName(body);
+    if (nameless) return c.json({ jsonrpc: '2.0', id: (body as { id: string | number | null }).id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${nameless}.` } });
     const message = body as { method?: string; id?: string | number; params?: { requestId?: string | number; arguments?: unknown; _meta?: { progressToken?: unknown } } };
     if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
       await svc.bus.publish('mcp-cancel', { key: inflight.key(identity.grantId, message.params.requestId) });
