@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { isLoopbackHostname, normalHost, type Config } from '@toolport/core';
 import type { AppEnv } from './env';
+import { jsonRpcError } from './json-rpc';
 
 /** Whether this Host header names Toolport: PUBLIC_URL's host, ALLOWED_HOSTS, or loopback when PUBLIC_URL is. */
 export function hostAllowed(config: Pick<Config, 'allowedHosts' | 'allowLoopbackHosts' | 'publicUrl'>, header: string | undefined): boolean {
@@ -23,7 +24,7 @@ export function hostAllowed(config: Pick<Config, 'allowedHosts' | 'allowLoopback
 export function misdirected(c: Context<AppEnv>): Response {
   const message = 'This server does not answer for that host name.';
   if (/^\/u\/[^/]+\/mcp\/?$/.test(c.req.path)) {
-    return c.body(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }), 421, { 'content-type': 'application/json' });
+    return c.body(JSON.stringify(jsonRpcError(null, -32000, message)), 421, { 'content-type': 'application/json' });
   }
   return c.body(JSON.stringify({ type: 'about:blank', title: 'Misdirected request', status: 421, detail: message }), 421, {
     'content-type': 'application/problem+json',

@@ -20,6 +20,9 @@ export function invalidJsonRpc(body: unknown): string | undefined {
   return undefined;
 }
 
+/** A JSON-RPC error message: to a request (its `id`), or `id: null` when there was none to read. */
+export const jsonRpcError = (id: string | number | null, code: number, message: string) => ({ jsonrpc: '2.0' as const, id, error: { code, message } });
+
 /**
  * Why a tools/call request names no tool (its `params.name` is not a string), or undefined. Such a
  * call is answered -32602 Invalid params here: the SDK answered -32603 Internal error with its

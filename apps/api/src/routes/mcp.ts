@@ -7,7 +7,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUP
 import { callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import { nodeResponse, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
-import { invalidJsonRpc, toolCallWithoutName, withArgumentsForSdk } from '../http/json-rpc';
+import { invalidJsonRpc, jsonRpcError, toolCallWithoutName, withArgumentsForSdk } from '../http/json-rpc';
 
 // One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
 const sharedValidator = new AjvJsonSchemaValidator();
@@ -40,7 +40,7 @@ function listFailed(svc: Services, identity: Identity, err: unknown): string {
 }
 
 function rpcError(c: Context<AppEnv>, status: 400 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) {
-  return c.body(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), status, {
+  return c.body(JSON.stringify(jsonRpcError(null, code, message)), status, {
     'content-type': 'application/json',
     ...headers,
   });
@@ -280,7 +280,7 @@ export function createMcpRoutes(svc: Services) {
     const invalid = invalidJsonRpc(body);
     if (invalid) return rpcError(c, 400, -32600, `Invalid request: ${invalid}.`);
     const nameless = toolCallWithoutName(body);
-    if (nameless) return c.json({ jsonrpc: '2.0', id: (body as { id: string | number | null }).id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${nameless}.` } });
+    if (nameless) return c.json(jsonRpcError((body as { id: string | number | null }).id, ErrorCode.InvalidParams, `Invalid params: ${nameless}.`));
     const message = body as { method?: string; id?: string | number; params?: { requestId?: string | number; arguments?: unknown; _meta?: { progressToken?: unknown } } };
     if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
       await svc.bus.publish('mcp-cancel', { key: inflight.key(identity.grantId, message.params.requestId) });
@@ -294,8 +294,7 @@ export function createMcpRoutes(svc: Services) {
         listed = await toolList(svc, identity, aiAppsOn);
       } catch (err) {
         // As the SDK answers a failed handler: a JSON-RPC error in a 200.
-        const error = { code: ErrorCode.InternalError, message: listFailed(svc, identity, err) };
-        return c.json({ jsonrpc: '2.0', id: plain.id, error });
+        return c.json(jsonRpcError(plain.id, ErrorCode.InternalError, listFailed(svc, identity, err)));
       }
       return jsonRpcAnswer(c, plain.id, listed.resultBytes);
     }
