@@ -58,6 +58,23 @@ describe('toolport login', () => {
     assert.equal(existsSync(config), false);
   });
 
+  it('logs out by forgetting the stored key; API commands then need a login again', async () => {
+    const config = path.join(dir, 'logout', 'config.json');
+    assert.equal((await cli(['login', '--url', tp.url, '--key', key], { config })).code, 0);
+    assert.equal((await here(['addon', 'deliveries', 'nosuch'], { config })).code, 1, 'logged in: the add-on does not exist');
+    const out = await here(['logout', '--json'], { config });
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(out.json, { configPath: config, removed: true });
+    assert.equal(existsSync(config), false);
+    const after = await here(['addon', 'deliveries', 'nosuch'], { config });
+    assert.equal(after.code, 3);
+    assert.match(after.stderr, /Not logged in/);
+    const again = await here(['logout'], { config, env: { TOOLPORT_API_KEY: key } });
+    assert.equal(again.code, 0);
+    assert.match(again.stdout, /Not logged in here/);
+    assert.match(again.stdout, /TOOLPORT_API_KEY is set/);
+  });
+
   it('needs a login for API commands (3), and TOOLPORT_URL/TOOLPORT_API_KEY stand in for one', async () => {
     const [none, viaEnv] = await Promise.all([
       cli(['addon', 'deliveries', 'notes'], { config: path.join(dir, 'none.json') }),

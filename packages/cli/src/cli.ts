@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Api } from './api';
-import { configPath, DEFAULT_URL, readConfig, resolveCredentials, writeConfig } from './config';
+import { configPath, DEFAULT_URL, readConfig, removeConfig, resolveCredentials, writeConfig } from './config';
 import { CliError, EXIT, usage, type ExitCode, type FieldProblem } from './errors';
 
 export { CliError, EXIT } from './errors';
@@ -24,6 +24,7 @@ const HELP = `toolport: the Toolport developer CLI
 
 Usage:
   toolport login [--url URL] [--key tpk_...]     store the API key (read from stdin when --key is absent)
+  toolport logout                                forget the stored API key (it stays valid: revoke it in the dashboard)
   toolport addon lint <addon.json>               check a manifest locally: errors (with JSON paths) and warnings
   toolport addon push <addon.json> [--webhook URL]
                                                  register the add-on, or publish a new version if it exists
@@ -116,6 +117,19 @@ const login: Command = async (args, out) => {
   writeConfig(file, { url, key });
   out.say(`Logged in to ${url}. Saved to ${file}.`);
   out.result({ url, configPath: file });
+};
+
+/**
+ * Forgets the stored login: the config file goes. The key itself stays valid (it may be in use
+ * elsewhere, in CI say); revoking it is the dashboard's job, and the message says so.
+ */
+const logout: Command = async (args, out) => {
+  parse(args, {}, []);
+  const file = configPath(out.io.env);
+  const removed = removeConfig(file);
+  out.result({ configPath: file, removed });
+  out.say(removed ? `Logged out: removed ${file}. The key still works until you revoke it in the dashboard.` : `Not logged in here (no ${file}).`);
+  if (out.io.env.TOOLPORT_API_KEY) out.say('TOOLPORT_API_KEY is set in this environment and still applies.');
 };
 
 /** Lint advice for a manifest that was refused, as far as its shape allows. */
@@ -263,6 +277,7 @@ const rotateSecret: Command = async (args, out) => {
 
 const commands: Record<string, Command> = {
   login,
+  logout,
   'addon lint': lint,
   'addon push': push,
   'addon check': check,

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -36,6 +36,17 @@ export function writeConfig(file: string, creds: Credentials) {
   writeFileSync(tmp, `${JSON.stringify({ url: creds.url, key: creds.key }, null, 2)}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, file);
+}
+
+/** Removes the stored login; false when there was none. */
+export function removeConfig(file: string): boolean {
+  try {
+    rmSync(file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
 }
 
 /** The stored login, each field overridden by TOOLPORT_URL / TOOLPORT_API_KEY. */
