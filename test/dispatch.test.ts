@@ -267,6 +267,27 @@ describe(`dispatch (${TARGET})`, () => {
     assert.ok(rx.at(a.path).length <= sentBefore + 1, 'nothing sent after the abort');
   });
 
+  it('hangs up on an add-on still answering when the caller aborts, and logs the attempt as cancelled', async () => {
+    const a = await makeAddon(() => 'hold');
+    const controller = new AbortController();
+    const j = job(a.id, { deadline: Date.now() + 20_000 });
+    const pending = tp.svc.dispatcher.dispatch(j, controller.signal);
+    const [held] = await rx.waitFor(a.path, 1);
+    const abortedAt = Date.now();
+    controller.abort();
+    const outcome = await pending;
+    assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'cancelled');
+    // The add-on's connection is closed at once, not when the 20 s deadline ends the attempt.
+    const until = Date.now() + 5_000;
+    while (!held!.closedAt && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(held!.closedAt && held!.closedAt - abortedAt < 3_000, `Toolport hung up after ${held!.closedAt ? held!.closedAt - abortedAt : 'never'} ms`);
+    let rows = await rowsOf(j.callId);
+    for (let i = 0; i < 100 && !rows.length; i++) rows = await new Promise((r) => setTimeout(r, 50)).then(() => rowsOf(j.callId));
+    assert.equal(rows.length, 1, 'one attempt, not retried');
+    assert.equal(rows[0]!.errorClass, 'cancelled');
+    assert.match(rows[0]!.detail ?? '', /cancelled/);
+  });
+
   it('never sends a call that was aborted before it started', async () => {
     const a = await makeAddon();
     const controller = new AbortController();

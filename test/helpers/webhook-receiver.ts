@@ -9,6 +9,8 @@ export interface Received {
   body: any;
   /** Epoch ms when the request was complete. */
   at: number;
+  /** For a held request: epoch ms when Toolport hung up. */
+  closedAt?: number;
 }
 
 /** What to answer: a status and a JSON body, after an optional delay; `hold` never answers. */
@@ -40,7 +42,10 @@ export async function startReceiver() {
       const answer: Answer = (behaviours.get(r.path) ?? (() => ({ body: { text: 'ok' } })))(r, nth);
       if (answer === 'hold') {
         held.add(res);
-        res.on('close', () => held.delete(res));
+        res.on('close', () => {
+          held.delete(res);
+          r.closedAt = Date.now();
+        });
         return;
       }
       const send = () => {

@@ -119,7 +119,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     return new Promise<OutboundResponse>((resolvePromise, reject) => {
       const remaining = req.deadline - Date.now();
       if (remaining <= 0) return reject(new OutboundError('timeout', 'deadline passed before sending'));
-      if (req.signal?.aborted) return reject(new OutboundError('timeout', 'cancelled before sending'));
+      if (req.signal?.aborted) return reject(new OutboundError('cancelled', 'the call was cancelled before it was sent'));
 
       const headers: Record<string, string> = { ...req.headers };
       headers['host'] = url.host;
@@ -160,7 +160,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
         r.destroy();
         reject(e);
       };
-      const onAbort = () => fail(new OutboundError('timeout', 'cancelled'));
+      const onAbort = () => fail(new OutboundError('cancelled', 'the call was cancelled while the add-on was answering; Toolport hung up'));
       // One timer for the whole exchange: a slow connect, slow headers or a drip-fed body all end here.
       const timer = setTimeout(() => fail(new OutboundError('timeout', `no complete answer within ${Math.round(remaining)} ms`)), remaining);
       req.signal?.addEventListener('abort', onAbort, { once: true });

@@ -7,7 +7,9 @@ export type OutboundErrorClass =
   | 'tls'
   | 'timeout'
   | 'too_large'
-  | 'protocol';
+  | 'protocol'
+  /** Toolport hung up: the app cancelled the call (or hung up) while it was being delivered. */
+  | 'cancelled';
 
 export interface OutboundRequest {
   url: string;

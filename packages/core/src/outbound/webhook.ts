@@ -24,6 +24,8 @@ export interface PostWebhookInput {
   deadline: number;
   /** Largest result accepted, in bytes of its text. */
   maxResultBytes?: number;
+  /** The app cancelled the call: hang up on the add-on, whatever stage the exchange is at. */
+  signal?: AbortSignal;
 }
 
 export interface WebhookDelivery {
@@ -226,7 +228,7 @@ function classifyStatus(res: OutboundResponse): Failure {
   return failure('http_status', retryable, `HTTP ${s}${body}`, s);
 }
 
-const FINAL_CLASSES = new Set(['blocked_address', 'bad_url', 'too_large']);
+const FINAL_CLASSES = new Set(['blocked_address', 'bad_url', 'too_large', 'cancelled']);
 
 /**
  * POSTs one signed delivery and reads the add-on's answer. Never throws for anything the add-on
@@ -257,7 +259,7 @@ export function postWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
 }
 
 async function sendWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
-  const { client, url, secrets, id, body, kind, deadline } = input;
+  const { client, url, secrets, id, body, kind, deadline, signal } = input;
   const maxResultBytes = input.maxResultBytes ?? MAX_RESULT_BYTES;
   const started = performance.now();
   const latency = () => Math.round((performance.now() - started) * 10) / 10;
@@ -271,7 +273,7 @@ async function sendWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
   let res: OutboundResponse;
   try {
     // JSON escaping can double a text on the wire, so read more than the result cap to tell "too large" apart.
-    res = await client.request({ url, method: 'POST', headers, body, deadline, maxBytes: maxResultBytes * 2 + 4096 });
+    res = await client.request({ url, method: 'POST', headers, body, deadline, maxBytes: maxResultBytes * 2 + 4096, signal });
   } catch (err) {
     if (!(err instanceof OutboundError)) throw err;
     return { answer: failure(err.errorClass, !FINAL_CLASSES.has(err.errorClass), err.message), latencyMs: latency() };
@@ -292,6 +294,8 @@ export function safeSentence(answer: WebhookAnswer, maxResultBytes = MAX_RESULT_
       return 'The add-on took too long to answer.';
     case 'too_large':
       return `The add-on's result is larger than ${kb(maxResultBytes)}.`;
+    case 'cancelled':
+      return 'The call was cancelled.';
     case 'gone':
       return 'The add-on is no longer available.';
     case 'http_status':

@@ -159,7 +159,7 @@ function toOutcome(answer: WebhookAnswer): CallOutcome {
  * One attempt at delivering a call: refuses after the deadline, sends it signed, records one
  * deliveries row. Safe to repeat: the call id is the add-on's idempotency key.
  */
-export function runDelivery(svc: Services, job: CallJob, attempt: number): Promise<AttemptResult> {
+export function runDelivery(svc: Services, job: CallJob, attempt: number, signal?: AbortSignal): Promise<AttemptResult> {
   const attributes = {
     'toolport.call.id': job.callId,
     'toolport.delivery.type': job.type,
@@ -167,10 +167,10 @@ export function runDelivery(svc: Services, job: CallJob, attempt: number): Promi
     'toolport.tool.name': job.tool,
     'toolport.delivery.attempt': attempt,
   };
-  return inSpan('deliver', { attributes }, (span) => attemptDelivery(svc, job, attempt, span));
+  return inSpan('deliver', { attributes }, (span) => attemptDelivery(svc, job, attempt, span, signal));
 }
 
-async function attemptDelivery(svc: Services, job: CallJob, attempt: number, span: Span): Promise<AttemptResult> {
+async function attemptDelivery(svc: Services, job: CallJob, attempt: number, span: Span, signal?: AbortSignal): Promise<AttemptResult> {
   const started = Date.now();
   if (started >= job.deadline - MIN_ATTEMPT_MS) {
     record(svc, job, attempt, span, {
@@ -203,13 +203,15 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     kind: job.type,
     deadline,
     maxResultBytes: MAX_RESULT_BYTES,
+    signal,
   });
 
   if (answer.kind !== 'failure') {
     record(svc, job, attempt, span, { status, latencyMs, outcome: answer.kind });
     return { outcome: answer, retryable: false };
   }
-  svc.metrics.webhookFailure(job.addonId, answer.errorClass);
+  // The app hanging up is not the add-on failing.
+  if (answer.errorClass !== 'cancelled') svc.metrics.webhookFailure(job.addonId, answer.errorClass);
   let detail = answer.detail;
   if (answer.errorClass === 'gone' || status === 410) {
     await disableWebhook(svc, job.addonId);
@@ -256,7 +258,7 @@ export async function deliverCall(
     if (signal?.aborted) return cancelled();
     let result: AttemptResult;
     try {
-      result = await runDelivery(svc, job, attempt);
+      result = await runDelivery(svc, job, attempt, signal);
     } catch (err) {
       // Our side failed (database, secrets): logged in full, retried like a connection error.
       svc.log.error('delivery attempt failed', { err, callId: job.callId, addonId: job.addonId, attempt });
