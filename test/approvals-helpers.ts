@@ -1,4 +1,4 @@
-// Shared by test/approvals*.test.ts and test/push.test.ts (not itself a test file).
+// Shared by test/approvals*.test.ts, test/push.test.ts and test/load-smoke.test.ts (not itself a test file).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ApprovalDecision, ApprovalRequest } from '../packages/core/src/calls/types';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
-import { newPerson, type Client } from './helpers/http';
+import { newPerson } from './helpers/http';
+import { openEvents } from './approvals-helpers';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { spawnToolport, type ToolportProcess } from './helpers/private-services';
 import { createBacking, type Backing } from './helpers/target';
@@ -73,65 +74,25 @@ async function pool<T, R>(items: T[], n: number, fn: (item: T, i: number) => Pro
   return out;
 }
 
-interface Stream {
-  status: number;
-  events: Array<{ event: string; data: any; at: number }>;
-  close(): void;
-  done: Promise<void>;
-}
-
-/** A dashboard's EventSource, over fetch: each event with the time it arrived. */
-async function openStream(client: Client): Promise<Stream> {
-  const ac = new AbortController();
-  const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  const res = await fetch(`${tp.url}/api/events`, { headers: { cookie, accept: 'text/event-stream' }, signal: ac.signal });
-  const events: Stream['events'] = [];
-  const done = (async () => {
-    if (res.status !== 200 || !res.body) return void (await res.body?.cancel().catch(() => {}));
-    const decoder = new TextDecoder();
-    let buf = '';
-    const reader = res.body.getReader();
-    try {
-      for (;;) {
-        const { done: ended, value: chunk } = await reader.read();
-        if (ended) break;
-        buf += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, end);
-          buf = buf.slice(end + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data), at: Date.now() });
-        }
-      }
-    } catch {
-      /* closed */
-    }
-  })();
-  return { status: res.status, events, close: () => ac.abort(), done };
-}
-
 describe('load smoke', { concurrency: false }, () => {
   it(`${PEOPLE * STREAMS_PER_PERSON} open event streams hold bounded memory and release everything when closed`, async (t) => {
     const people = await pool(Array.from({ length: PEOPLE }), 8, () => newPerson(tp.url, 'sse'));
     // Warm the route once, so the baseline includes the code and caches every stream shares.
-    const warm = await openStream(people[0]!.client);
-    warm.close();
-    await warm.done;
+    const warm = await openEvents(tp.url, people[0]!.client);
+    await warm.close();
     await new Promise((r) => setTimeout(r, 500));
     const baseline = await metric('process_resident_memory_bytes');
     // The JS heap too: embedded, PGlite's WebAssembly memory moves RSS by hundreds of MB on its own.
     const heapBaseline = await metric('nodejs_heap_size_used_bytes');
 
     const started = Date.now();
-    const streams = (await pool(people, 20, async (p) => Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openStream(p.client))))).flat();
+    const streams = (await pool(people, 20, async (p) => Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openEvents(tp.url, p.client))))).flat();
     t.diagnostic(`opened ${streams.length} streams in ${Date.now() - started} ms`);
-    assert.deepEqual([...new Set(streams.map((s) => s.status))], [200], 'every stream opened');
+    assert.deepEqual([...new Set(streams.map((s) => s.res.status))], [200], 'every stream opened');
     // One more for a person is refused by the per-person limit, not buffered.
-    const extra = await openStream(people[0]!.client);
-    assert.equal(extra.status, 429);
-    await extra.done;
+    const extra = await openEvents(tp.url, people[0]!.client);
+    assert.equal(extra.res.status, 429);
+    await extra.close();
 
     await new Promise((r) => setTimeout(r, 1_000));
     const open = await metric('process_resident_memory_bytes');
@@ -143,14 +104,12 @@ describe('load smoke', { concurrency: false }, () => {
     assert.ok(heapGrew < STREAMS_HEAP_BOUND, `2,000 streams added ${(heapGrew / 2 ** 20).toFixed(0)} MB of heap, bound ${STREAMS_HEAP_BOUND / 2 ** 20} MB`);
 
     // Every stream is live: the first events (retry + the empty pending list) arrived without error.
-    for (const s of streams) s.close();
-    await Promise.all(streams.map((s) => s.done));
+    await Promise.all(streams.map((s) => s.close()));
     // Closed streams release their per-person slots: a person can open all ten again.
     await new Promise((r) => setTimeout(r, 500));
-    const again = await Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openStream(people[1]!.client)));
-    assert.deepEqual([...new Set(again.map((s) => s.status))], [200], 'slots were released on close');
-    for (const s of again) s.close();
-    await Promise.all(again.map((s) => s.done));
+    const again = await Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openEvents(tp.url, people[1]!.client)));
+    assert.deepEqual([...new Set(again.map((s) => s.res.status))], [200], 'slots were released on close');
+    await Promise.all(again.map((s) => s.close()));
     const closed = await metric('process_resident_memory_bytes');
     t.diagnostic(`server RSS after closing every stream: ${(closed / 2 ** 20).toFixed(0)} MB`);
     assert.ok(closed - baseline < STREAMS_RSS_BOUND, 'memory stays bounded after closing');
