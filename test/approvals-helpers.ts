@@ -149,3 +149,15 @@ export async function openEvents(baseUrl: string, client: Client, headers: Recor
     },
   };
 }
+
+/** Opens an event stream once a place is free (a closed stream's place comes back within moments). */
+export async function openEventsWhenFree(baseUrl: string, client: Client, message: string, timeoutMs = 5_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const stream = await openEvents(baseUrl, client);
+    if (stream.res.status === 200) return stream;
+    await stream.close();
+    assert.ok(Date.now() < until, message);
+    await sleep(50);
+  }
+}

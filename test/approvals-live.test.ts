@@ -4,7 +4,7 @@ import { createApprovals } from '@toolport/core';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, TARGET, type Toolport } from './helpers/target';
-import { approvalsOf, ask, destructiveTool, openEvents, pendingFor, sleep } from './approvals-helpers';
+import { approvalsOf, ask, destructiveTool, openEvents, openEventsWhenFree, pendingFor, sleep } from './approvals-helpers';
 
 let tp: Toolport;
 before(async () => {
@@ -167,17 +167,7 @@ describe('approvals: the live feed', () => {
       await over.close();
       // Closing one frees its place.
       await streams.pop()!.close();
-      const until = Date.now() + 5_000;
-      for (;;) {
-        const again = await openEvents(tp.url, p.client);
-        if (again.res.status === 200) {
-          streams.push(again);
-          break;
-        }
-        await again.close();
-        assert.ok(Date.now() < until, 'a closed stream never freed its place');
-        await sleep(50);
-      }
+      streams.push(await openEventsWhenFree(tp.url, p.client, 'a closed stream never freed its place'));
     } finally {
       for (const s of streams) await s.close();
     }

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
-import { openEvents } from './approvals-helpers';
+import { openEvents, openEventsWhenFree } from './approvals-helpers';
 import { MAX_STREAMS_PER_PERSON } from '@toolport/core';
 import { createBacking, freePort, TARGET, type Backing } from './helpers/target';
 
@@ -141,17 +141,7 @@ describe('open event streams per person, across API processes', { skip }, () => 
       await theirs.close();
 
       await streams.pop()!.close();
-      const until = Date.now() + 5_000;
-      for (;;) {
-        const again = await openEvents(b, person.client);
-        if (again.res.status === 200) {
-          streams.push(again);
-          break;
-        }
-        await again.close();
-        assert.ok(Date.now() < until, 'a stream closed on A never freed its place on B');
-        await sleep(50);
-      }
+      streams.push(await openEventsWhenFree(b, person.client, 'a stream closed on A never freed its place on B'));
       const full = await openEvents(a, person.client);
       assert.equal(full.res.status, 429, 'A counts the stream now open on B');
       await full.close();
