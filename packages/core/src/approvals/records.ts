@@ -5,19 +5,20 @@ import type { Services } from '../services';
 
 export type ApprovalRow = typeof approvals.$inferSelect;
 
+/** The process the approval names as its holder still has a live lease row. */
+const holderAlive = sql`exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())`;
 /**
  * The approval's holder still holds the waiting call: its process's lease (a row in
  * approval_holders) has not lapsed, nor the per-row lease of rows from the previous release.
  * Rows with neither (from before leases) count as held until they expire.
  */
-export const stillHeld = sql`((${approvals.heldUntil} is null or ${approvals.heldUntil} > now()) and (${approvals.holderId} is null or exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())))`;
+export const stillHeld = sql`((${approvals.heldUntil} is null or ${approvals.heldUntil} > now()) and (${approvals.holderId} is null or ${holderAlive}))`;
 /** The holder's lease lapsed: that process is gone, and nothing can run the call. */
-const holderGone = sql`(${approvals.heldUntil} <= now() or (${approvals.holderId} is not null and not exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())))`;
+const holderGone = sql`(${approvals.heldUntil} <= now() or (${approvals.holderId} is not null and not ${holderAlive}))`;
 /** A holder row this long past its lease belongs to a process long gone. */
 const FORGET_HOLDERS_AFTER = '1 hour';
 export type FinalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked';
 
-/** Wakes whichever process holds the waiting call, once a decision is recorded. */
 /**
  * Bus channel on which `{ id }` says an approval was decided (or ended): every API process hears it
  * and wakes the call it holds, if any. One channel for all approvals: a SUBSCRIBE and UNSUBSCRIBE
