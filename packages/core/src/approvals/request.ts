@@ -149,7 +149,6 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly sweeper: NodeJS.Timeout | undefined;
   private readonly renewer: NodeJS.Timeout;
   private readonly gates: Promise<(() => Promise<void>) | undefined>;
-  private count = 0;
   private readonly progressMessage: string;
   /** This process's row in approval_holders (see LEASE_SECONDS). */
   private readonly holderId = newId('hld');
@@ -179,11 +178,11 @@ class ApprovalsImpl implements ApprovalsService {
 
   /** Tells every process that this one still holds its waiting calls (see LEASE_SECONDS). */
   private async renewLeases() {
-    if (!this.count) return;
+    if (!this.byId.size) return;
     try {
       await this.renewHolder();
     } catch (err) {
-      this.svc.log.warn('cannot renew the lease of the waiting approvals', { err, waiting: this.count });
+      this.svc.log.warn('cannot renew the lease of the waiting approvals', { err, waiting: this.byId.size });
     }
   }
 
@@ -211,7 +210,7 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   get waiting() {
-    return this.count;
+    return this.byId.size;
   }
 
   progress(req: ApprovalRequest) {
@@ -357,13 +356,12 @@ class ApprovalsImpl implements ApprovalsService {
     if (!set) this.byUser.set(w.req.userId, (set = new Set()));
     set.add(w);
     this.byId.set(w.id, w);
-    this.count++;
   }
 
   private untrack(w: Waiting) {
     const set = this.byUser.get(w.req.userId);
     this.byId.delete(w.id);
-    if (set?.delete(w)) this.count--;
+    set?.delete(w);
     if (set && !set.size) this.byUser.delete(w.req.userId);
   }
 
@@ -400,7 +398,7 @@ class ApprovalsImpl implements ApprovalsService {
     const unsubscribe = await this.gates;
     await unsubscribe?.().catch(() => {});
     // A call held here cannot run once we stop: record that it was cancelled.
-    const all = [...this.byUser.values()].flatMap((s) => [...s]);
+    const all = [...this.byId.values()];
     await Promise.allSettled(all.map((w) => w.end('cancelled', 'shutdown')));
     for (const w of all) w.settle('cancelled', 'shutdown');
     const stopListening = await this.decisions?.catch(() => undefined);
