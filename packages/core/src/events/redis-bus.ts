@@ -6,8 +6,14 @@ export interface RedisBus extends EventBus {
   ping(): Promise<void>;
 }
 
-/** The Redis channel a bus channel is published on (for a publish pipelined with other commands). */
-export const busChannel = (prefix: string, channel: string) => `${prefix}:${channel}`;
+/** The Redis channel a bus channel is published on. */
+const busChannel = (prefix: string, channel: string) => `${prefix}:${channel}`;
+
+/** A bus message as it goes over Redis, channel and payload: for a publish sent on another connection. */
+export const busMessage = (prefix: string, channel: string, message: unknown): [redisChannel: string, payload: string] => [
+  busChannel(prefix, channel),
+  JSON.stringify(message),
+];
 
 /**
  * Pub/sub over two connections (a subscribed connection can do nothing else). Every channel is
@@ -47,7 +53,7 @@ export function createRedisBus(url: string, prefix: string): RedisBus {
 
   return {
     async publish(channel, message) {
-      await pub.publish(full(channel), JSON.stringify(message));
+      await pub.publish(...busMessage(prefix, channel, message));
     },
     async subscribe(channel, handler) {
       const name = full(channel);

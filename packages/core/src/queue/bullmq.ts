@@ -3,7 +3,7 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { and, eq, max } from 'drizzle-orm';
 import { deliveries } from '../db/schema/index';
-import { busChannel } from '../events/redis-bus';
+import { busMessage } from '../events/redis-bus';
 import type { Logger } from '../log';
 import type { Services } from '../services';
 import { extractTrace, injectTrace, withContext } from '../tracing';
@@ -302,8 +302,7 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       // (and no ioredis Pipeline, which copies every BullMQ script onto itself).
       const stored = connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
       if (!local) {
-        const [channel, message] = replyOf(data, outcome);
-        void connection.publish(busChannel(redis.prefix, channel), JSON.stringify(message)).catch((err) => {
+        void connection.publish(...busMessage(redis.prefix, ...replyOf(data, outcome))).catch((err) => {
           svc.log.warn('cannot broadcast a call outcome; the caller reads it from Redis', { err, callId: data.callId });
         });
       }
