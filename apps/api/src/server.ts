@@ -10,10 +10,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Builds the services, migrates, and listens. Used by `main.ts` and by the tests. */
 /** How long a stopping server lets requests in flight finish (within Kubernetes' 40 s grace, after a 10 s preStop). */
 export const SHUTDOWN_GRACE_MS = 25_000;
 
+/** Builds the services, migrates, and listens. Used by `main.ts` and by the tests. */
 export async function startServer(config: Config, overrides: ServiceOverrides = {}, graceMs = SHUTDOWN_GRACE_MS): Promise<RunningServer> {
   const svc = await createServices(config, overrides);
   // The first start makes the access-token signing key, not the first sign-in.

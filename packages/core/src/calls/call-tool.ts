@@ -33,10 +33,6 @@ export interface CallToolInput {
 }
 
 /**
- * The call path after the token: find the tool among the person's enabled ones, check the
- * arguments, ask the person if it is destructive, dispatch, shape the result, log it.
- */
-/**
  * Per-person and per-app call rates, shared across processes. A limited call is not logged: a
  * flood must not become a flood of writes. The sentence tells the model when to retry. A call that
  * goes straight to its add-on (`slot`) also takes one of the add-on's slots in the same Redis
@@ -74,6 +70,8 @@ export interface CallToolOptions {
 }
 
 /**
+ * The call path after the token: find the tool among the person's enabled ones, check the
+ * arguments, ask the person if it is destructive, dispatch, shape the result, log it.
  * Traced as `mcp tools/call` (call id, add-on, tool, outcome; never the arguments), with
  * `approval wait` and `dispatch` below it. An unexpected error is logged with the call id.
  */
