@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { decideApproval } from '@toolport/core';
 import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import type { Client } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
@@ -115,6 +116,31 @@ describe('destructive calls through MCP wait for the person', () => {
     const late = await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
     assert.equal(late.status, 409);
     assert.equal(hook.calls().length, before, 'nothing ran');
+  });
+
+  it('a server that stops lets a call allowed meanwhile run and answer before it goes', async () => {
+    // Its own server: this one is stopped. A held call's handler has returned (the answer is written
+    // later on Node's response), so only that response tells the drain the call is still in flight.
+    const own = await startToolport();
+    try {
+      const person = await personWithNotes(own.url, hook, { delete_note: true }, 'apr');
+      const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+      const before = hook.calls().length;
+      const call = client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n4' } });
+      const approval = await pendingApproval(person.client);
+      const stopping = own.close();
+      await sleep(200);
+      // New requests are refused while it drains: the person's allow reaches the services directly.
+      const decided = await decideApproval({ ctx: { svc: own.svc, actor: { kind: 'person', userId: person.user.id } }, id: approval.id, input: { decision: 'allow' } });
+      assert.equal(decided.status, 'allowed');
+      const result = await call;
+      assert.deepEqual(result.content, [{ type: 'text', text: 'Deleted n4.' }], JSON.stringify(result));
+      assert.equal(hook.calls().length, before + 1);
+      await stopping;
+    } finally {
+      await own.close();
+      await own.backing.drop();
+    }
   });
 
   it('revoking the app while it waits ends the call as revoked', async () => {

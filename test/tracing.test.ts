@@ -145,12 +145,26 @@ describe('traces', () => {
 
     const callId = hook.calls().at(-1)!.body.call.id as string;
     const call = await spanWith('mcp tools/call', 'toolport.call.id', callId);
-    const spans = await traceOf(call.spanContext().traceId, ['approval wait', 'webhook POST']);
+    const traceId = call.spanContext().traceId;
+    const spans = await traceOf(traceId, ['approval wait', 'webhook POST', 'POST /u/:userKey/mcp']);
     const wait = spans.find((s) => s.name === 'approval wait');
     assert.ok(wait, `an approval wait span in ${spans.map((s) => s.name).join(', ')}`);
     assert.equal(parentOf(wait), call.spanContext().spanId);
     assert.equal(wait.attributes['toolport.approval.decision'], 'allowed');
     assert.ok(spans.some((s) => s.name === 'webhook POST'), 'the call ran after the approval, in the same trace');
+
+    // The request's handler returned while the call waited (its answer was written later): the
+    // request's span and log line still end with the answer, not when the wait began.
+    const request = spans.find((s) => s.name === 'POST /u/:userKey/mcp')!;
+    assert.equal(parentOf(call), request.spanContext().spanId);
+    const endOf = (s: ReadableSpan) => s.endTime[0] * 1e3 + s.endTime[1] / 1e6;
+    assert.ok(endOf(request) >= endOf(call), 'the request ends after the call');
+    assert.equal(request.attributes['http.response.status_code'], 200);
+    const waitedMs = wait.duration[0] * 1e3 + wait.duration[1] / 1e6;
+    const logged = lines.find((l) => l.msg === 'request' && l.traceId === traceId);
+    assert.ok(logged, 'the held request was logged');
+    assert.equal(logged.status, 200);
+    assert.ok(Number(logged.durationMs) >= Math.floor(waitedMs), `logged ${logged.durationMs} ms for a wait of ${waitedMs} ms`);
   });
 });
 

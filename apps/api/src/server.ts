@@ -1,7 +1,9 @@
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { closeServices, createServices, ensureSigningKeys, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import { createApp } from './app';
+import { isParked } from './http/env';
 
 export interface RunningServer {
   svc: Services;
@@ -22,6 +24,7 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
   // Requests in flight, so a SIGTERM lets them finish (or hand back) before the process goes.
   let active = 0;
   let draining = false;
+  const ended = () => void active--;
   const fetch = (req: Request, env: unknown): Response | Promise<Response> => {
     if (draining) {
       return new Response(JSON.stringify({ title: 'Service unavailable', status: 503, detail: 'This server is shutting down; retry.' }), {
@@ -42,7 +45,19 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
       active--;
       return answer;
     }
-    return answer.finally(() => active--);
+    // A parked answer (a call held for approval) is in flight until Node's response closes.
+    const outgoing = (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    return answer.then(
+      (res) => {
+        if (outgoing && isParked(res)) outgoing.once('close', ended);
+        else active--;
+        return res;
+      },
+      (err: unknown) => {
+        active--;
+        throw err;
+      },
+    );
   };
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));

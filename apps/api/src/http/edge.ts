@@ -4,7 +4,7 @@ import { isSpanContextValid, SpanKind, SpanStatusCode, trace, type Span } from '
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { routePath } from 'hono/route';
 import type { Services } from '@toolport/core';
-import { nodeResponse, type AppEnv } from './env';
+import { isParked, nodeResponse, type AppEnv } from './env';
 import { hostAllowed, misdirected } from './host-check';
 
 /**
@@ -64,23 +64,30 @@ async function passThrough(svc: Services, c: Context<AppEnv>, next: Next, starte
   } finally {
     if (!early) for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
     const route = routePath(c) || 'unmatched';
-    const status = c.res.status;
-    const seconds = (performance.now() - started) / 1000;
-    svc.metrics.httpRequest(route, method, status, seconds);
-    if (span) {
-      span.updateName(`${method} ${route}`);
-      span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      const spanContext = span.spanContext();
-      svc.log.info('request', {
-        method,
-        route,
-        status,
-        durationMs: Math.round(seconds * 10_000) / 10,
-        requestId: c.get('requestId'),
-        ...(isSpanContextValid(spanContext) ? { traceId: spanContext.traceId } : {}),
-      });
-      span.end();
-    }
+    const requestId = c.get('requestId');
+    // A parked request (a call held for approval) answers later on Node's response: it ends then.
+    if (outgoing && isParked(c.res)) {
+      outgoing.once('close', () => endRequest(svc, method, route, outgoing.statusCode, started, requestId, span));
+    } else endRequest(svc, method, route, c.res.status, started, requestId, span);
   }
+}
+
+/** The request's metric, and for all but the probes its span and log line. */
+function endRequest(svc: Services, method: string, route: string, status: number, started: number, requestId: string, span?: Span) {
+  const seconds = (performance.now() - started) / 1000;
+  svc.metrics.httpRequest(route, method, status, seconds);
+  if (!span) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  const spanContext = span.spanContext();
+  svc.log.info('request', {
+    method,
+    route,
+    status,
+    durationMs: Math.round(seconds * 10_000) / 10,
+    requestId,
+    ...(isSpanContextValid(spanContext) ? { traceId: spanContext.traceId } : {}),
+  });
+  span.end();
 }

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Actor, Services } from '@toolport/core';
 
 export type AppEnv = {
@@ -14,3 +15,11 @@ export type AppEnv = {
 
 /** Node's response for this request, when served by @hono/node-server (absent under `app.request()`). */
 export const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+
+/**
+ * What a handler returns on Node when it will answer later, straight on Node's response (a call
+ * held for approval, routes/mcp.ts): @hono/node-server then writes nothing, and the edge and the
+ * drain count the request until that response closes.
+ */
+export const PARKED: Response = RESPONSE_ALREADY_SENT;
+export const isParked = (res: Response) => res.headers.has('x-hono-already-sent');

@@ -5,7 +5,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
-import { nodeResponse, type AppEnv } from '../http/env';
+import { nodeResponse, PARKED, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 import { invalidJsonRpc, jsonRpcError, toolCallWithoutName, withArgumentsForSdk } from '../http/json-rpc';
 
@@ -140,19 +140,57 @@ function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): Pla
 const RESULT_OPEN = Buffer.from('{"result":');
 
 /** A JSON-RPC result message around an already-encoded result (copied, never re-encoded). */
-const jsonRpcAnswer = (c: Context<AppEnv>, id: string | number, result: Buffer | string) => {
-  const bytes = typeof result === 'string' ? Buffer.from(result) : result;
-  const body = Buffer.concat([RESULT_OPEN, bytes, Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`)]);
-  return c.body(body, 200, { 'content-type': 'application/json' });
-};
+const jsonRpcResult = (id: string | number, result: Buffer | string) =>
+  Buffer.concat([RESULT_OPEN, typeof result === 'string' ? Buffer.from(result) : result, Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`)]);
+
+const jsonRpcAnswer = (c: Context<AppEnv>, id: string | number, result: Buffer | string) =>
+  c.body(jsonRpcResult(id, result), 200, { 'content-type': 'application/json' });
+
+/**
+ * A direct tools/call on Node. Once it waits for the person's approval (up to 30 s) the handler
+ * returns, and the answer is written straight to Node's response when the call ends: nothing of the
+ * request's async frames, Hono's context or the middleware stays alive while the person decides,
+ * only the call's own records and the connection.
+ */
+async function answerDirect(
+  c: Context<AppEnv>,
+  outgoing: ServerResponse,
+  id: string | number,
+  run: (onHold: () => void) => Promise<ToolResult>,
+): Promise<Response> {
+  let onHold!: () => void;
+  const held = new Promise<undefined>((resolve) => (onHold = resolve as () => void));
+  const answer = run(onHold);
+  const first = await Promise.race([answer, held]);
+  if (first) return jsonRpcAnswer(c, id, JSON.stringify(first));
+  // Nothing below may refer to `c`: that would keep Hono's context alive while the call waits.
+  const { log } = c.get('svc');
+  answer
+    .then((result) => {
+      // The app hung up meanwhile: the call was cancelled with it, and nobody reads the answer.
+      if (outgoing.destroyed || outgoing.writableEnded) return;
+      const body = jsonRpcResult(id, JSON.stringify(result));
+      outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      outgoing.end(body);
+    })
+    .catch((err: unknown) => {
+      log.error('cannot write a held call’s answer', { err });
+      outgoing.destroy();
+    });
+  return PARKED;
+}
 
 const AI_APPS_OFF_RESULT: ToolResult = {
   content: [{ type: 'text', text: 'AI apps are turned off for this Toolport account. Ask the person to turn them on in the Toolport dashboard.' }],
   isError: true,
 };
 
-/** One tools/call for the app, cancellable by a `notifications/cancelled` that reaches any process. */
-async function runToolCall(
+/**
+ * One tools/call for the app, cancellable by a `notifications/cancelled` that reaches any process.
+ * Never rejects: a call that threw answers as a tool error. Callbacks, not an async function: a call
+ * waiting for approval keeps no frame of it.
+ */
+function runToolCall(
   svc: Services,
   identity: Identity,
   aiAppsOn: boolean,
@@ -166,25 +204,36 @@ async function runToolCall(
     /** On Node: the response whose early close (the app hung up) ends the call. */
     response?: ServerResponse;
     progress?: (message: string) => Promise<void>;
+    onHold?: () => void;
   },
 ): Promise<ToolResult> {
-  if (!aiAppsOn) return AI_APPS_OFF_RESULT;
+  if (!aiAppsOn) return Promise.resolve(AI_APPS_OFF_RESULT);
   const ctx: Ctx = { svc, actor: { kind: 'app', ...identity } };
   const key = inflight.key(identity.grantId, call.requestId);
   const mine = inflight.add(key);
   const signal = call.signals.length ? AbortSignal.any([...call.signals, mine.signal]) : mine.signal;
   // Cheaper than the adapter's per-request AbortController and AbortSignal.any on every call. Left
   // on the response, which closes right after the answer: aborting a finished call does nothing.
-  call.response?.once('close', () => {
-    if (!call.response?.writableFinished) mine.abort(new Error('the app closed the request'));
+  const response = call.response;
+  response?.once('close', () => {
+    if (!response.writableFinished) mine.abort(new Error('the app closed the request'));
   });
+  let running: Promise<ToolResult>;
   try {
-    return await callTool({ ctx, input: { name: call.name, arguments: call.rawArguments, signal, progress: call.progress } });
+    running = callTool({ ctx, input: { name: call.name, arguments: call.rawArguments, signal, progress: call.progress, onHold: call.onHold } });
   } catch (err) {
-    return failedCall(err);
-  } finally {
-    inflight.done(key, mine);
+    running = Promise.reject(err);
   }
+  return running.then(
+    (result) => {
+      inflight.done(key, mine);
+      return result;
+    },
+    (err: unknown) => {
+      inflight.done(key, mine);
+      return failedCall(err);
+    },
+  );
 }
 
 /**
@@ -300,12 +349,13 @@ export function createMcpRoutes(svc: Services) {
     }
     if (plain?.method === 'tools/call') {
       const outgoing = nodeResponse(c);
-      const result = await runToolCall(svc, identity, aiAppsOn, inflight, {
-        requestId: plain.id,
-        name: plain.name,
-        rawArguments: plain.arguments,
-        ...(outgoing ? { signals: [], response: outgoing } : { signals: [c.req.raw.signal] }),
-      });
+      const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments };
+      if (outgoing) {
+        return answerDirect(c, outgoing, plain.id, (onHold) =>
+          runToolCall(svc, identity, aiAppsOn, inflight, { ...call, signals: [], response: outgoing, onHold }),
+        );
+      }
+      const result = await runToolCall(svc, identity, aiAppsOn, inflight, { ...call, signals: [c.req.raw.signal] });
       return jsonRpcAnswer(c, plain.id, JSON.stringify(result));
     }
 

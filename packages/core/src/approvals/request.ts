@@ -79,8 +79,15 @@ class Waiting {
   settle(status: FinalStatus, decidedBy: string | null) {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    this.release();
     this.resolve({ status, approvalId: this.id, decidedBy: decidedBy ?? undefined, confirm: this.confirm });
+  }
+
+  /** Lets go of what the wait holds: its timer, its abort listener, its place in the maps. */
+  release() {
+    clearTimeout(this.timer);
+    this.req.signal?.removeEventListener('abort', this);
+    this.owner.untrack(this);
   }
 
   /** Something may have decided it (a person, the sweeper): believe only the database. */
@@ -269,12 +276,14 @@ class ApprovalsImpl implements ApprovalsService {
     this.track(w);
     try {
       await this.begin(w);
-      return await w.done;
-    } finally {
-      clearTimeout(w.timer);
-      req.signal?.removeEventListener('abort', w);
-      this.untrack(w);
+    } catch (err) {
+      w.release();
+      throw err;
     }
+    req.onHold?.();
+    // Returned, not awaited: no frame of this function stays alive while the person decides
+    // (settling the wait releases what it holds).
+    return w.done;
   }
 
   /** Its own frame, so nothing of the insert (query, SQL text, row) stays alive while we wait. */
@@ -358,7 +367,7 @@ class ApprovalsImpl implements ApprovalsService {
     this.byId.set(w.id, w);
   }
 
-  private untrack(w: Waiting) {
+  untrack(w: Waiting) {
     const set = this.byUser.get(w.req.userId);
     this.byId.delete(w.id);
     set?.delete(w);

@@ -8,7 +8,7 @@ import { newId } from '../ids';
 import type { CallOutcome } from '../queue/types';
 import { inSpan } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
-import type { EnabledToolSet } from './enabled-tools';
+import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, ToolResult } from './types';
 
 /** A call has this long from dispatch to the add-on's answer (DESIGN.md limits). */
@@ -30,6 +30,8 @@ export interface CallToolInput {
   arguments: unknown;
   signal?: AbortSignal;
   progress?: (message: string) => Promise<void>;
+  /** Called once the call waits for the person's approval (the caller may stop holding its request's state). */
+  onHold?: () => void;
 }
 
 /**
@@ -76,33 +78,57 @@ export interface CallToolOptions {
  * `approval wait` and `dispatch` below it. An unexpected error is logged with the call id.
  */
 export function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallToolInput; options?: CallToolOptions }): Promise<ToolResult> {
-  if (ctx.actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
+  const actor = ctx.actor;
+  if (actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
   const callId = newId('call');
   return inSpan('mcp tools/call', { attributes: { 'toolport.call.id': callId } }, (span) =>
-    runCall(ctx, input, options, callId, span).catch((err: unknown) => {
+    runCall(new CallRun(ctx.svc, actor, callId, span), input, options).catch((err: unknown) => {
       ctx.svc.log.error('tool call failed', { err, callId });
       throw err;
     }),
   );
 }
 
-async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions, callId: string, span: Span): Promise<ToolResult> {
-  if (ctx.actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
-  const { svc } = ctx;
-  const actor = ctx.actor;
-  const started = performance.now();
-  const base = { id: callId, userId: actor.userId, grantId: actor.grantId, appName: actor.appName };
-  const log = (rec: Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string }) => {
-    const latencyMs = performance.now() - started;
+type AppActor = Extract<Ctx['actor'], { kind: 'app' }>;
+type Logged = Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string };
+
+/** One call on its way: what its log row, metric and span need, whichever step ends it. */
+class CallRun {
+  readonly started = performance.now();
+  constructor(
+    readonly svc: Services,
+    readonly actor: AppActor,
+    readonly id: string,
+    readonly span: Span,
+  ) {}
+
+  log(rec: Logged) {
+    const { svc, actor, span } = this;
+    const latencyMs = performance.now() - this.started;
     // An unknown tool's name is the app's input: the span keeps only that it was unknown.
     if (rec.outcome !== 'unknown_tool') span.setAttributes({ 'toolport.addon.id': rec.addonId, 'toolport.tool.name': rec.toolName });
     span.setAttribute('toolport.outcome', rec.outcome);
     if (rec.outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: rec.detail ?? 'failed' });
     // An unknown tool's name is the app's input: never a metric label (unbounded cardinality).
     svc.metrics.toolCall(rec.outcome === 'unknown_tool' ? 'unknown' : rec.addonId, rec.outcome, latencyMs / 1000);
-    recordCall(svc, { ...base, ...rec, latencyMs });
-  };
+    recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, latencyMs });
+  }
+}
 
+/** A call past its checks: what its delivery needs. */
+interface Checked {
+  tool: EnabledTool;
+  argumentsText: string;
+  /** Where the log row points: add-on, tool, digest of the arguments. */
+  where: { addonId: string; toolName: string; argsDigest: string };
+  subject: string;
+  /** The add-on slot taken with the rate check (null: the add-on was busy); undefined: none taken yet. */
+  slot: (() => Promise<void>) | null | undefined;
+}
+
+async function runCall(run: CallRun, input: CallToolInput, options: CallToolOptions): Promise<ToolResult> {
+  const { svc, actor } = run;
+  const ctx: Ctx = { svc, actor };
   const tools = options.tools ?? (await svc.tools.get(actor.userId));
   const tool = tools.byName.get(input.name);
   const checked = tool ? checkArguments(tool.inputSchema, input.arguments ?? {}) : undefined;
@@ -112,99 +138,114 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
   const straight = tool && checked?.ok && !tool.webhookDisabled && !tool.destructive ? addonSlot(svc, tool.addonId) : undefined;
   const admitted = await admit(ctx, straight);
   if (admitted.limited) {
-    span.setAttribute('toolport.outcome', 'rate_limited');
+    run.span.setAttribute('toolport.outcome', 'rate_limited');
     return admitted.limited;
   }
 
   if (!tool || !checked) {
     const [addonId = '', toolName = input.name] = input.name.split('__');
-    log({ outcome: 'unknown_tool', addonId: addonId.slice(0, 30), toolName: toolName.slice(0, 64), argsDigest: '' });
+    run.log({ outcome: 'unknown_tool', addonId: addonId.slice(0, 30), toolName: toolName.slice(0, 64), argsDigest: '' });
     return text(`The tool "${input.name.slice(0, 80)}" does not exist. Call tools/list to see the available tools.`, true);
   }
 
   if (!checked.ok) {
-    log({ outcome: 'invalid_arguments', addonId: tool.addonId, toolName: tool.name, argsDigest: '', detail: checked.problems.join(' ') });
+    run.log({ outcome: 'invalid_arguments', addonId: tool.addonId, toolName: tool.name, argsDigest: '', detail: checked.problems.join(' ') });
     return text(checked.problems.join('\n'), true);
   }
   const argumentsText = JSON.stringify(checked.value);
-  const argsDigest = svc.secrets.argsDigest(argumentsText);
-  const where = { addonId: tool.addonId, toolName: tool.name, argsDigest };
+  const where = { addonId: tool.addonId, toolName: tool.name, argsDigest: svc.secrets.argsDigest(argumentsText) };
 
   if (tool.webhookDisabled) {
-    log({ ...where, outcome: 'disabled' });
+    run.log({ ...where, outcome: 'disabled' });
     return text(`The add-on "${tool.addonName}" is unavailable right now; its developer has to fix it. Try again later.`, true);
   }
 
-  const subject = svc.secrets.pseudonym(tool.addonId, actor.userId);
-  let decision: ApprovalDecision | undefined;
-  if (tool.destructive) {
-    // A place among the person's waiting approvals, shared across processes (a lease: a process that
-    // dies holding one frees it on expiry). Counting the pending rows instead cost a statement that
-    // grew with every call already waiting.
-    const place = await svc.limiter.lease(`approvals:${actor.userId}`, svc.config.limits.pendingApprovalsPerPerson, APPROVAL_PLACE_MS);
-    if (!place) {
-      log({ ...where, outcome: 'limited', detail: 'pending_approvals' });
-      return text(
-        `Too many calls are already waiting for this person's approval (at most ${svc.config.limits.pendingApprovalsPerPerson}). Wait until they are decided, then try again.`,
-        true,
-      );
-    }
-    const approvals = options.approvals ?? svc.approvals;
-    if (!approvals) {
-      void place.release().catch(() => {});
-      log({ ...where, outcome: 'denied', decision: 'unavailable' });
-      return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
-    }
-    // Callbacks, not async functions: a frame here would stay alive while the person decides.
-    decision = await inSpan<ApprovalDecision>('approval wait', { attributes: { 'toolport.call.id': callId, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } }, (waiting) =>
-      approvals
-        .request({
-        callId,
+  const call: Checked = { tool, argumentsText, where, subject: svc.secrets.pseudonym(tool.addonId, actor.userId), slot: admitted.release };
+  if (!tool.destructive) return deliver(run, input, call);
+
+  // A place among the person's waiting approvals, shared across processes (a lease: a process that
+  // dies holding one frees it on expiry). Counting the pending rows instead cost a statement that
+  // grew with every call already waiting.
+  const place = await svc.limiter.lease(`approvals:${actor.userId}`, svc.config.limits.pendingApprovalsPerPerson, APPROVAL_PLACE_MS);
+  if (!place) {
+    run.log({ ...where, outcome: 'limited', detail: 'pending_approvals' });
+    return text(
+      `Too many calls are already waiting for this person's approval (at most ${svc.config.limits.pendingApprovalsPerPerson}). Wait until they are decided, then try again.`,
+      true,
+    );
+  }
+  const approvals = options.approvals ?? svc.approvals;
+  if (!approvals) {
+    void place.release().catch(() => {});
+    run.log({ ...where, outcome: 'denied', decision: 'unavailable' });
+    return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
+  }
+  // Returned, not awaited, and callbacks rather than async functions: while the person decides (up
+  // to 30 s) no frame of the call stays alive, only its records.
+  return inSpan<ApprovalDecision>('approval wait', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } }, (waiting) =>
+    approvals
+      .request({
+        callId: run.id,
         userId: actor.userId,
         grantId: actor.grantId,
         clientId: actor.clientId,
         appName: actor.appName,
         tool,
         argumentsText,
-        subject,
+        subject: call.subject,
         signal: input.signal,
         progress: input.progress,
+        onHold: input.onHold,
       })
-        .then((decided) => {
+      .then(
+        (decided) => {
           waiting.setAttribute('toolport.approval.decision', decided.status);
+          void place.release().catch(() => {});
           return decided;
-        })
-        .finally(() => void place.release().catch(() => {})),
-    );
-    if (decision.status !== 'allowed' && decision.status !== 'skipped') {
-      log({ ...where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
-      return text(approvalSentences(svc.config.approvalTimeoutSeconds)[decision.status], true);
-    }
-  }
+        },
+        (err: unknown) => {
+          void place.release().catch(() => {});
+          throw err;
+        },
+      ),
+  ).then((decision) => afterApproval(run, input, call, decision));
+}
+
+function afterApproval(run: CallRun, input: CallToolInput, call: Checked, decision: ApprovalDecision): ToolResult | Promise<ToolResult> {
+  if (decision.status === 'allowed' || decision.status === 'skipped') return deliver(run, input, call, decision);
+  run.log({ ...call.where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
+  return text(approvalSentences(run.svc.config.approvalTimeoutSeconds)[decision.status], true);
+}
+
+/** Takes the add-on's slot (unless the rate check did), dispatches, and shapes and logs the outcome. */
+async function deliver(run: CallRun, input: CallToolInput, call: Checked, decision?: ApprovalDecision): Promise<ToolResult> {
+  const { svc, actor } = run;
+  const { tool, where } = call;
+  const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
   if (input.signal?.aborted) {
-    void admitted.release?.().catch(() => {});
-    log({ ...where, outcome: 'cancelled', decision: decision?.status, decidedBy: decision?.decidedBy });
+    void call.slot?.().catch(() => {});
+    run.log({ ...where, ...decided, outcome: 'cancelled' });
     return text('The call was cancelled, so it did not run.', true);
   }
 
   const slot = addonSlot(svc, tool.addonId);
-  const release = admitted.release !== undefined ? admitted.release : await svc.limiter.acquire(slot.key, slot.max, slot.ttlMs);
+  const release = call.slot !== undefined ? call.slot : await svc.limiter.acquire(slot.key, slot.max, slot.ttlMs);
   if (!release) {
-    log({ ...where, outcome: 'limited', detail: 'addon_concurrency', decision: decision?.status, decidedBy: decision?.decidedBy });
+    run.log({ ...where, ...decided, outcome: 'limited', detail: 'addon_concurrency' });
     return text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
   }
   let outcome: CallOutcome;
   try {
     // Enqueue to result; the BullMQ dispatcher puts this span's context in the job for the worker.
-    outcome = await inSpan('dispatch', { attributes: { 'toolport.call.id': callId, 'toolport.addon.id': tool.addonId } }, async (dispatching) => {
+    outcome = await inSpan('dispatch', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId } }, async (dispatching) => {
       const out = await svc.dispatcher.dispatch(
         {
-          callId,
+          callId: run.id,
           type: 'tool.call',
           addonId: tool.addonId,
           tool: tool.name,
-          arguments: argumentsText,
-          subject,
+          arguments: call.argumentsText,
+          subject: call.subject,
           app: { name: actor.appName, clientId: actor.clientId },
           deadline: Date.now() + CALL_DEADLINE_MS,
         },
@@ -221,19 +262,18 @@ async function runCall(ctx: Ctx, input: CallToolInput, options: CallToolOptions,
     // The slot is given back without holding the answer (a failed release expires with its key).
     void release().catch(() => {});
   }
-  const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
   switch (outcome.kind) {
     case 'result':
-      log({ ...where, ...decided, outcome: 'ok' });
+      run.log({ ...where, ...decided, outcome: 'ok' });
       return { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) };
     case 'refusal':
-      log({ ...where, ...decided, outcome: 'refused', detail: outcome.message.slice(0, 300) });
+      run.log({ ...where, ...decided, outcome: 'refused', detail: outcome.message.slice(0, 300) });
       return text(outcome.message, true);
     case 'failure':
-      log({ ...where, ...decided, outcome: 'failed', detail: outcome.errorClass });
+      run.log({ ...where, ...decided, outcome: 'failed', detail: outcome.errorClass });
       return text(outcome.message, true);
     default:
-      log({ ...where, ...decided, outcome: 'failed', detail: 'bad_answer' });
+      run.log({ ...where, ...decided, outcome: 'failed', detail: 'bad_answer' });
       return text('The add-on answered with something Toolport could not read.', true);
   }
 }

@@ -22,6 +22,8 @@ export interface ApprovalRequest {
   signal?: AbortSignal;
   /** Tells a waiting app where the person is being asked. */
   progress?: (message: string) => Promise<void>;
+  /** Called once the call is recorded as waiting for the person (not when no one is asked). */
+  onHold?: () => void;
 }
 
 export type ApprovalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked' | 'skipped';
