@@ -40,19 +40,19 @@ export interface CallToolInput {
  * goes straight to its add-on (`slot`) also takes one of the add-on's slots in the same Redis
  * round trip: `release` is then the slot, or null when the add-on is busy.
  */
-async function admit(ctx: Ctx, slot?: Slot): Promise<{ limited?: ToolResult; release?: (() => Promise<void>) | null }> {
-  if (ctx.actor.kind !== 'app') return {};
-  const { limits } = ctx.svc.config;
+async function admit(run: CallRun, slot?: Slot): Promise<{ limited?: ToolResult; release?: (() => Promise<void>) | null }> {
+  const { svc, actor } = run;
+  const { limits } = svc.config;
   const windows = [
-    { key: `calls:person:${ctx.actor.userId}`, limit: limits.callsPerPersonPerMinute, windowMs: 60_000, whom: 'for this person' },
-    { key: `calls:app:${ctx.actor.grantId}`, limit: limits.callsPerAppPerMinute, windowMs: 60_000, whom: 'for this app' },
+    { key: `calls:person:${actor.userId}`, limit: limits.callsPerPersonPerMinute, windowMs: 60_000, whom: 'for this person' },
+    { key: `calls:app:${actor.grantId}`, limit: limits.callsPerAppPerMinute, windowMs: 60_000, whom: 'for this app' },
   ];
   const { over, retryAfterMs, release }: { over: number; retryAfterMs: number; release?: () => Promise<void> } = slot
-    ? await ctx.svc.limiter.hitAndAcquire(windows, slot)
-    : await ctx.svc.limiter.hit(windows);
+    ? await svc.limiter.hitAndAcquire(windows, slot)
+    : await svc.limiter.hit(windows);
   const hit = windows[over];
   if (!hit) return slot ? { release: release ?? null } : {};
-  ctx.svc.metrics.toolCall('unknown', 'rate_limited', 0);
+  svc.metrics.toolCall('unknown', 'rate_limited', 0);
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return { limited: text(`Too many tool calls ${hit.whom}: at most ${hit.limit} a minute. Try again in ${seconds} seconds.`, true) };
 }
@@ -128,7 +128,6 @@ interface Checked {
 
 async function runCall(run: CallRun, input: CallToolInput, options: CallToolOptions): Promise<ToolResult> {
   const { svc, actor } = run;
-  const ctx: Ctx = { svc, actor };
   const tools = options.tools ?? (await svc.tools.get(actor.userId));
   const tool = tools.byName.get(input.name);
   const checked = tool ? checkArguments(tool.inputSchema, input.arguments ?? {}) : undefined;
@@ -136,7 +135,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   // its add-on's slot in one Redis round trip; any other is counted here and takes its slot, if it
   // gets that far, after its approval.
   const straight = tool && checked?.ok && !tool.webhookDisabled && !tool.destructive ? addonSlot(svc, tool.addonId) : undefined;
-  const admitted = await admit(ctx, straight);
+  const admitted = await admit(run, straight);
   if (admitted.limited) {
     run.span.setAttribute('toolport.outcome', 'rate_limited');
     return admitted.limited;
