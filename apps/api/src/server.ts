@@ -1,9 +1,8 @@
-import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { closeServices, createServices, ensureSigningKeys, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import { createApp } from './app';
-import { isParked } from './http/env';
+import { isParked, nodeOutgoing } from './http/env';
 
 export interface RunningServer {
   svc: Services;
@@ -46,7 +45,7 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
       return answer;
     }
     // A parked answer (a call held for approval) is in flight until Node's response closes.
-    const outgoing = (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    const outgoing = nodeOutgoing(env);
     return answer.then(
       (res) => {
         if (outgoing && isParked(res)) outgoing.once('close', ended);

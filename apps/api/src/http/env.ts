@@ -14,7 +14,10 @@ export type AppEnv = {
 };
 
 /** Node's response for this request, when served by @hono/node-server (absent under `app.request()`). */
-export const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+export const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined => nodeOutgoing(c.env);
+
+/** The same, from the bindings @hono/node-server passes to `fetch`. */
+export const nodeOutgoing = (env: unknown): ServerResponse | undefined => (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
 
 /**
  * What a handler returns on Node when it will answer later, straight on Node's response (a call
