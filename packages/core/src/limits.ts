@@ -128,20 +128,19 @@ export function createMemoryLimiter(): Limiter {
   return limiter;
 }
 
+// Counts KEYS[1..last] in their fixed windows (ARGV: limit, window ms per key), setting a window's
+// expiry when it opens; at the first over its limit, returns {its index, its PTTL, ...extra}.
+const COUNT_WINDOWS = (last: string, extra = '') => `for i = 1, ${last} do
+  local c = redis.call('INCR', KEYS[i])
+  if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[2 * i]) end
+  if c > tonumber(ARGV[2 * i - 1]) then return {i - 1, redis.call('PTTL', KEYS[i])${extra}} end
+end`;
 // One round trip for every window of a call: count, set each window's expiry, stop at the first over.
-const HIT = `for i, key in ipairs(KEYS) do
-  local n = redis.call('INCR', key)
-  if n == 1 then redis.call('PEXPIRE', key, ARGV[2 * i]) end
-  if n > tonumber(ARGV[2 * i - 1]) then return {i - 1, redis.call('PTTL', key)} end
-end
+const HIT = `${COUNT_WINDOWS('#KEYS')}
 return {-1, 0}`;
 // HIT for KEYS[1..n-1], then, when none was over, ACQUIRE for KEYS[n]: {over, pttl, got the slot}.
 const HIT_ACQUIRE = `local n = #KEYS - 1
-for i = 1, n do
-  local c = redis.call('INCR', KEYS[i])
-  if c == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[2 * i]) end
-  if c > tonumber(ARGV[2 * i - 1]) then return {i - 1, redis.call('PTTL', KEYS[i]), 0} end
-end
+${COUNT_WINDOWS('n', ', 0')}
 local s = redis.call('INCR', KEYS[n + 1])
 redis.call('PEXPIRE', KEYS[n + 1], ARGV[2 * n + 2])
 if s > tonumber(ARGV[2 * n + 1]) then redis.call('DECR', KEYS[n + 1]) return {-1, 0, 0} end
@@ -167,18 +166,27 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
+/** The limiter's connection with its scripts (defineCommand sends EVALSHA, the text once per connection). */
+type LimiterRedis = Redis & {
+  tpHit(n: number, ...args: string[]): Promise<[number, number]>;
+  tpAcquire(key: string, max: string, ttl: string): Promise<number>;
+  tpHitAcquire(n: number, ...args: string[]): Promise<[number, number, number]>;
+  tpLeaseTake(key: string, id: string, max: string, ttl: string): Promise<number>;
+  tpLeaseRenew(key: string, id: string, ttl: string): Promise<number>;
+};
+
 /** One id in a lease set on Redis (see MemoryLease for why a class). */
 class RedisLease implements Lease {
   private released = false;
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: LimiterRedis,
     private readonly set: string,
     private readonly id: string,
     private readonly ttlMs: number,
   ) {}
 
   async renew() {
-    if (!this.released) await (this.redis as unknown as LeaseScripts).tpLeaseRenew(this.set, this.id, String(this.ttlMs));
+    if (!this.released) await this.redis.tpLeaseRenew(this.set, this.id, String(this.ttlMs));
   }
 
   async release() {
@@ -187,8 +195,6 @@ class RedisLease implements Lease {
     await this.redis.zrem(this.set, this.id).catch(() => {});
   }
 }
-
-type LeaseScripts = { tpLeaseRenew(key: string, id: string, ttl: string): Promise<number> };
 
 export function createRedisLimiter(url: string, prefix: string): Limiter {
   // Auto-pipelining: the checks of concurrent calls issued in one tick share one write to Redis.
@@ -199,13 +205,7 @@ export function createRedisLimiter(url: string, prefix: string): Limiter {
   redis.defineCommand('tpHitAcquire', { lua: HIT_ACQUIRE });
   redis.defineCommand('tpLeaseTake', { numberOfKeys: 1, lua: LEASE_TAKE });
   redis.defineCommand('tpLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
-  const scripts = redis as unknown as {
-    tpHit(n: number, ...args: string[]): Promise<[number, number]>;
-    tpAcquire(key: string, max: string, ttl: string): Promise<number>;
-    tpHitAcquire(n: number, ...args: string[]): Promise<[number, number, number]>;
-    tpLeaseTake(key: string, id: string, max: string, ttl: string): Promise<number>;
-    tpLeaseRenew(key: string, id: string, ttl: string): Promise<number>;
-  };
+  const scripts = redis as LimiterRedis;
   const k = (key: string) => `${prefix}:limit:${key}`;
   const releaser = (key: string) => {
     let released = false;
@@ -236,7 +236,7 @@ export function createRedisLimiter(url: string, prefix: string): Limiter {
       const id = randomUUID();
       const set = k(`lease:${key}`);
       if (!(await scripts.tpLeaseTake(set, id, String(max), String(ttlMs)))) return undefined;
-      return new RedisLease(redis, set, id, ttlMs);
+      return new RedisLease(scripts, set, id, ttlMs);
     },
     async close() {
       redis.disconnect();
