@@ -232,6 +232,36 @@ describe('addon-kit handler', () => {
     assert.equal(runs, start + 1);
   });
 
+  it('remembers at most rememberAtMost answers, forgetting the oldest first', async () => {
+    let ran = 0;
+    const counted = defineAddon({
+      id: 'counted',
+      name: 'c',
+      description: 'c',
+      webhook: 'https://c',
+      tools: { count: tool({ title: 'Count', summary: 'Counts its runs.', run: () => String(++ran) }) },
+    });
+    const h = counted.handler({ secrets: [secretA], rememberAtMost: 3 });
+    const call = async (id: string) => {
+      const raw = JSON.stringify(delivery('count', {}, 'tool.call', `call_${id}`));
+      const at = new Date();
+      const res = await h(
+        new Request('http://x/', {
+          method: 'POST',
+          headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secretA).sign(id, at, raw) },
+          body: raw,
+        }),
+      );
+      assert.equal(res.status, 200);
+      return ((await res.json()) as { text: string }).text;
+    };
+    assert.deepEqual([await call('a'), await call('b'), await call('c'), await call('d')], ['1', '2', '3', '4']);
+    assert.equal(await call('d'), '4', 'the newest is remembered');
+    assert.equal(await call('b'), '2', 'so is the one before');
+    assert.equal(await call('a'), '5', 'the oldest was forgotten to make room, so it runs again');
+    assert.equal(ran, 5);
+  });
+
   it('refuses unsigned, badly signed, tampered, stale and future deliveries with a bare 401', async () => {
     const d = delivery('echo', { text: 'hi' });
     const start = runs;

@@ -19,6 +19,8 @@ export interface HandlerOptions {
    * call whose answer was lost gets the same answer instead of running the tool twice. Per process.
    */
   dedupe?: boolean;
+  /** How many answers are remembered at most for `dedupe`; the oldest go first. Default 10,000. */
+  rememberAtMost?: number;
   /**
    * At registration Toolport pings the webhook signed with the secret it is about to show you, which
    * this add-on cannot know yet. So a ping with well-formed, fresh headers is echoed even when its
@@ -33,7 +35,7 @@ export interface HandlerOptions {
 /** The sentence an app sees when `run` throws something other than AddOnError. */
 export const GENERIC_FAILURE = 'The add-on failed; try again later.';
 const RESULT_LIMIT_BYTES = 64 * 1024;
-const MAX_REMEMBERED = 10_000;
+const REMEMBER_AT_MOST = 10_000;
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -104,6 +106,7 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): (r
   const tolerance = options.toleranceSeconds ?? 300;
   const maxBody = options.maxBodyBytes ?? 1_000_000;
   const dedupe = options.dedupe ?? true;
+  const rememberAtMost = Math.max(1, options.rememberAtMost ?? REMEMBER_AT_MOST);
   const onError =
     options.onError ??
     ((err, where) => console.error(`[toolport add-on ${def.id}] ${where.tool ?? 'delivery'} failed${where.callId ? ` (call ${where.callId})` : ''}:`, err));
@@ -180,8 +183,11 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): (r
     const now = Date.now();
     const hit = remembered.get(key);
     if (hit && hit.expires > now) return hit.answer;
-    if (remembered.size >= MAX_REMEMBERED) {
-      for (const [k, v] of remembered) if (v.expires <= now || remembered.size >= MAX_REMEMBERED) remembered.delete(k);
+    // Oldest first, and every entry lives equally long: the expired ones are at the front. Stop at
+    // the first live one once there is room, rather than look at every entry on every call.
+    for (const [k, v] of remembered) {
+      if (v.expires > now && remembered.size < rememberAtMost) break;
+      remembered.delete(k);
     }
     const answer = make();
     remembered.set(key, { expires: now + Math.max(tolerance, 60) * 1000, answer });
