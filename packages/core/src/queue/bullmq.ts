@@ -24,10 +24,11 @@ const KEEP_COMPLETED = { age: 600, count: 10_000 };
 const KEEP_FAILED = { age: 3600, count: 10_000 };
 const CLEAN_EVERY_MS = 10 * 60_000;
 /**
- * A call's outcome is also kept this long under `${prefix}:outcome:{callId}`: pub/sub delivers only
- * to whoever is subscribed at that instant, and a caller whose subscription was down (Redis
- * restarting) reads the outcome from there instead of waiting out the deadline. Past the deadline
- * and its grace nobody reads it; it holds the result, so it is kept no longer.
+ * For a caller in another process, a call's outcome is also kept this long under
+ * `${prefix}:outcome:{callId}`: pub/sub delivers only to whoever is subscribed at that instant, and a
+ * caller whose subscription was down (Redis restarting) reads the outcome from there instead of
+ * waiting out the deadline. Past the deadline and its grace nobody reads it; it holds the result, so
+ * it is kept no longer.
  */
 const OUTCOME_TTL_MS = 60_000;
 /** After the dispatcher's connection comes back, waiting calls look for missed outcomes and lost jobs. */
@@ -293,20 +294,20 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       const firstAttempt = job.attemptsStarted > 1 ? await nextAttempt(svc, data, job.attemptsStarted) : 1;
       // Joined to the API's trace through the job's traceparent (a no-op when nothing is traced).
       const outcome = await withContext(extractTrace(data), () => deliverCall(svc, data, { signal: controller.signal, firstAttempt }));
-      // A caller in this process hears at once. The outcome is still stored (another process may
-      // wait for the same call id and read it at its deadline) before the job completes.
+      // A caller in this process hears at once, and it is the only one: a job names the one process
+      // waiting for it (replyTo), whose dispatcher settles it here. Nothing to store or broadcast.
       const local = data.replyTo !== undefined && data.replyTo === opts.local?.replyTo && opts.local.settle(data.callId, outcome);
-      // Stored first (this connection waits out a Redis restart), then broadcast: a caller that
-      // missed the broadcast reads the key, so a failed publish does not fail a delivered call. Both
-      // go out together on this one connection, which keeps their order: one round trip, not two
-      // (and no ioredis Pipeline, which copies every BullMQ script onto itself).
-      const stored = connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
       if (!local) {
+        // Stored first (this connection waits out a Redis restart), then broadcast: a caller that
+        // missed the broadcast reads the key, so a failed publish does not fail a delivered call.
+        // Both go out together on this one connection, which keeps their order: one round trip, not
+        // two (and no ioredis Pipeline, which copies every BullMQ script onto itself).
+        const stored = connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
         void connection.publish(...busMessage(redis.prefix, ...replyOf(data, outcome))).catch((err) => {
           svc.log.warn('cannot broadcast a call outcome; the caller reads it from Redis', { err, callId: data.callId });
         });
+        await stored;
       }
-      await stored;
       // The job keeps only what happened, never the result itself.
       return outcome.kind === 'failure' ? `failure:${outcome.errorClass}` : outcome.kind;
     } finally {
