@@ -31,7 +31,7 @@ const want = (name: string, group: string) => !only || only.includes(name) || on
 const PG_ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 23)}]`, ...a);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN;
@@ -74,14 +74,21 @@ async function toolport(name: string, env: Record<string, string>, publicPort?: 
 const BENCH_LIMITS = { LIMIT_CALLS_PER_PERSON: '1000000', LIMIT_CALLS_PER_APP: '1000000', LIMIT_PENDING_APPROVALS: '10000', LIMIT_ADDON_CONCURRENCY: '1000' };
 
 type Deployment = {
-  name: 'embedded' | 'bullmq';
+  name: 'embedded' | 'bullmq' | 'bullmq-split';
   url: string;
   child: Child;
   env: Record<string, string>;
   caller: Person;
   token: AppToken;
-  lister4: AppToken;
-  lister800: AppToken;
+  lister4?: AppToken;
+  lister800?: AppToken;
+};
+
+/** How the tables name a deployment. */
+const DEPLOYMENT_LABEL: Record<Deployment['name'], string> = {
+  embedded: 'embedded',
+  bullmq: 'bullmq',
+  'bullmq-split': 'bullmq, API + worker processes',
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -195,12 +202,17 @@ async function main() {
 
   // ---- servers --------------------------------------------------------------------------------
   const svcEnv = await servicesBacking();
-  const [notes, sdkStateless, sdkSession, embedded, bull] = await Promise.all([
+  // The deployment as shipped (docker-compose.yml, DESIGN "Running it"): API and worker in separate
+  // processes, on their own database and Redis prefix so that no other process takes their jobs.
+  const splitEnv = want('toolport-bullmq-split', 'load') ? await servicesBacking() : undefined;
+  const [notes, sdkStateless, sdkSession, embedded, bull, split] = await Promise.all([
     child('notes', 'servers/notes.ts'),
     child('sdk-stateless', 'servers/sdk.ts', { args: ['stateless'] }),
     child('sdk-sessions', 'servers/sdk.ts', { args: ['sessions'] }),
     toolport('toolport-embedded', {}),
     toolport('toolport-bullmq', { ...svcEnv, ROLE: 'all' }),
+    splitEnv && toolport('toolport-bullmq-split', { ...splitEnv, ROLE: 'api' }),
+    splitEnv && toolport('toolport-bullmq-split-worker', { ...splitEnv, ROLE: 'worker' }),
   ]);
   const webhookUrl = notes.ready.url as string;
   // A second API process on the same Postgres + Redis, same public URL (as behind a load balancer).
@@ -212,12 +224,18 @@ async function main() {
   for (const [name, d, env] of [
     ['embedded', embedded, {}],
     ['bullmq', bull, svcEnv],
+    ...(split && splitEnv ? ([['bullmq-split', split, splitEnv]] as const) : []),
   ] as const) {
     const caller = await person(d.url, `bench-${name}`);
     const secret = await installAddon(caller, notes.ready.manifest);
     await notes.request({ type: 'secret', secret }, 'secret-ok');
     secrets.push(secret);
     const token = await connect(d.url, caller);
+    if (name === 'bullmq-split') {
+      // Measured for tools/call only: tools/list never reaches the worker.
+      deployments.push({ name, url: d.url, child: d.child, env, caller, token });
+      continue;
+    }
     const p4 = await person(d.url, `bench-list4-${name}`);
     await installAddon(p4, generatedManifest(`list4-${name}`, webhookUrl, 4));
     const lister4 = await connect(d.url, p4);
@@ -237,12 +255,14 @@ async function main() {
     { name: 'sdk-sessions', group: 'call', label: 'bare SDK, sessions', target: async () => sdkTarget(sdkSession.ready.url, await sdkSessions(sdkSession.ready.url, 64)), runs: {} },
   );
   for (const d of deployments) {
-    scenarios.push({ name: `toolport-${d.name}`, group: 'call', label: `Toolport tools/call, ${d.name}`, target: async () => toolportCall(await fresh(d.token)), runs: {} });
+    scenarios.push({ name: `toolport-${d.name}`, group: 'call', label: `Toolport tools/call, ${DEPLOYMENT_LABEL[d.name]}`, target: async () => toolportCall(await fresh(d.token)), runs: {} });
   }
   for (const d of deployments) {
+    if (!d.lister4 || !d.lister800) continue;
+    const [lister4, lister800] = [d.lister4, d.lister800];
     scenarios.push(
-      { name: `list4-${d.name}`, group: 'list', label: `tools/list 4 tools, ${d.name}`, target: async () => toolportList(await fresh(d.lister4), `list4-${d.name}__lookup_03`), runs: {} },
-      { name: `list800-${d.name}`, group: 'list', label: `tools/list 800 tools, ${d.name}`, target: async () => toolportList(await fresh(d.lister800), `list800-${d.name}-49__lookup_15`), runs: {} },
+      { name: `list4-${d.name}`, group: 'list', label: `tools/list 4 tools, ${d.name}`, target: async () => toolportList(await fresh(lister4), `list4-${d.name}__lookup_03`), runs: {} },
+      { name: `list800-${d.name}`, group: 'list', label: `tools/list 800 tools, ${d.name}`, target: async () => toolportList(await fresh(lister800), `list800-${d.name}-49__lookup_15`), runs: {} },
     );
   }
   const active = scenarios.filter((s) => want(s.name, 'load'));
@@ -537,16 +557,18 @@ function goals(r: any) {
     const ok = value === undefined || Number.isNaN(value) ? null : cmp === '<=' ? value <= target : value >= target;
     g.push({ goal, value: value === undefined || Number.isNaN(value) ? 'not measured' : `${r2(value)}${unit}`, target: `${cmp} ${target}${unit}`, met: ok });
   };
-  for (const d of ['embedded', 'bullmq']) {
+  // BullMQ twice: in one process (ROLE=all), and as deployed, API and worker apart.
+  const calls = [['embedded', 2], ['bullmq', 3], ['bullmq-split', 3]] as const;
+  for (const [d] of calls) {
     const tp = L[`toolport-${d}`]?.points;
     const sdk = L['sdk-stateless']?.points;
-    add(`throughput c=64, ${d} / bare stateless SDK`, tp && sdk ? tp[64].rps / sdk[64].rps : undefined, 1, '>=', '×');
+    add(`throughput c=64, ${DEPLOYMENT_LABEL[d]} / bare stateless SDK`, tp && sdk ? tp[64].rps / sdk[64].rps : undefined, 1, '>=', '×');
   }
   const hook = L.webhook?.points?.[1];
-  for (const [d, limit] of [['embedded', 2], ['bullmq', 3]] as const) {
+  for (const [d, limit] of calls) {
     const tp = L[`toolport-${d}`]?.points?.[1];
-    add(`added p50 at c=1 over the direct webhook, ${d}`, tp && hook ? tp.p50 - hook.p50 : undefined, limit, '<=', ' ms');
-    add(`added p99 at c=1 over the direct webhook, ${d}`, tp && hook ? tp.p99 - hook.p99 : undefined, 10, '<=', ' ms');
+    add(`added p50 at c=1 over the direct webhook, ${DEPLOYMENT_LABEL[d]}`, tp && hook ? tp.p50 - hook.p50 : undefined, limit, '<=', ' ms');
+    add(`added p99 at c=1 over the direct webhook, ${DEPLOYMENT_LABEL[d]}`, tp && hook ? tp.p99 - hook.p99 : undefined, 10, '<=', ' ms');
   }
   for (const d of ['embedded', 'bullmq']) {
     const a = L[`list4-${d}`]?.points?.[1];

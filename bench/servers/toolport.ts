@@ -3,11 +3,14 @@
 // it collects garbage (--expose-gc) and answers with process.memoryUsage() and the waiting calls.
 import { createLogger, parseConfig } from '@toolport/core';
 import { startServer } from '../../apps/api/src/server';
+import { startWorker } from '../../apps/api/src/worker';
 
 const config = parseConfig(process.env);
 // The same logger as main.ts (one JSON line per request since 47c42bc): its cost is part of the path.
 // The lines go to bench/results/logs/<child>.log.
-const server = await startServer(config, { log: createLogger({ role: config.role }) });
+const log = createLogger({ role: config.role });
+// As main.ts: ROLE=worker runs the call worker only.
+const server = config.role === 'worker' ? await startWorker(config, { log }) : await startServer(config, { log });
 
 process.on('message', async (m: { type: string; id?: number }) => {
   if (m.type === 'memory') {
