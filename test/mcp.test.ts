@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { startAddonServer, personWithNotes as setupPerson } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
@@ -233,6 +235,68 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     const noAccept = await post(p.user.mcpUrl, call(10), { ...auth, accept: 'application/json' });
     assert.equal(noAccept.status, 406);
     assert.equal(hook.calls().length, before);
+  });
+
+  it('sends a large tools/list gzipped to an app that accepts it, the same answer byte for byte', async () => {
+    // 48 tools (three add-ons of 16): past the size from which listings are compressed.
+    const dev = await newPerson(tp.url, 'many');
+    await dev.client.patch('/api/settings', { aiApps: true });
+    for (const n of [1, 2, 3]) {
+      const id = `many-${process.pid % 1000}-${n}`;
+      const tools = Array.from({ length: 16 }, (_, i) => ({
+        name: `lookup_${i}`,
+        title: `Look up item ${i}`,
+        summary: `Finds items of kind ${i} matching the query and returns their ids, names and a short preview.`,
+        readOnly: true,
+        arguments: [{ name: 'query', summary: 'Words to look for.', kind: { text: { maxLength: 200 } } }],
+      }));
+      assert.equal((await dev.client.post('/api/addons', { id, name: `Many ${n}`, description: 'Many tools.', webhook: hook.url, tools })).status, 201);
+      assert.equal((await dev.client.post('/api/installs', { addon: id })).status, 201);
+      assert.equal((await dev.client.patch(`/api/installs/${id}`, { tools: Object.fromEntries(tools.map((t) => [t.name, true])) })).status, 200);
+    }
+    const provider = new TestOAuthProvider('Gzip');
+    const { client } = await connectApp(dev.user.mcpUrl, dev.client, { provider });
+    // Raw bytes: fetch would decompress them out of sight.
+    const raw = (id: unknown, encoding: string) =>
+      new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const req = http.request(dev.user.mcpUrl, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${provider.saved!.access_token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'accept-encoding': encoding,
+          },
+        });
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify({ ...list, id }));
+      });
+    for (const id of [1, 'list-"quoted"-\u00e9', 2 ** 40]) {
+      const plain = await raw(id, 'identity');
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.ok(plain.body.length > 16 * 1024, `${plain.body.length} bytes`);
+      const zipped = await raw(id, 'gzip, deflate');
+      assert.equal(zipped.headers['content-encoding'], 'gzip');
+      assert.equal(zipped.headers.vary, 'accept-encoding');
+      assert.ok(zipped.body.length * 5 < plain.body.length, `${zipped.body.length} gzipped of ${plain.body.length}`);
+      assert.ok(gunzipSync(zipped.body).equals(plain.body), 'the same answer byte for byte');
+      const answer = JSON.parse(plain.body.toString());
+      assert.equal(answer.id, id);
+      assert.equal(answer.result.tools.length, 48);
+    }
+    assert.equal((await raw(3, 'gzip;q=0, br')).headers['content-encoding'], undefined, 'refused with q=0');
+    const longId = 'x'.repeat(70_000);
+    const long = await raw(longId, 'gzip');
+    assert.equal(long.headers['content-encoding'], undefined, 'an id too long for one stored block: sent plain');
+    assert.equal(JSON.parse(long.body.toString()).id, longId);
+    assert.equal((await raw(3, '*')).headers['content-encoding'], 'gzip');
+    // The SDK's own client (fetch) gets and reads it.
+    assert.equal((await client.listTools()).tools.length, 48);
   });
 
   it('refuses a bad protocol version header', async () => {

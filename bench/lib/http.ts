@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 
 /** One keep-alive agent for the bench's own timed requests (round trips, call-log pages). */
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -25,7 +26,11 @@ export function request(method: string, url: string, headers: Record<string, str
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          const body = res.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: body.toString('utf8') });
+        });
         res.on('error', reject);
       },
     );

@@ -35,8 +35,11 @@ export interface Target {
   body?: (n: number, context: Record<string, any>) => string;
   /** Per-request headers (signatures, session ids). */
   perRequestHeaders?: (n: number, body: string, context: Record<string, any>) => Record<string, string>;
-  /** True when the response body is the expected answer. */
-  check?: (body: string) => boolean;
+  /**
+   * True when the response is the expected answer. autocannon hands over the body decoded as UTF-8,
+   * so a gzipped one can only be checked by what stays readable (see toolportList).
+   */
+  check?: (body: string, headers: Record<string, string>) => boolean;
 }
 
 let counter = 0;
@@ -57,8 +60,8 @@ export async function runPoint(target: Target, connections: number, seconds: num
   };
   if (target.check) {
     const check = target.check;
-    request.onResponse = (status: number, body: string) => {
-      if (status >= 200 && status < 300 && !check(body)) wrong++;
+    request.onResponse = (status: number, body: string, _context: unknown, headers: Record<string, string>) => {
+      if (status >= 200 && status < 300 && !check(body, headers ?? {})) wrong++;
     };
   }
   const times: number[] = [];

@@ -7,6 +7,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUP
 import { callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import { nodeResponse, PARKED, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
+import { acceptsGzip, gzipHead, gzipWithTail, type GzipHead } from '../http/gzip';
 import { invalidJsonRpc, jsonRpcError, toolCallWithoutName, withArgumentsForSdk } from '../http/json-rpc';
 
 // One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
@@ -77,7 +78,15 @@ interface Listing {
   tools: Tool[];
   /** `{"tools":[...]}` as UTF-8, encoded once: 800 tools are ~0.5 MB. */
   resultBytes: Buffer;
+  /** The answer up to its id, gzipped once, on the first request that accepts gzip. */
+  gzip?: GzipHead;
 }
+
+/**
+ * Listings from this size on are sent gzipped to apps that accept it (every fetch-based client
+ * does): 800 tools shrink ~20×, and below this there is little to gain.
+ */
+const GZIP_FROM_BYTES = 16 * 1024;
 
 function listing(set: EnabledToolSet): Listing {
   let built = listings.get(set);
@@ -138,13 +147,26 @@ function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): Pla
 }
 
 const RESULT_OPEN = Buffer.from('{"result":');
+// The id comes last, so everything before it is the same for every answer with the same result.
+const resultTail = (id: string | number) => Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
 
 /** A JSON-RPC result message around an already-encoded result (copied, never re-encoded). */
 const jsonRpcResult = (id: string | number, result: Buffer | string) =>
-  Buffer.concat([RESULT_OPEN, typeof result === 'string' ? Buffer.from(result) : result, Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`)]);
+  Buffer.concat([RESULT_OPEN, typeof result === 'string' ? Buffer.from(result) : result, resultTail(id)]);
 
 const jsonRpcAnswer = (c: Context<AppEnv>, id: string | number, result: Buffer | string) =>
   c.body(jsonRpcResult(id, result), 200, { 'content-type': 'application/json' });
+
+/** A tools/list answer; a large one gzipped when the app accepts it, without compressing per request. */
+function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): Response {
+  if (listed.resultBytes.length < GZIP_FROM_BYTES) return jsonRpcAnswer(c, id, listed.resultBytes);
+  const headers = { 'content-type': 'application/json', vary: 'accept-encoding' };
+  const gzipped = acceptsGzip(c.req.header('accept-encoding'))
+    ? gzipWithTail((listed.gzip ??= gzipHead(Buffer.concat([RESULT_OPEN, listed.resultBytes]))), resultTail(id))
+    : undefined;
+  if (gzipped) return c.body(gzipped, 200, { ...headers, 'content-encoding': 'gzip' });
+  return c.body(jsonRpcResult(id, listed.resultBytes), 200, headers);
+}
 
 /**
  * A direct tools/call on Node. Once it waits for the person's approval (up to 30 s) the handler
@@ -345,7 +367,7 @@ export function createMcpRoutes(svc: Services) {
         // As the SDK answers a failed handler: a JSON-RPC error in a 200.
         return c.json(jsonRpcError(plain.id, ErrorCode.InternalError, listFailed(svc, identity, err)));
       }
-      return jsonRpcAnswer(c, plain.id, listed.resultBytes);
+      return listAnswer(c, plain.id, listed);
     }
     if (plain?.method === 'tools/call') {
       const outgoing = nodeResponse(c);

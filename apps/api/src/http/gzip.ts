@@ -1,0 +1,52 @@
+import { constants, crc32, deflateRawSync } from 'node:zlib';
+
+/**
+ * Gzip for an answer made of a large part that stays the same for many requests (a person's
+ * tools/list: 800 tools are ~0.4 MB of JSON) and a short tail that changes every time (the JSON-RPC
+ * id). The large part is compressed once and ends on a sync flush (byte-aligned, not final); each
+ * answer appends its tail as one final stored block and the gzip trailer, its CRC-32 continued from
+ * the large part's (RFC 1951 §3.2.4, RFC 1952 §2.3). No compression work per request.
+ */
+export interface GzipHead {
+  /** The gzip header and the large part's deflate blocks. */
+  bytes: Buffer;
+  crc: number;
+  length: number;
+}
+
+// ID1 ID2, CM = deflate, no flags, no MTIME, XFL 0, OS unknown.
+const HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+const MAX_STORED = 0xffff;
+
+export function gzipHead(data: Buffer): GzipHead {
+  const deflated = deflateRawSync(data, { finishFlush: constants.Z_SYNC_FLUSH });
+  return { bytes: Buffer.concat([HEADER, deflated]), crc: crc32(data), length: data.length };
+}
+
+/** The whole gzip body: `head`, then `tail`. Undefined for a tail over 64 KB (one stored block's limit). */
+export function gzipWithTail(head: GzipHead, tail: Buffer): Buffer<ArrayBuffer> | undefined {
+  if (tail.length > MAX_STORED) return undefined;
+  const out = Buffer.allocUnsafe(head.bytes.length + 5 + tail.length + 8);
+  let at = head.bytes.copy(out, 0);
+  out[at++] = 0x01; // BFINAL = 1, BTYPE = 00: stored
+  at = out.writeUInt16LE(tail.length, at);
+  at = out.writeUInt16LE(~tail.length & 0xffff, at);
+  at += tail.copy(out, at);
+  at = out.writeUInt32LE(crc32(tail, head.crc), at);
+  out.writeUInt32LE((head.length + tail.length) % 0x1_0000_0000, at);
+  return out;
+}
+
+/** Whether an Accept-Encoding header lets gzip through (RFC 9110 §12.5.3): named or `*`, with q > 0. */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  let any = false;
+  for (const item of header.toLowerCase().split(',')) {
+    const [coding = '', ...params] = item.split(';').map((s) => s.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    const allowed = q === undefined || Number(q.slice(2)) > 0;
+    if (coding === 'gzip' || coding === 'x-gzip') return allowed;
+    if (coding === '*') any = allowed;
+  }
+  return any;
+}
