@@ -157,8 +157,11 @@ describe('traces', () => {
     // request's span and log line still end with the answer, not when the wait began.
     const request = spans.find((s) => s.name === 'POST /u/:userKey/mcp')!;
     assert.equal(parentOf(call), request.spanContext().spanId);
-    const endOf = (s: ReadableSpan) => s.endTime[0] * 1e3 + s.endTime[1] / 1e6;
-    assert.ok(endOf(request) >= endOf(call), 'the request ends after the call');
+    // The SDK anchors each span's start on Date.now(), in whole milliseconds, and adds a precise
+    // duration: the ends of two spans compare to within 1 ms, durations exactly.
+    const ms = ([s, ns]: [number, number]) => s * 1e3 + ns / 1e6;
+    assert.ok(ms(request.endTime) >= ms(call.endTime) - 1, 'the request ends after the call');
+    assert.ok(ms(request.duration) >= ms(wait.duration), 'the request lasts through the wait');
     assert.equal(request.attributes['http.response.status_code'], 200);
     const waitedMs = wait.duration[0] * 1e3 + wait.duration[1] / 1e6;
     const logged = lines.find((l) => l.msg === 'request' && l.traceId === traceId);
