@@ -234,13 +234,8 @@ describe('addon-kit handler', () => {
 
   it('remembers at most rememberAtMost answers, forgetting the oldest first', async () => {
     let ran = 0;
-    const counted = defineAddon({
-      id: 'counted',
-      name: 'c',
-      description: 'c',
-      webhook: 'https://c',
-      tools: { count: tool({ title: 'Count', summary: 'Counts its runs.', run: () => String(++ran) }) },
-    });
+    const count = tool({ title: 'Count', summary: 'Counts its runs.', run: () => String(++ran) });
+    const counted = defineAddon({ id: 'counted', name: 'c', description: 'c', webhook: 'https://c', tools: { count } });
     const h = counted.handler({ secrets: [secretA], rememberAtMost: 3 });
     const call = async (id: string) => {
       const raw = JSON.stringify(delivery('count', {}, 'tool.call', `call_${id}`));
