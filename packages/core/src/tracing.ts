@@ -37,6 +37,9 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
     } catch (err) {
       running = Promise.reject(err);
     }
+    // Nothing to end or record on a span that does not record (no SDK registered, or not sampled):
+    // by default a call's spans then add no promise and no closures to it.
+    if (!span.isRecording()) return running;
     return running.then(
       (value) => {
         span.end();
