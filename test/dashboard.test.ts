@@ -71,6 +71,12 @@ describe('dashboard static serving', () => {
     assert.equal(br.headers.get('content-encoding'), 'br');
     assert.ok(Number(br.headers.get('content-length')) < Number(plain.headers.get('content-length')) / 2);
     assert.equal(await br.text(), await plain.text());
+    // A coding refused with q=0 is never sent; `*` lets it through.
+    for (const [header, encoding] of [['gzip, br;q=0', null], ['br;q=0.5', 'br'], ['BR', 'br'], ['*', 'br'], ['*;q=0', null], ['x-br', null]] as const) {
+      const r = await fetch(`${tp.url}${js}`, { headers: { 'accept-encoding': header } });
+      assert.equal(r.headers.get('content-encoding'), encoding, `Accept-Encoding: ${header}`);
+      await r.arrayBuffer();
+    }
     assert.equal((await fetch(`${tp.url}${js}.br`)).status, 404);
     assert.equal((await fetch(`${tp.url}/assets/app-NOPE.js`)).status, 404);
     assert.equal((await fetch(`${tp.url}/assets/..%2Fbuild.json`)).status, 404);

@@ -36,17 +36,3 @@ export function gzipWithTail(head: GzipHead, tail: Buffer): Buffer<ArrayBuffer> 
   out.writeUInt32LE((head.length + tail.length) % 0x1_0000_0000, at);
   return out;
 }
-
-/** Whether an Accept-Encoding header lets gzip through (RFC 9110 §12.5.3): named or `*`, with q > 0. */
-export function acceptsGzip(header: string | undefined): boolean {
-  if (!header) return false;
-  let any = false;
-  for (const item of header.toLowerCase().split(',')) {
-    const [coding = '', ...params] = item.split(';').map((s) => s.trim());
-    const q = params.find((p) => p.startsWith('q='));
-    const allowed = q === undefined || Number(q.slice(2)) > 0;
-    if (coding === 'gzip' || coding === 'x-gzip') return allowed;
-    if (coding === '*') any = allowed;
-  }
-  return any;
-}

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { distDir } from '@toolport/dashboard';
 import type { AppEnv } from '../http/env';
+import { acceptsEncoding } from '../http/accept-encoding';
 
 /**
  * The dashboard's static files, same origin as the API. Mounted last: anything another route
@@ -96,7 +97,7 @@ export const dashboardRoutes = new Hono<AppEnv>()
     const file = safeName.test(name) && !name.endsWith('.br') ? load(`assets/${name}`) : undefined;
     if (!file) return next();
     const immutable = 'public, max-age=31536000, immutable';
-    const br = /\bbr\b/.test(c.req.header('accept-encoding') ?? '') ? load(`assets/${name}.br`) : undefined;
+    const br = acceptsEncoding(c.req.header('accept-encoding'), 'br') ? load(`assets/${name}.br`) : undefined;
     if (br) return send(c, { ...br, type: file.type }, immutable, { 'content-encoding': 'br', vary: 'Accept-Encoding' });
     return send(c, file, immutable, { vary: 'Accept-Encoding' });
   })

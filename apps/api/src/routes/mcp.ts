@@ -7,7 +7,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUP
 import { callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import { nodeResponse, PARKED, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
-import { acceptsGzip, gzipHead, gzipWithTail, type GzipHead } from '../http/gzip';
+import { acceptsEncoding } from '../http/accept-encoding';
+import { gzipHead, gzipWithTail, type GzipHead } from '../http/gzip';
 import { invalidJsonRpc, jsonRpcError, toolCallWithoutName, withArgumentsForSdk } from '../http/json-rpc';
 
 // One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
@@ -161,7 +162,7 @@ const jsonRpcAnswer = (c: Context<AppEnv>, id: string | number, result: Buffer |
 function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): Response {
   if (listed.resultBytes.length < GZIP_FROM_BYTES) return jsonRpcAnswer(c, id, listed.resultBytes);
   const headers = { 'content-type': 'application/json', vary: 'accept-encoding' };
-  const gzipped = acceptsGzip(c.req.header('accept-encoding'))
+  const gzipped = acceptsEncoding(c.req.header('accept-encoding'), 'gzip')
     ? gzipWithTail((listed.gzip ??= gzipHead(Buffer.concat([RESULT_OPEN, listed.resultBytes]))), resultTail(id))
     : undefined;
   if (gzipped) return c.body(gzipped, 200, { ...headers, 'content-encoding': 'gzip' });

@@ -1,0 +1,18 @@
+const ALIASES: Record<string, string> = { 'x-gzip': 'gzip' };
+
+/**
+ * Whether an Accept-Encoding header lets a content coding through (RFC 9110 §12.5.3): the coding
+ * named with q > 0, or else `*` with q > 0. `br;q=0` and `gzip;q=0` refuse what they name.
+ */
+export function acceptsEncoding(header: string | undefined, coding: 'gzip' | 'br'): boolean {
+  if (!header) return false;
+  let any = false;
+  for (const item of header.toLowerCase().split(',')) {
+    const [name = '', ...params] = item.split(';').map((s) => s.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    const allowed = q === undefined || Number(q.slice(2)) > 0;
+    if ((ALIASES[name] ?? name) === coding) return allowed;
+    if (name === '*') any = allowed;
+  }
+  return any;
+}
