@@ -8,6 +8,7 @@ export type { Actor, Ctx } from './context';
 export { ToolportError, isToolportError, isDependencyDown, unavailable } from './errors';
 export type { ErrorCode, FieldError } from './errors';
 export { createLogger } from './log';
+export { flatUuid } from './ids';
 export { startTracing } from './tracing';
 export type { Logger } from './log';
 export {

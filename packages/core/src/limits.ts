@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Config } from './config';
+import { flatUuid } from './ids';
 
 /** Shared counters for rate and concurrency limits: in this process, or across processes on Redis. */
 export interface Limiter {
@@ -117,7 +117,7 @@ export function createMemoryLimiter(): Limiter {
       // (10,000 waiting approvals of one person).
       if (held.size >= max) for (const [id, expiresAt] of held) if (expiresAt <= now) held.delete(id);
       if (held.size >= max) return undefined;
-      const id = randomUUID();
+      const id = flatUuid();
       held.set(id, now + ttlMs);
       return new MemoryLease(leases, key, id, ttlMs);
     },
@@ -233,7 +233,7 @@ export function createRedisLimiter(url: string, prefix: string): Limiter {
       return { over: -1, retryAfterMs: 0, release: got ? releaser(slot.key) : undefined };
     },
     async lease(key, max, ttlMs) {
-      const id = randomUUID();
+      const id = flatUuid();
       const set = k(`lease:${key}`);
       if (!(await scripts.tpLeaseTake(set, id, String(max), String(ttlMs)))) return undefined;
       return new RedisLease(scripts, set, id, ttlMs);

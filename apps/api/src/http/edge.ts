@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { isSpanContextValid, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { routePath } from 'hono/route';
 import type { Services } from '@toolport/core';
+import { flatUuid } from '@toolport/core';
 import { isParked, nodeResponse, type AppEnv } from './env';
 import { hostAllowed, misdirected } from './host-check';
 
@@ -54,7 +54,7 @@ export function requestEdge(svc: Services): MiddlewareHandler<AppEnv> {
 async function passThrough(svc: Services, c: Context<AppEnv>, next: Next, started: number, span?: Span) {
   const method = c.req.method;
   c.set('svc', svc);
-  c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || randomUUID());
+  c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || flatUuid());
   const outgoing = nodeResponse(c);
   const early = !!outgoing && !outgoing.headersSent;
   if (early) for (const [name, value] of SECURITY_HEADERS) outgoing.setHeader(name, value);
