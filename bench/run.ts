@@ -146,11 +146,12 @@ function sdkTarget(url: string, sessions?: string[]): Target {
   };
 }
 
-const toolportCall = (t: AppToken): Target => ({
+// `streamed`: with a progress token, as many apps send one; the answer is then an SSE stream.
+const toolportCall = (t: AppToken, streamed = false): Target => ({
   url: t.mcpUrl,
   headers: mcpHeaders(t.accessToken),
-  body: (n) => rpc(n, 'tools/call', { name: 'notes__search_notes', arguments: { query: 'milk' } }),
-  check: (b) => isResult(b) && b.includes('total'),
+  body: (n) => rpc(n, 'tools/call', { name: 'notes__search_notes', arguments: { query: 'milk' }, ...(streamed ? { _meta: { progressToken: n } } : {}) }),
+  check: (b) => isResult(b) && b.includes('total') && (!streamed || b.startsWith('event: message\ndata: ')),
 });
 // Accept-Encoding as Node's fetch (the SDK's client) sends it: a large listing comes gzipped. The
 // preflight decompresses and checks the whole answer; under load a gzipped answer is checked by its
@@ -259,6 +260,16 @@ async function main() {
   );
   for (const d of deployments) {
     scenarios.push({ name: `toolport-${d.name}`, group: 'call', label: `Toolport tools/call, ${DEPLOYMENT_LABEL[d.name]}`, target: async () => toolportCall(await fresh(d.token)), runs: {} });
+  }
+  const streamedOn = deployments.find((d) => d.name === 'embedded');
+  if (streamedOn) {
+    scenarios.push({
+      name: 'toolport-embedded-progress',
+      group: 'call',
+      label: 'Toolport tools/call with a progress token (streamed), embedded',
+      target: async () => toolportCall(await fresh(streamedOn.token), true),
+      runs: {},
+    });
   }
   for (const d of deployments) {
     if (!d.lister4 || !d.lister800) continue;
@@ -389,7 +400,10 @@ async function pendingApprovals(d: Deployment) {
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const reqs: http.ClientRequest[] = [];
   const started = performance.now();
-  const body = (n: number) => rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId } });
+  // BENCH_PENDING_PROGRESS=1: every call carries a progress token, as many apps send, and is streamed.
+  const progress = process.env.BENCH_PENDING_PROGRESS === '1';
+  const body = (n: number) =>
+    rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId }, ...(progress ? { _meta: { progressToken: n } } : {}) });
   const waiting = async () => (await d.child.request<{ waiting: number }>({ type: 'waiting' }, 'waiting')).waiting;
   let failed = 0;
   let firstError = '';
@@ -418,6 +432,8 @@ async function pendingApprovals(d: Deployment) {
     });
     req.on('response', (res) => {
       if (ending) return;
+      // A streamed call's headers come at once; it is held like any other (its approval is counted).
+      if (progress && res.headers['content-type'] === 'text/event-stream') return void res.resume();
       early++;
       answered.set(res.statusCode ?? 0, (answered.get(res.statusCode ?? 0) ?? 0) + 1);
       const chunks: Buffer[] = [];

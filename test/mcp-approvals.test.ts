@@ -85,38 +85,43 @@ describe('destructive calls through MCP wait for the person', () => {
     assert.equal((await person.client.get('/api/calls')).body.items[0].outcome, 'denied');
   });
 
-  it('an app that hangs up while its call waits ends the call as cancelled, and nothing runs', async () => {
-    const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'apr');
-    const provider = new TestOAuthProvider('Hangs up');
-    const { client } = await connectApp(person.user.mcpUrl, person.client, { provider });
-    await client.close();
-    const before = hook.calls().length;
-    // A plain JSON call (no progress token): the request itself is all that holds the call.
-    const hangUp = new AbortController();
-    const held = fetch(person.user.mcpUrl, {
-      method: 'POST',
-      signal: hangUp.signal,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${provider.saved!.access_token}`,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${person.addonId}__delete_note`, arguments: { id: 'n9' } } }),
-    }).catch((err: Error) => err);
-    const approval = await pendingApproval(person.client);
-    hangUp.abort();
-    assert.ok((await held) instanceof Error);
-    let found: { status: string; decidedBy?: string } | undefined;
-    for (let i = 0; i < 100 && !found; i++) {
-      await sleep(50);
-      const all = (await person.client.get('/api/approvals?status=all')).body as Array<{ id: string; status: string }>;
-      found = all.find((a) => a.id === approval.id && a.status !== 'pending');
-    }
-    assert.equal(found?.status, 'cancelled');
-    const late = await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
-    assert.equal(late.status, 409);
-    assert.equal(hook.calls().length, before, 'nothing ran');
-  });
+  for (const form of ['plain JSON', 'streamed (progress token)'] as const) {
+    it(`an app that hangs up while its call waits ends the call as cancelled, and nothing runs: ${form}`, async () => {
+      const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'apr');
+      const provider = new TestOAuthProvider('Hangs up');
+      const { client } = await connectApp(person.user.mcpUrl, person.client, { provider });
+      await client.close();
+      const before = hook.calls().length;
+      // The request itself is all that holds the call; a streamed one has had its headers already.
+      const meta = form === 'plain JSON' ? {} : { _meta: { progressToken: 'hang-up' } };
+      const hangUp = new AbortController();
+      const held = fetch(person.user.mcpUrl, {
+        method: 'POST',
+        signal: hangUp.signal,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${provider.saved!.access_token}`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${person.addonId}__delete_note`, arguments: { id: 'n9' }, ...meta } }),
+      })
+        .then((res) => res.text())
+        .catch((err: Error) => err);
+      const approval = await pendingApproval(person.client);
+      hangUp.abort();
+      assert.ok((await held) instanceof Error);
+      let found: { status: string; decidedBy?: string } | undefined;
+      for (let i = 0; i < 100 && !found; i++) {
+        await sleep(50);
+        const all = (await person.client.get('/api/approvals?status=all')).body as Array<{ id: string; status: string }>;
+        found = all.find((a) => a.id === approval.id && a.status !== 'pending');
+      }
+      assert.equal(found?.status, 'cancelled');
+      const late = await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+      assert.equal(late.status, 409);
+      assert.equal(hook.calls().length, before, 'nothing ran');
+    });
+  }
 
   it('a server that stops lets a call allowed meanwhile run and answer before it goes', async () => {
     // Its own server: this one is stopped. A held call's handler has returned (the answer is written
@@ -126,16 +131,29 @@ describe('destructive calls through MCP wait for the person', () => {
       const person = await personWithNotes(own.url, hook, { delete_note: true }, 'apr');
       const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
       const before = hook.calls().length;
-      const call = client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n4' } });
-      const approval = await pendingApproval(person.client);
+      // One plain call and one streamed (a progress token): both are written after their handler returned.
+      const progress: string[] = [];
+      const calls = [
+        client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n4' } }),
+        client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n5' } }, undefined, { onprogress: (p) => progress.push(p.message ?? '') }),
+      ];
+      const approvals: Array<{ id: string }> = [];
+      for (let i = 0; i < 200 && approvals.length < 2; i++) {
+        approvals.splice(0, approvals.length, ...((await person.client.get('/api/approvals?status=pending')).body as Array<{ id: string }>));
+        if (approvals.length < 2) await sleep(50);
+      }
+      assert.equal(approvals.length, 2, 'both calls wait for the person');
       const stopping = own.close();
       await sleep(200);
       // New requests are refused while it drains: the person's allow reaches the services directly.
-      const decided = await decideApproval({ ctx: { svc: own.svc, actor: { kind: 'person', userId: person.user.id } }, id: approval.id, input: { decision: 'allow' } });
-      assert.equal(decided.status, 'allowed');
-      const result = await call;
-      assert.deepEqual(result.content, [{ type: 'text', text: 'Deleted n4.' }], JSON.stringify(result));
-      assert.equal(hook.calls().length, before + 1);
+      for (const approval of approvals) {
+        const decided = await decideApproval({ ctx: { svc: own.svc, actor: { kind: 'person', userId: person.user.id } }, id: approval.id, input: { decision: 'allow' } });
+        assert.equal(decided.status, 'allowed');
+      }
+      const results = await Promise.all(calls);
+      assert.deepEqual(results.map((r) => r.content), [[{ type: 'text', text: 'Deleted n4.' }], [{ type: 'text', text: 'Deleted n5.' }]], JSON.stringify(results));
+      assert.ok(progress.length > 0, 'the streamed call heard where to approve');
+      assert.equal(hook.calls().length, before + 2);
       await stopping;
     } finally {
       await own.close();

@@ -189,7 +189,7 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     assert.equal(huge.status, 413);
   });
 
-  it('answers ordinary tools/list and tools/call exactly as the SDK path does, and leaves unusual forms to the SDK', async () => {
+  it('answers ordinary tools/list and tools/call exactly as the SDK path does, streams a call with a progress token as the SDK does, and leaves unusual forms to the SDK', async () => {
     const { CallToolResultSchema, ListToolsResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
     const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-06-18' };
     const rpc = async (res: Response) => {
@@ -213,16 +213,24 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     const fastRes = await post(p.user.mcpUrl, call(7), auth);
     assert.equal(fastRes.headers.get('content-type'), 'application/json');
     const fast = await rpc(fastRes);
-    const sdkRes = await post(p.user.mcpUrl, call(8, { progressToken: 'p2' }), auth);
-    // Both answers (and any other) carry the security headers.
-    for (const res of [fastRes, sdkRes, await fetch(`${tp.url}/healthz`)]) {
+    // With a progress token the call is streamed, with the SDK transport's headers and framing
+    // (its writeSSEEvent); the SDK client reading one is in mcp-approvals.test.ts.
+    const streamedRes = await post(p.user.mcpUrl, call(8, { progressToken: 'p2' }), auth);
+    assert.equal(streamedRes.headers.get('content-type'), 'text/event-stream');
+    assert.equal(streamedRes.headers.get('cache-control'), 'no-cache, no-transform');
+    // Every answer carries the security headers.
+    for (const res of [fastRes, streamedRes, await fetch(`${tp.url}/healthz`)]) {
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
       assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
     }
-    const sdk = await rpc(sdkRes);
+    const streamedText = await streamedRes.text();
+    assert.match(streamedText, /^event: message\ndata: \{[^\n]*\}\n\n$/, 'one SSE message event');
+    const streamed = await rpc(new Response(streamedText));
     assert.equal(fast.id, 7);
+    assert.equal(streamed.id, 8);
+    assert.equal(streamed.jsonrpc, '2.0');
     CallToolResultSchema.parse(fast.result);
-    assert.deepEqual(fast.result, sdk.result);
+    assert.deepEqual(fast.result, streamed.result);
 
     // Forms the direct answer does not take still get the SDK's own answers, and reach no add-on.
     const before = hook.calls().length;

@@ -118,33 +118,38 @@ async function toolList(svc: Services, identity: Identity, aiAppsOn: boolean): P
 
 type PlainRequest =
   | { method: 'tools/list'; id: string | number }
-  | { method: 'tools/call'; id: string | number; name: string; arguments: unknown };
+  | { method: 'tools/call'; id: string | number; name: string; arguments: unknown; progressToken?: string | number };
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const supportedVersions = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
 
+const isRequestId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+
 /**
  * The two requests an app sends over and over, in their ordinary form: one JSON-RPC request with
- * headers the transport would accept, no progress token, no task. These are answered without building
- * a per-request SDK Server and transport (which cost as much as the rest of a call). Anything else,
- * including every malformed or unusual message, goes to the SDK, which stays the one place that
- * shapes protocol errors and handles initialize, ping, notifications and streamed calls.
+ * headers the transport would accept, no task; a tools/call may carry a progress token (many apps
+ * send one with every call). These are answered without building a per-request SDK Server and
+ * transport (which cost as much as the rest of a call). Anything else, including every malformed
+ * or unusual message and a tools/list with a progress token, goes to the SDK, which stays the one
+ * place that shapes protocol errors and handles initialize, ping and notifications.
  */
 function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): PlainRequest | undefined {
   const { id, method, params } = message;
-  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id))) return undefined;
+  if (!isRequestId(id)) return undefined;
   if (method !== 'tools/list' && method !== 'tools/call') return undefined;
   if (params !== undefined && !isPlainObject(params)) return undefined;
-  if (params?._meta !== undefined && (!isPlainObject(params._meta) || params._meta.progressToken !== undefined)) return undefined;
+  if (params?._meta !== undefined && !isPlainObject(params._meta)) return undefined;
+  const progressToken = params?._meta?.progressToken;
+  if (progressToken !== undefined && !isRequestId(progressToken)) return undefined;
   if (params?.task !== undefined) return undefined;
   const accept = c.req.header('accept');
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   const version = c.req.header('mcp-protocol-version');
   if (version !== undefined && !supportedVersions.has(version)) return undefined;
-  if (method === 'tools/list') return { method, id };
+  if (method === 'tools/list') return progressToken === undefined ? { method, id } : undefined;
   if (typeof params?.name !== 'string') return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  return { method, id, name: params.name, arguments: params.arguments };
+  return { method, id, name: params.name, arguments: params.arguments, ...(progressToken !== undefined ? { progressToken } : {}) };
 }
 
 const RESULT_OPEN = Buffer.from('{"result":');
@@ -198,6 +203,65 @@ async function answerDirect(
     })
     .catch((err: unknown) => {
       log.error('cannot write a held call’s answer', { err });
+      outgoing.destroy();
+    });
+  return PARKED;
+}
+
+/** One Server-Sent Event carrying one JSON-RPC message, as the SDK's Streamable HTTP transport writes it. */
+const sseMessage = (message: unknown) => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+/**
+ * The stream of a tools/call with a progress token: the call's progress notifications as they
+ * come, then its answer. One object per call rather than closures (it lives as long as the call,
+ * up to 30 s while the person decides).
+ */
+class ProgressStream {
+  private step = 0;
+  constructor(
+    private readonly outgoing: ServerResponse,
+    private readonly progressToken: string | number,
+    private readonly id: string | number,
+  ) {}
+
+  private get open() {
+    return !this.outgoing.destroyed && !this.outgoing.writableEnded;
+  }
+
+  /** What `callTool` calls with each progress message. */
+  readonly progress = async (message: string): Promise<void> => {
+    if (!this.open) return;
+    this.step += 1;
+    this.outgoing.write(sseMessage({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: this.progressToken, progress: this.step, message } }));
+  };
+
+  end(result: ToolResult) {
+    // The app hung up meanwhile: the call was cancelled with it, and nobody reads the answer.
+    if (this.open) this.outgoing.end(sseMessage({ result, jsonrpc: '2.0', id: this.id }));
+  }
+}
+
+/**
+ * A direct tools/call with a progress token, on Node: answered as the SDK answers it, an SSE stream
+ * (progress notifications, then the result), written straight to Node's response. The handler
+ * returns at once, so nothing of the request's frames or Hono's context stays alive while the call
+ * runs or waits for the person.
+ */
+function answerStreamed(
+  c: Context<AppEnv>,
+  outgoing: ServerResponse,
+  id: string | number,
+  progressToken: string | number,
+  run: (progress: (message: string) => Promise<void>) => Promise<ToolResult>,
+): Response {
+  const { log } = c.get('svc');
+  outgoing.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+  outgoing.flushHeaders();
+  const stream = new ProgressStream(outgoing, progressToken, id);
+  run(stream.progress)
+    .then((result) => stream.end(result))
+    .catch((err: unknown) => {
+      log.error('cannot write a streamed call’s answer', { err });
       outgoing.destroy();
     });
   return PARKED;
@@ -370,9 +434,15 @@ export function createMcpRoutes(svc: Services) {
       }
       return listAnswer(c, plain.id, listed);
     }
-    if (plain?.method === 'tools/call') {
-      const outgoing = nodeResponse(c);
+    const outgoing = plain?.method === 'tools/call' ? nodeResponse(c) : undefined;
+    // Off Node, a call with a progress token is the SDK's (it streams); on Node it is streamed here.
+    if (plain?.method === 'tools/call' && (outgoing || plain.progressToken === undefined)) {
       const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments };
+      if (outgoing && plain.progressToken !== undefined) {
+        return answerStreamed(c, outgoing, plain.id, plain.progressToken, (progress) =>
+          runToolCall(svc, identity, aiAppsOn, inflight, { ...call, signals: [], response: outgoing, progress }),
+        );
+      }
       if (outgoing) {
         return answerDirect(c, outgoing, plain.id, (onHold) =>
           runToolCall(svc, identity, aiAppsOn, inflight, { ...call, signals: [], response: outgoing, onHold }),
