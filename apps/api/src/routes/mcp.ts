@@ -213,8 +213,8 @@ const sseMessage = (message: unknown) => `event: message\ndata: ${JSON.stringify
 
 /**
  * The stream of a tools/call with a progress token: the call's progress notifications as they
- * come, then its answer. One object per call rather than closures (it lives as long as the call,
- * up to 30 s while the person decides).
+ * come, then its answer. One object and its one `progress` function per call, rather than a closure
+ * for each (it lives as long as the call, up to 30 s while the person decides).
  */
 class ProgressStream {
   private step = 0;
