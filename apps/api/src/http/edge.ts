@@ -2,8 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { isSpanContextValid, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { routePath } from 'hono/route';
-import type { Services } from '@toolport/core';
-import { flatUuid } from '@toolport/core';
+import { flatUuid, type Services } from '@toolport/core';
 import { isParked, nodeResponse, type AppEnv } from './env';
 import { hostAllowed, misdirected } from './host-check';
 

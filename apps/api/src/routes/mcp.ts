@@ -208,8 +208,10 @@ async function answerDirect(
   return PARKED;
 }
 
-/** One Server-Sent Event carrying one JSON-RPC message, as the SDK's Streamable HTTP transport writes it. */
-const sseMessage = (message: unknown) => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+const SSE_OPEN = Buffer.from('event: message\ndata: ');
+const SSE_CLOSE = Buffer.from('\n\n');
+/** One Server-Sent Event around one encoded JSON-RPC message, as the SDK's Streamable HTTP transport writes it. */
+const sseMessage = (json: Buffer | string) => Buffer.concat([SSE_OPEN, typeof json === 'string' ? Buffer.from(json) : json, SSE_CLOSE]);
 
 /**
  * The stream of a tools/call with a progress token: the call's progress notifications as they
@@ -232,12 +234,13 @@ class ProgressStream {
   readonly progress = async (message: string): Promise<void> => {
     if (!this.open) return;
     this.step += 1;
-    this.outgoing.write(sseMessage({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: this.progressToken, progress: this.step, message } }));
+    const notification = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: this.progressToken, progress: this.step, message } };
+    this.outgoing.write(sseMessage(JSON.stringify(notification)));
   };
 
   end(result: ToolResult) {
     // The app hung up meanwhile: the call was cancelled with it, and nobody reads the answer.
-    if (this.open) this.outgoing.end(sseMessage({ result, jsonrpc: '2.0', id: this.id }));
+    if (this.open) this.outgoing.end(sseMessage(jsonRpcResult(this.id, JSON.stringify(result))));
   }
 }
 
