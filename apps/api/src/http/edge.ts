@@ -66,7 +66,7 @@ async function passThrough(svc: Services, c: Context<AppEnv>, next: Next, starte
     const requestId = c.get('requestId');
     // A parked request (a call held for approval) answers later on Node's response: it ends then.
     if (outgoing && isParked(c.res)) {
-      outgoing.once('close', () => endRequest(svc, method, route, outgoing.statusCode, started, requestId, span));
+      outgoing.on('close', () => endRequest(svc, method, route, outgoing.statusCode, started, requestId, span));
     } else endRequest(svc, method, route, c.res.status, started, requestId, span);
   }
 }

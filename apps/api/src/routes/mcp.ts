@@ -178,7 +178,8 @@ function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): R
  * A direct tools/call on Node. Once it waits for the person's approval (up to 30 s) the handler
  * returns, and the answer is written straight to Node's response when the call ends: nothing of the
  * request's async frames, Hono's context or the middleware stays alive while the person decides,
- * only the call's own records and the connection.
+ * only the call's own records and the connection. One reaction on the call serves both endings (a
+ * held call keeps it for up to 30 s; a race and two more callbacks were a tenth of a held call).
  */
 async function answerDirect(
   c: Context<AppEnv>,
@@ -186,26 +187,42 @@ async function answerDirect(
   id: string | number,
   run: (onHold: () => void) => Promise<ToolResult>,
 ): Promise<Response> {
-  let onHold!: () => void;
-  const held = new Promise<undefined>((resolve) => (onHold = resolve as () => void));
-  const answer = run(onHold);
-  const first = await Promise.race([answer, held]);
-  if (first) return jsonRpcAnswer(c, id, JSON.stringify(first));
-  // Nothing below may refer to `c`: that would keep Hono's context alive while the call waits.
   const { log } = c.get('svc');
-  answer
-    .then((result) => {
-      // The app hung up meanwhile: the call was cancelled with it, and nobody reads the answer.
-      if (outgoing.destroyed || outgoing.writableEnded) return;
-      const body = jsonRpcResult(id, JSON.stringify(result));
-      outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-      outgoing.end(body);
-    })
-    .catch((err: unknown) => {
-      log.error('cannot write a held call’s answer', { err });
-      outgoing.destroy();
-    });
-  return PARKED;
+  let parked = false;
+  let first!: (result: ToolResult | undefined) => void;
+  const answered = new Promise<ToolResult | undefined>((resolve) => (first = resolve));
+  // Nothing in these callbacks may refer to `c`: that would keep Hono's context alive while the call waits.
+  void run(() => {
+    parked = true;
+    first(undefined);
+  }).then(
+    (result) => {
+      if (parked) writeHeldAnswer(outgoing, id, result, log);
+      else first(result);
+    },
+    // runToolCall answers a failure as a tool error; this is only the last line of defence.
+    (err: unknown) => {
+      log.error('a tool call rejected', { err });
+      if (parked) outgoing.destroy();
+      else first(failedCall(err));
+    },
+  );
+  const result = await answered;
+  return result ? jsonRpcAnswer(c, id, JSON.stringify(result)) : PARKED;
+}
+
+/** The answer of a call that was held, on Node's response (the handler returned long ago). */
+function writeHeldAnswer(outgoing: ServerResponse, id: string | number, result: ToolResult, log: Services['log']) {
+  // The app hung up meanwhile: the call was cancelled with it, and nobody reads the answer.
+  if (outgoing.destroyed || outgoing.writableEnded) return;
+  try {
+    const body = jsonRpcResult(id, JSON.stringify(result));
+    outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    outgoing.end(body);
+  } catch (err) {
+    log.error('cannot write a held call’s answer', { err });
+    outgoing.destroy();
+  }
 }
 
 const SSE_OPEN = Buffer.from('event: message\ndata: ');
@@ -305,7 +322,7 @@ function runToolCall(
   // Cheaper than the adapter's per-request AbortController and AbortSignal.any on every call. Left
   // on the response, which closes right after the answer: aborting a finished call does nothing.
   const response = call.response;
-  response?.once('close', () => {
+  response?.on('close', () => {
     if (!response.writableFinished) mine.abort(new Error('the app closed the request'));
   });
   let running: Promise<ToolResult>;
