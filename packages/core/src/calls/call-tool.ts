@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Services } from '../services';
 import type { Slot } from '../limits';
 import { checkArguments } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
 import type { CallOutcome } from '../queue/types';
-import { inSpan } from '../tracing';
+import { inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, ToolResult } from './types';
@@ -179,11 +179,13 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     run.log({ ...where, outcome: 'denied', decision: 'unavailable' });
     return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
   }
-  // Returned, not awaited, and callbacks rather than async functions: while the person decides (up
-  // to 30 s) no frame of the call stays alive, only its records.
-  return inSpan<ApprovalDecision>('approval wait', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } }, (waiting) =>
-    approvals
-      .request({
+  // Returned, not awaited, and one callback rather than async functions: while the person decides
+  // (up to 30 s) no frame of the call stays alive, only its records and this one reaction.
+  const waiting = tracer().startSpan('approval wait', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } });
+  let decided: Promise<ApprovalDecision>;
+  try {
+    decided = context.with(trace.setSpan(context.active(), waiting), () =>
+      approvals.request({
         callId: run.id,
         userId: actor.userId,
         grantId: actor.grantId,
@@ -195,19 +197,25 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
         signal: input.signal,
         progress: input.progress,
         onHold: input.onHold,
-      })
-      .then(
-        (decided) => {
-          waiting.setAttribute('toolport.approval.decision', decided.status);
-          void place.release().catch(() => {});
-          return decided;
-        },
-        (err: unknown) => {
-          void place.release().catch(() => {});
-          throw err;
-        },
-      ),
-  ).then((decision) => afterApproval(run, input, call, decision));
+      }),
+    );
+  } catch (err) {
+    decided = Promise.reject(err);
+  }
+  return decided.then(
+    (decision) => {
+      waiting.setAttribute('toolport.approval.decision', decision.status);
+      waiting.end();
+      void place.release().catch(() => {});
+      return afterApproval(run, input, call, decision);
+    },
+    (err: unknown) => {
+      waiting.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+      waiting.end();
+      void place.release().catch(() => {});
+      throw err;
+    },
+  );
 }
 
 function afterApproval(run: CallRun, input: CallToolInput, call: Checked, decision: ApprovalDecision): ToolResult | Promise<ToolResult> {
