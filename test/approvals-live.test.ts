@@ -57,7 +57,6 @@ describe('approvals: the add-on’s confirm description', () => {
       assert.equal(decided.data.status, 'allowed');
       const decision = await asked.decision;
       assert.equal(decision.status, 'allowed');
-      assert.deepEqual(decision.confirm, confirm);
     } finally {
       await stream.close();
     }
@@ -67,7 +66,7 @@ describe('approvals: the add-on’s confirm description', () => {
     hook.onConfirm(() => ({ confirm: null }));
     const p = await newPerson(tp.url);
     const asked = ask(approvals(), p.user.id, { tool: destructiveTool({ addonId, confirm: true }) });
-    assert.deepEqual(await asked.decision, { status: 'skipped', confirm: null });
+    assert.deepEqual(await asked.decision, { status: 'skipped' });
     assert.deepEqual((await p.client.get('/api/approvals?status=all')).body, [], 'nothing recorded, nothing to approve');
   });
 

@@ -61,7 +61,7 @@ describe('approvals: deciding', () => {
     assert.ok(res.body.decidedAt);
 
     const decision = await asked.decision;
-    assert.deepEqual(decision, { status: 'allowed', approvalId: shown.id, decidedBy: 'dashboard', confirm: null });
+    assert.deepEqual(decision, { status: 'allowed', approvalId: shown.id, decidedBy: 'dashboard' });
     assert.equal(asked.progress[0], `Waiting for the person to approve in the Toolport dashboard or on their phone: ${tp.url}/approvals`);
     assert.deepEqual((await p.client.get('/api/approvals?status=pending')).body, []);
   });

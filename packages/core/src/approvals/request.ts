@@ -56,7 +56,8 @@ const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'expired', 'c
 /**
  * One call waiting for the person. Kept small: one timer that serves both progress and expiry, the
  * object itself as the abort listener, an entry in the process's map of held calls, nothing held
- * open in the database.
+ * open in the database. Its promise is the one the caller holds (no chain of async frames), and it
+ * keeps of the request only what the wait needs (the add-on's description lives in the row).
  */
 class Waiting {
   timer: NodeJS.Timeout | undefined;
@@ -65,28 +66,53 @@ class Waiting {
   deadline = 0;
   nextProgress = 0;
   resolve!: (d: ApprovalDecision) => void;
-  readonly done = new Promise<ApprovalDecision>((r) => (this.resolve = r));
+  reject!: (err: unknown) => void;
+  readonly done = new Promise<ApprovalDecision>((resolve, reject) => {
+    this.resolve = resolve;
+    this.reject = reject;
+  });
   /** Resolves (never rejects) once the insert is done: a wake-up that comes sooner waits for it. */
   inserted: Promise<boolean> | undefined;
+  readonly userId: string;
+  readonly grantId: string | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly progress: ApprovalRequest['progress'];
 
   constructor(
     readonly owner: ApprovalsImpl,
     readonly id: string,
-    readonly req: ApprovalRequest,
-    readonly confirm: ConfirmDescriptor | null,
-  ) {}
+    req: ApprovalRequest,
+  ) {
+    this.userId = req.userId;
+    this.grantId = req.grantId;
+    this.signal = req.signal;
+    this.progress = req.progress;
+  }
 
   settle(status: FinalStatus, decidedBy: string | null) {
+    if (this.finish({ status, approvalId: this.id, decidedBy: decidedBy ?? undefined })) this.release();
+  }
+
+  /** Ends the wait with `decision`, once; false if it had already ended. */
+  finish(decision: ApprovalDecision): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.resolve(decision);
+    return true;
+  }
+
+  /** The call could not be held (no row, no subscription): the caller's promise rejects. */
+  fail(err: unknown) {
     if (this.settled) return;
     this.settled = true;
     this.release();
-    this.resolve({ status, approvalId: this.id, decidedBy: decidedBy ?? undefined, confirm: this.confirm });
+    this.reject(err);
   }
 
   /** Lets go of what the wait holds: its timer, its abort listener, its place in the maps. */
   release() {
     clearTimeout(this.timer);
-    this.req.signal?.removeEventListener('abort', this);
+    this.signal?.removeEventListener('abort', this);
     this.owner.untrack(this);
   }
 
@@ -133,7 +159,7 @@ class Waiting {
     }
     if (now >= this.nextProgress) {
       this.nextProgress = now + PROGRESS_EVERY_MS;
-      this.owner.progress(this.req);
+      this.owner.progress(this);
     }
     this.timer = setTimeout(tickWaiting, Math.max(10, Math.min(this.nextProgress, this.deadline) - now), this);
   }
@@ -253,14 +279,19 @@ class ApprovalsImpl implements ApprovalsService {
     return this.byId.size;
   }
 
-  progress(req: ApprovalRequest) {
-    req.progress?.(this.progressMessage).catch(() => {});
+  progress(w: Waiting) {
+    w.progress?.(this.progressMessage).catch(() => {});
   }
 
-  /** Asks a `confirm` add-on what the call will do. null: it says no approval is needed. */
+  /**
+   * Asks a `confirm` add-on what the call will do. null: it says no approval is needed. Its own
+   * controller, ended by the deadline or by the call's signal: `AbortSignal.any` would leave a set
+   * of dependants on the call's signal for as long as the person takes to decide.
+   */
   private async askAddon(req: ApprovalRequest): Promise<ConfirmDescriptor | null | undefined> {
-    const timeout = AbortSignal.timeout(this.confirmDeadlineMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    const asking = new AbortController();
+    const stop = () => asking.abort(req.signal?.reason);
+    req.signal?.addEventListener('abort', stop, { once: true });
     let timer: NodeJS.Timeout | undefined;
     try {
       const outcome: CallOutcome | undefined = await Promise.race([
@@ -276,10 +307,13 @@ class ApprovalsImpl implements ApprovalsService {
             app: { name: req.appName, clientId: req.clientId },
             deadline: Date.now() + this.confirmDeadlineMs,
           },
-          signal,
+          asking.signal,
         ),
         new Promise<undefined>((r) => {
-          timer = setTimeout(() => r(undefined), this.confirmDeadlineMs + 250);
+          timer = setTimeout(() => {
+            asking.abort(new DOMException('The add-on did not describe the call in time.', 'TimeoutError'));
+            r(undefined);
+          }, this.confirmDeadlineMs);
         }),
       ]);
       // Anything but an explicit null falls back to the plain approval, never to skipping it.
@@ -289,53 +323,54 @@ class ApprovalsImpl implements ApprovalsService {
       return undefined;
     } finally {
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', stop);
     }
   }
 
-  async request(req: ApprovalRequest): Promise<ApprovalDecision> {
-    if (req.signal?.aborted) return { status: 'cancelled', decidedBy: 'app' };
-    let confirm: ConfirmDescriptor | null = null;
-    if (req.tool.confirm) {
-      const described = await this.askAddon(req);
-      if (described === null) return { status: 'skipped', confirm: null };
-      confirm = described ?? null;
-      if (req.signal?.aborted) return { status: 'cancelled', decidedBy: 'app' };
-    }
-    await this.gates;
-
-    const w = new Waiting(this, newId('apr'), req, confirm);
-    // Listening before the row exists: a decision can never be announced before we listen.
-    await this.listen();
-    this.track(w);
-    try {
-      await this.begin(w);
-    } catch (err) {
-      w.release();
-      throw err;
-    }
-    req.onHold?.();
-    // Returned, not awaited: no frame of this function stays alive while the person decides
-    // (settling the wait releases what it holds).
+  /**
+   * Not an async function: the caller gets the Waiting's own promise, and while the person decides
+   * nothing else of the request is alive (`hold` has returned by then).
+   */
+  request(req: ApprovalRequest): Promise<ApprovalDecision> {
+    if (req.signal?.aborted) return Promise.resolve({ status: 'cancelled', decidedBy: 'app' });
+    const w = new Waiting(this, newId('apr'), req);
+    void this.hold(w, req).catch((err: unknown) => w.fail(err));
     return w.done;
   }
 
+  /** Asks the add-on (confirm), records the row, tells the person: then the call is held. */
+  private async hold(w: Waiting, req: ApprovalRequest) {
+    let confirm: ConfirmDescriptor | null = null;
+    if (req.tool.confirm) {
+      const described = await this.askAddon(req);
+      if (described === null) return void w.finish({ status: 'skipped' });
+      confirm = described ?? null;
+      if (req.signal?.aborted) return void w.finish({ status: 'cancelled', decidedBy: 'app' });
+    }
+    await this.gates;
+    // Listening before the row exists: a decision can never be announced before we listen.
+    await this.listen();
+    this.track(w);
+    await this.begin(w, req, confirm);
+    req.onHold?.();
+  }
+
   /** Its own frame, so nothing of the insert (query, SQL text, row) stays alive while we wait. */
-  private async begin(w: Waiting) {
-    const inserting = this.insert(w);
+  private async begin(w: Waiting, req: ApprovalRequest, confirm: ConfirmDescriptor | null) {
+    const inserting = this.insert(w, req, confirm);
     w.inserted = inserting.then(
       () => true,
       () => false,
     );
-    this.announce(w, await inserting);
-    this.progress(w.req);
+    this.announce(w, req, confirm, await inserting);
+    this.progress(w);
     w.nextProgress = Date.now() + PROGRESS_EVERY_MS;
     w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()), w);
-    w.req.signal?.addEventListener('abort', w, { once: true });
-    if (w.req.signal?.aborted) w.handleEvent();
+    w.signal?.addEventListener('abort', w, { once: true });
+    if (w.signal?.aborted) w.handleEvent();
   }
 
-  private async insert(w: Waiting): Promise<{ row: ApprovalRow; hasPush: boolean }> {
-    const { req } = w;
+  private async insert(w: Waiting, req: ApprovalRequest, confirm: ConfirmDescriptor | null): Promise<{ row: ApprovalRow; hasPush: boolean }> {
     await this.holding();
     const [row] = await this.insertStatement.execute({
       id: w.id,
@@ -346,7 +381,7 @@ class ApprovalsImpl implements ApprovalsService {
       addonId: req.tool.addonId,
       toolName: req.tool.name,
       arguments: req.argumentsText,
-      confirm: w.confirm ? JSON.stringify(w.confirm) : null,
+      confirm: confirm ? JSON.stringify(confirm) : null,
       ttl: `${this.ttl} seconds`,
       holderId: this.holderId,
     });
@@ -356,17 +391,16 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   /** Shows the approval live in the dashboard and on the person's devices; never delays the call. */
-  private announce(w: Waiting, { row, hasPush }: { row: ApprovalRow; hasPush: boolean }) {
+  private announce(w: Waiting, req: ApprovalRequest, confirm: ConfirmDescriptor | null, { row, hasPush }: { row: ApprovalRow; hasPush: boolean }) {
     const view = toView(row);
     const event: UserEvent = { event: 'approval', id: w.id, data: view };
     this.svc.bus.publish(userChannel(row.userId), event).catch((err) => this.svc.log.warn('cannot announce an approval', { err }));
     if (!hasPush) return;
-    const { tool } = w.req;
     void sendApprovalPush(this.svc, {
       row,
-      toolTitle: tool.title,
-      addonName: tool.addonName,
-      confirm: w.confirm,
+      toolTitle: req.tool.title,
+      addonName: req.tool.addonName,
+      confirm,
     }).catch((err) => this.svc.log.warn('web push failed', { err, approvalId: w.id }));
   }
 
@@ -385,28 +419,28 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   private track(w: Waiting) {
-    let set = this.byUser.get(w.req.userId);
-    if (!set) this.byUser.set(w.req.userId, (set = new Set()));
+    let set = this.byUser.get(w.userId);
+    if (!set) this.byUser.set(w.userId, (set = new Set()));
     set.add(w);
     this.byId.set(w.id, w);
   }
 
   untrack(w: Waiting) {
-    const set = this.byUser.get(w.req.userId);
+    const set = this.byUser.get(w.userId);
     this.byId.delete(w.id);
     set?.delete(w);
-    if (set && !set.size) this.byUser.delete(w.req.userId);
+    if (set && !set.size) this.byUser.delete(w.userId);
   }
 
   /** An app revoked or AI apps switched: ask the database, once for all of this person's waiting calls. */
   private async onGates(msg: unknown) {
     const { userId, grantId } = (msg ?? {}) as { userId?: unknown; grantId?: unknown };
     if (typeof userId !== 'string') return;
-    const waiting = [...(this.byUser.get(userId) ?? [])].filter((w) => typeof grantId !== 'string' || w.req.grantId === grantId);
+    const waiting = [...(this.byUser.get(userId) ?? [])].filter((w) => typeof grantId !== 'string' || w.grantId === grantId);
     if (!waiting.length) return;
     try {
       const [user] = await this.svc.db.select({ aiApps: users.aiApps }).from(users).where(eq(users.id, userId));
-      const grantIds = [...new Set(waiting.map((w) => w.req.grantId).filter((g): g is string => !!g))];
+      const grantIds = [...new Set(waiting.map((w) => w.grantId).filter((g): g is string => !!g))];
       const live = new Set(
         grantIds.length
           ? (
@@ -418,7 +452,7 @@ class ApprovalsImpl implements ApprovalsService {
           : [],
       );
       for (const w of waiting) {
-        if (!user?.aiApps || (w.req.grantId && !live.has(w.req.grantId))) await w.end('revoked', 'revocation');
+        if (!user?.aiApps || (w.grantId && !live.has(w.grantId))) await w.end('revoked', 'revocation');
       }
     } catch (err) {
       this.svc.log.error('cannot check a revocation for waiting approvals', { err, userId });

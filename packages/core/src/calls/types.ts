@@ -1,4 +1,4 @@
-import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
+import type { ContentBlock } from '../outbound/types';
 import type { EnabledTool } from './enabled-tools';
 
 /** An MCP CallToolResult as Toolport produces it. */
@@ -32,7 +32,6 @@ export interface ApprovalDecision {
   status: ApprovalStatus;
   approvalId?: string;
   decidedBy?: string;
-  confirm?: ConfirmDescriptor | null;
 }
 
 /** Asks the person before a destructive call; resolves with the one recorded decision. */
