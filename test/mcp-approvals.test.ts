@@ -123,6 +123,28 @@ describe('destructive calls through MCP wait for the person', () => {
     });
   }
 
+  it('an app that cancels a waiting call (notifications/cancelled) ends it as cancelled, and nothing runs', async () => {
+    const { person, addonId, app } = await setup();
+    const before = hook.calls().length;
+    const cancel = new AbortController();
+    // The SDK's client sends notifications/cancelled for the request when its signal aborts: a
+    // separate POST, which reaches the held call through the process's calls in flight.
+    const call = app.client.callTool({ name: `${addonId}__delete_note`, arguments: { id: 'n6' } }, undefined, { signal: cancel.signal }).catch((err: Error) => err);
+    const approval = await pendingApproval(person.client);
+    cancel.abort('the person changed their mind');
+    assert.ok((await call) instanceof Error);
+    let found: { status: string; decidedBy?: string } | undefined;
+    for (let i = 0; i < 100 && !found; i++) {
+      await sleep(50);
+      const all = (await person.client.get('/api/approvals?status=all')).body as Array<{ id: string; status: string; decidedBy?: string }>;
+      found = all.find((a) => a.id === approval.id && a.status !== 'pending');
+    }
+    assert.equal(found?.status, 'cancelled');
+    assert.equal(found?.decidedBy, 'app');
+    assert.equal((await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' })).status, 409);
+    assert.equal(hook.calls().length, before, 'nothing ran');
+  });
+
   it('a server that stops lets a call allowed meanwhile run and answer before it goes', async () => {
     // Its own server: this one is stopped. A held call's handler has returned (the answer is written
     // later on Node's response), so only that response tells the drain the call is still in flight.

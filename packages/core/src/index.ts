@@ -9,6 +9,8 @@ export { ToolportError, isToolportError, isDependencyDown, unavailable } from '.
 export type { ErrorCode, FieldError } from './errors';
 export { createLogger } from './log';
 export { flatUuid } from './ids';
+export { CallCancel } from './cancel';
+export type { CancelSignal } from './cancel';
 export { startTracing } from './tracing';
 export type { Logger } from './log';
 export {

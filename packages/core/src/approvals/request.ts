@@ -1,5 +1,6 @@
 import { and, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
 import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
+import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
 import { GATES_CHANNEL } from '../oauth/grants';
 import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
@@ -75,7 +76,7 @@ class Waiting {
   inserted: Promise<boolean> | undefined;
   readonly userId: string;
   readonly grantId: string | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: CancelSignal | undefined;
   readonly progress: ApprovalRequest['progress'];
 
   constructor(
@@ -285,11 +286,11 @@ class ApprovalsImpl implements ApprovalsService {
 
   /**
    * Asks a `confirm` add-on what the call will do. null: it says no approval is needed. Its own
-   * controller, ended by the deadline or by the call's signal: `AbortSignal.any` would leave a set
+   * cancel signal, ended by the deadline or by the call's signal: `AbortSignal.any` would leave a set
    * of dependants on the call's signal for as long as the person takes to decide.
    */
   private async askAddon(req: ApprovalRequest): Promise<ConfirmDescriptor | null | undefined> {
-    const asking = new AbortController();
+    const asking = new CallCancel();
     const stop = () => asking.abort(req.signal?.reason);
     req.signal?.addEventListener('abort', stop, { once: true });
     let timer: NodeJS.Timeout | undefined;
@@ -307,7 +308,7 @@ class ApprovalsImpl implements ApprovalsService {
             app: { name: req.appName, clientId: req.clientId },
             deadline: Date.now() + this.confirmDeadlineMs,
           },
-          asking.signal,
+          asking,
         ),
         new Promise<undefined>((r) => {
           timer = setTimeout(() => {

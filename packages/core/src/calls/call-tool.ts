@@ -10,6 +10,7 @@ import { inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, ToolResult } from './types';
+import type { CancelSignal } from '../cancel';
 
 /** A call has this long from dispatch to the add-on's answer (DESIGN.md limits). */
 export const CALL_DEADLINE_MS = 30_000;
@@ -28,7 +29,7 @@ const approvalSentences = (timeoutSeconds: number): Record<Exclude<ApprovalDecis
 export interface CallToolInput {
   name: string;
   arguments: unknown;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   progress?: (message: string) => Promise<void>;
   /** Called once the call waits for the person's approval (the caller may stop holding its request's state). */
   onHold?: () => void;

@@ -1,5 +1,6 @@
 import type { ContentBlock } from '../outbound/types';
 import type { EnabledTool } from './enabled-tools';
+import type { CancelSignal } from '../cancel';
 
 /** An MCP CallToolResult as Toolport produces it. */
 export interface ToolResult {
@@ -19,7 +20,7 @@ export interface ApprovalRequest {
   argumentsText: string;
   /** The person's pseudonym for this add-on (for the tool.confirm delivery). */
   subject: string;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Tells a waiting app where the person is being asked. */
   progress?: (message: string) => Promise<void>;
   /** Called once the call is recorded as waiting for the person (not when no one is asked). */

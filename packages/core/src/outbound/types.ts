@@ -1,3 +1,5 @@
+import type { CancelSignal } from '../cancel';
+
 /** Why an outbound request failed; stored as the delivery's error class. */
 export type OutboundErrorClass =
   | 'bad_url'
@@ -20,7 +22,7 @@ export interface OutboundRequest {
   deadline: number;
   /** Largest response body accepted, in bytes. */
   maxBytes: number;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 export interface OutboundResponse {

@@ -6,6 +6,7 @@ import { inSpan } from '../tracing';
 import { OutboundError } from './http-client';
 import { signatureHeaders } from './signing';
 import type { ConfirmDescriptor, ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
+import type { CancelSignal } from '../cancel';
 
 export type WebhookKind = 'tool.call' | 'tool.confirm' | 'ping';
 type Failure = Extract<WebhookAnswer, { kind: 'failure' }>;
@@ -25,7 +26,7 @@ export interface PostWebhookInput {
   /** Largest result accepted, in bytes of its text. */
   maxResultBytes?: number;
   /** The app cancelled the call: hang up on the add-on, whatever stage the exchange is at. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 export interface WebhookDelivery {

@@ -15,6 +15,7 @@ import type { CallJob, CallOutcome } from './types';
  * flag changed; every process drops its cached delivery target for that add-on.
  */
 import { ADDONS_CHANNEL } from '../events/channels';
+import type { CancelSignal } from '../cancel';
 
 export { ADDONS_CHANNEL };
 /** Bus channel on which `{ callId }` says the app cancelled a call: stop retrying, send nothing more. */
@@ -159,7 +160,7 @@ function toOutcome(answer: WebhookAnswer): CallOutcome {
  * One attempt at delivering a call: refuses after the deadline, sends it signed, records one
  * deliveries row. Safe to repeat: the call id is the add-on's idempotency key.
  */
-export function runDelivery(svc: Services, job: CallJob, attempt: number, signal?: AbortSignal): Promise<AttemptResult> {
+export function runDelivery(svc: Services, job: CallJob, attempt: number, signal?: CancelSignal): Promise<AttemptResult> {
   const attributes = {
     'toolport.call.id': job.callId,
     'toolport.delivery.type': job.type,
@@ -170,7 +171,7 @@ export function runDelivery(svc: Services, job: CallJob, attempt: number, signal
   return inSpan('deliver', { attributes }, (span) => attemptDelivery(svc, job, attempt, span, signal));
 }
 
-async function attemptDelivery(svc: Services, job: CallJob, attempt: number, span: Span, signal?: AbortSignal): Promise<AttemptResult> {
+async function attemptDelivery(svc: Services, job: CallJob, attempt: number, span: Span, signal?: CancelSignal): Promise<AttemptResult> {
   const started = Date.now();
   if (started >= job.deadline - MIN_ATTEMPT_MS) {
     record(svc, job, attempt, span, {
@@ -230,7 +231,7 @@ export const tooLate = (): CallOutcome => toOutcome({ kind: 'failure', errorClas
 
 export const cancelled = (): CallOutcome => ({ kind: 'failure', errorClass: 'cancelled', message: 'The call was cancelled.' });
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, signal?: CancelSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);
@@ -250,7 +251,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export async function deliverCall(
   svc: Services,
   job: CallJob,
-  opts: { signal?: AbortSignal; firstAttempt?: number } = {},
+  opts: { signal?: CancelSignal; firstAttempt?: number } = {},
 ): Promise<CallOutcome> {
   const { signal } = opts;
   let attempt = opts.firstAttempt ?? 1;

@@ -1,6 +1,7 @@
 import type { Services } from '../services';
 import { cancelled, deliverCall } from './deliver';
 import type { CallJob, CallOutcome, Dispatcher } from './types';
+import type { CancelSignal } from '../cancel';
 
 /** The embedded default: calls run in this process, at most `concurrency` at a time. */
 export function createInProcessDispatcher(svc: Services, opts: { concurrency?: number } = {}): Dispatcher & { depth(): number } {
@@ -16,7 +17,7 @@ export function createInProcessDispatcher(svc: Services, opts: { concurrency?: n
   };
 
   /** Resolves true once a slot is ours, false if the caller gave up first. */
-  const acquire = (signal?: AbortSignal) =>
+  const acquire = (signal?: CancelSignal) =>
     new Promise<boolean>((resolve) => {
       if (running < limit) {
         running++;
@@ -39,7 +40,7 @@ export function createInProcessDispatcher(svc: Services, opts: { concurrency?: n
     });
 
   return {
-    async dispatch(job: CallJob, signal?: AbortSignal): Promise<CallOutcome> {
+    async dispatch(job: CallJob, signal?: CancelSignal): Promise<CallOutcome> {
       if (closed) return { kind: 'failure', errorClass: 'unavailable', message: 'Toolport is shutting down; try again.' };
       if (signal?.aborted || !(await acquire(signal))) return cancelled();
       const run = deliverCall(svc, job, { signal }).finally(release);

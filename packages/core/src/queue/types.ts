@@ -1,4 +1,5 @@
 import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
+import type { CancelSignal } from '../cancel';
 
 /** One delivery to an add-on's webhook. Carries ids and the call's own data, never secrets. */
 export interface CallJob {
@@ -36,6 +37,6 @@ export type CallOutcome =
 
 /** Hands a job to a worker and resolves with its outcome, whichever process ran it. */
 export interface Dispatcher {
-  dispatch(job: CallJob, signal?: AbortSignal): Promise<CallOutcome>;
+  dispatch(job: CallJob, signal?: CancelSignal): Promise<CallOutcome>;
   close(): Promise<void>;
 }

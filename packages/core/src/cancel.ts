@@ -1,0 +1,62 @@
+/**
+ * What ends a call early, as the call path uses it: `aborted`, `reason`, and 'abort' listeners.
+ * An `AbortSignal` is one, and so is a `CallCancel`.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: AbortListener, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: AbortListener): void;
+}
+
+export type AbortListener = ((event: Event) => unknown) | { handleEvent(event: Event): unknown };
+
+/**
+ * The cancel signal of one tool call, for the processes' map of calls in flight. Every call has
+ * one, and a call waiting for the person keeps it for up to 30 s: an AbortController with its
+ * AbortSignal (an EventTarget with two maps and a shape of its own) is about 1 KB of heap in Node,
+ * this is about 100 bytes. Listeners are called once, in order, on the first `abort`.
+ */
+export class CallCancel implements CancelSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: AbortListener[] | undefined;
+
+  addEventListener(_type: 'abort', listener: AbortListener) {
+    if (this.aborted) return;
+    if (!this.listeners) this.listeners = [listener];
+    else if (!this.listeners.includes(listener)) this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: AbortListener) {
+    const at = this.listeners?.indexOf(listener) ?? -1;
+    if (at >= 0) this.listeners!.splice(at, 1);
+  }
+
+  abort(reason: unknown = new DOMException('This operation was aborted', 'AbortError')) {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (!listeners) return;
+    const event = new Event('abort');
+    for (const listener of listeners) {
+      try {
+        if (typeof listener === 'function') listener.call(this, event);
+        else listener.handleEvent(event);
+      } catch (err) {
+        // As an EventTarget does: a throwing listener does not stop the others, and is not swallowed.
+        process.nextTick(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  /** Ends this call too when `signal` aborts (the SDK's request signal, the HTTP request's). */
+  follow(signal: AbortSignal) {
+    if (signal.aborted) return this.abort(signal.reason);
+    signal.addEventListener('abort', () => this.abort(signal.reason), { once: true });
+  }
+}

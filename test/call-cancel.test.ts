@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CallCancel } from '@toolport/core';
+
+describe('CallCancel: the light cancel signal of a call in flight', () => {
+  it('calls each listener once, in order, with an abort event, and keeps the reason', () => {
+    const cancel = new CallCancel();
+    const heard: string[] = [];
+    const first = (e: Event) => heard.push(`first ${e.type}`);
+    cancel.addEventListener('abort', first);
+    cancel.addEventListener('abort', first); // as an EventTarget: the same listener once
+    cancel.addEventListener('abort', { handleEvent: (e) => heard.push(`object ${e.type}`) });
+    assert.equal(cancel.aborted, false);
+    const reason = new Error('cancelled by the app');
+    cancel.abort(reason);
+    cancel.abort(new Error('again'));
+    assert.deepEqual(heard, ['first abort', 'object abort']);
+    assert.equal(cancel.aborted, true);
+    assert.equal(cancel.reason, reason);
+  });
+
+  it('a removed listener is not called; one added after the abort is not called either', () => {
+    const cancel = new CallCancel();
+    let calls = 0;
+    const listener = () => calls++;
+    cancel.addEventListener('abort', listener);
+    cancel.removeEventListener('abort', listener);
+    cancel.abort();
+    cancel.addEventListener('abort', listener);
+    assert.equal(calls, 0);
+    assert.equal((cancel.reason as DOMException).name, 'AbortError');
+  });
+
+  it('follows an AbortSignal, aborted now or later', () => {
+    const now = new CallCancel();
+    now.follow(AbortSignal.abort('gone'));
+    assert.equal(now.aborted, true);
+    assert.equal(now.reason, 'gone');
+
+    const later = new CallCancel();
+    const ctl = new AbortController();
+    later.follow(ctl.signal);
+    assert.equal(later.aborted, false);
+    ctl.abort('hung up');
+    assert.equal(later.aborted, true);
+    assert.equal(later.reason, 'hung up');
+  });
+
+  it('a throwing listener does not stop the others, and is reported, not swallowed', async () => {
+    const cancel = new CallCancel();
+    let second = false;
+    cancel.addEventListener('abort', () => {
+      throw new Error('listener bug');
+    });
+    cancel.addEventListener('abort', () => (second = true));
+    // The test runner fails a test on any uncaught exception: it is put aside while this one is expected.
+    const runner = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    try {
+      const reported = new Promise<Error>((resolve) => process.once('uncaughtException', resolve));
+      cancel.abort();
+      assert.equal(second, true);
+      assert.equal((await reported).message, 'listener bug');
+    } finally {
+      for (const listener of runner) process.on('uncaughtException', listener);
+    }
+  });
+});
