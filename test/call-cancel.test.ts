@@ -46,6 +46,21 @@ describe('CallCancel: the light cancel signal of a call in flight', () => {
     assert.equal(later.reason, 'hung up');
   });
 
+  it('follows another CallCancel until told to stop', () => {
+    const call = new CallCancel();
+    const asking = new CallCancel();
+    const unfollow = asking.follow(call);
+    unfollow();
+    call.abort('cancelled by the app');
+    assert.equal(asking.aborted, false, 'no longer following');
+
+    const call2 = new CallCancel();
+    const asking2 = new CallCancel();
+    asking2.follow(call2);
+    call2.abort('cancelled by the app');
+    assert.equal(asking2.reason, 'cancelled by the app');
+  });
+
   it('a throwing listener does not stop the others, and is reported, not swallowed', async () => {
     const cancel = new CallCancel();
     let second = false;

@@ -54,9 +54,17 @@ export class CallCancel implements CancelSignal {
     }
   }
 
-  /** Ends this call too when `signal` aborts (the SDK's request signal, the HTTP request's). */
-  follow(signal: AbortSignal) {
-    if (signal.aborted) return this.abort(signal.reason);
-    signal.addEventListener('abort', () => this.abort(signal.reason), { once: true });
+  /**
+   * Aborts this one too when `signal` aborts (the SDK's request signal, the HTTP request's, the
+   * call's own). Returns what stops following, for a signal that outlives this one.
+   */
+  follow(signal: CancelSignal): () => void {
+    if (signal.aborted) {
+      this.abort(signal.reason);
+      return () => {};
+    }
+    const stop = () => this.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    return () => signal.removeEventListener('abort', stop);
   }
 }

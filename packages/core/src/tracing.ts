@@ -46,12 +46,17 @@ export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) =
         return value;
       },
       (err: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
-        span.end();
+        endFailed(span, err);
         throw err;
       },
     );
   });
+}
+
+/** Ends a span whose work threw: its error class is recorded, never its message (it may quote input). */
+export function endFailed(span: Span, err: unknown) {
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+  span.end();
 }
 
 /** The active span's trace id, for log lines; undefined when nothing is traced. */

@@ -212,10 +212,12 @@ async function answerDirect(
   return result ? jsonRpcAnswer(c, id, JSON.stringify(result)) : PARKED;
 }
 
+/** False once the app hung up (the call was cancelled with it) or the answer was sent: nobody reads more. */
+const answerable = (outgoing: ServerResponse) => !outgoing.destroyed && !outgoing.writableEnded;
+
 /** The answer of a call that was held, on Node's response (the handler returned long ago). */
 function writeHeldAnswer(outgoing: ServerResponse, id: string | number, result: ToolResult, log: Services['log']) {
-  // The app hung up meanwhile: the call was cancelled with it, and nobody reads the answer.
-  if (outgoing.destroyed || outgoing.writableEnded) return;
+  if (!answerable(outgoing)) return;
   try {
     const body = jsonRpcResult(id, JSON.stringify(result));
     outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
@@ -244,21 +246,16 @@ class ProgressStream {
     private readonly id: string | number,
   ) {}
 
-  private get open() {
-    return !this.outgoing.destroyed && !this.outgoing.writableEnded;
-  }
-
   /** What `callTool` calls with each progress message. */
   readonly progress = async (message: string): Promise<void> => {
-    if (!this.open) return;
+    if (!answerable(this.outgoing)) return;
     this.step += 1;
     const notification = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: this.progressToken, progress: this.step, message } };
     this.outgoing.write(sseMessage(JSON.stringify(notification)));
   };
 
   end(result: ToolResult) {
-    // The app hung up meanwhile: the call was cancelled with it, and nobody reads the answer.
-    if (this.open) this.outgoing.end(sseMessage(jsonRpcResult(this.id, JSON.stringify(result))));
+    if (answerable(this.outgoing)) this.outgoing.end(sseMessage(jsonRpcResult(this.id, JSON.stringify(result))));
   }
 }
 

@@ -291,8 +291,7 @@ class ApprovalsImpl implements ApprovalsService {
    */
   private async askAddon(req: ApprovalRequest): Promise<ConfirmDescriptor | null | undefined> {
     const asking = new CallCancel();
-    const stop = () => asking.abort(req.signal?.reason);
-    req.signal?.addEventListener('abort', stop, { once: true });
+    const unfollow = req.signal ? asking.follow(req.signal) : undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
       const outcome: CallOutcome | undefined = await Promise.race([
@@ -324,7 +323,7 @@ class ApprovalsImpl implements ApprovalsService {
       return undefined;
     } finally {
       clearTimeout(timer);
-      req.signal?.removeEventListener('abort', stop);
+      unfollow?.();
     }
   }
 

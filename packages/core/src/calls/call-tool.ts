@@ -6,7 +6,7 @@ import { checkArguments } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
 import type { CallOutcome } from '../queue/types';
-import { inSpan, tracer } from '../tracing';
+import { endFailed, inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, ToolResult } from './types';
@@ -211,8 +211,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
       return afterApproval(run, input, call, decision);
     },
     (err: unknown) => {
-      waiting.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
-      waiting.end();
+      endFailed(waiting, err);
       void place.release().catch(() => {});
       throw err;
     },
