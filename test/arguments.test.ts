@@ -396,3 +396,67 @@ describe('arguments: property', () => {
     assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
   });
 });
+
+describe('arguments: a schema with $ref means what it meant once written out', () => {
+  it('random shared definitions: the written-out schema accepts exactly what Ajv accepts on the original', async () => {
+    const { default: Ajv2020 } = await import('ajv/dist/2020.js');
+    /** Leaves a definition can hold; definition i may refer only to later ones, so nothing recurses. */
+    const leaf = fc.constantFrom<Record<string, unknown>>(
+      { type: 'string', maxLength: 3 },
+      { type: 'integer', minimum: 0, maximum: 5 },
+      { type: 'boolean' },
+      { enum: ['a', 'b'] },
+      { type: ['string', 'null'], maxLength: 2 },
+    );
+    const names = ['D0', 'D1', 'D2', 'D3'];
+    const refTo = (i: number) => fc.integer({ min: i + 1, max: names.length }).map((j) => (j < names.length ? { $ref: `#/$defs/${names[j]}` } : null));
+    const member = (i: number) => fc.oneof(leaf, refTo(i).map((r) => r ?? { type: 'boolean' }));
+    const shape = (i: number) =>
+      fc.oneof(
+        leaf,
+        fc.record({ a: member(i), b: member(i), req: fc.boolean() }).map(({ a, b, req }) => ({
+          type: 'object', properties: { a, b }, required: req ? ['a'] : [], additionalProperties: false,
+        })),
+        member(i).map((items) => ({ type: 'array', maxItems: 2, items })),
+      );
+    const schemaArb = fc.tuple(...names.map((_, i) => shape(i)), member(-1), member(-1), fc.boolean()).map(([d0, d1, d2, d3, x, y, annotate]) => ({
+      type: 'object',
+      properties: { x: annotate && '$ref' in x ? { ...x, description: 'Annotated.' } : x, y },
+      additionalProperties: false,
+      $defs: { D0: d0, D1: d1, D2: d2, D3: d3 },
+    }));
+    const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small' },
+        fc.constantFrom('a', 'b', 'abcd', '', 0, 3, 7, -1, 1.5, true, null),
+        fc.array(tie('v'), { maxLength: 3 }),
+        fc.record({ a: tie('v'), b: tie('v') }, { requiredKeys: [] }),
+      ),
+    })).v;
+    const input = fc.record({ x: value, y: value }, { requiredKeys: [] });
+
+    const ajv = new Ajv2020({ strict: false, allErrors: false });
+    let accepted = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(schemaArb, fc.array(input, { minLength: 8, maxLength: 8 }), (original, inputs) => {
+        const { tools } = checkManifest({
+          id: 'refs', name: 'Refs', description: 'Generated.', webhook: 'https://refs.example.com/',
+          tools: [{ name: 'tool', title: 'Tool', summary: 'Returns something.', inputSchema: original }],
+        });
+        const written = tools[0]!.inputSchema;
+        assert.equal(JSON.stringify(written).includes('$ref'), false);
+        const reference = ajv.compile(structuredClone(original));
+        for (const given of inputs) {
+          const ours = checkArguments(written, given).ok;
+          assert.equal(ours, reference(given), `${JSON.stringify(given)} against ${JSON.stringify(original)}`);
+          if (ours) accepted++;
+          else refused++;
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // Both sides of the gate were exercised, not just refusals.
+    assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
+  });
+});

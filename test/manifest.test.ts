@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { checkManifest, compileArguments, lintManifest, ToolportError, type FieldError } from '@toolport/core';
+import { checkArguments, checkManifest, compileArguments, lintManifest, ToolportError, type FieldError } from '@toolport/core';
 import { conservativePatternProblem, patternCheckerIsRecheck, patternProblem } from '@toolport/core/addons/schema';
 
 /** The DESIGN.md Notes example, fresh each time. */
@@ -327,6 +327,114 @@ describe('manifest: raw inputSchema', () => {
   it('refuses recursion through $ref and $dynamicRef', () => {
     refusedAt(withSchema(obj({ a: { $ref: '#' } })), '/tools/0/inputSchema/properties/a/$ref', /recurse/);
     refusedAt(withSchema(obj({ a: { $dynamicRef: '#node' } })), '/tools/0/inputSchema/properties/a/$dynamicRef', /recursion/);
+    // A tree node that contains itself, and two definitions that contain each other.
+    const node = { type: 'object', properties: { child: { $ref: '#/$defs/Node' } }, additionalProperties: false };
+    refusedAt(withSchema({ ...obj({ root: { $ref: '#/$defs/Node' } }), $defs: { Node: node } }), '/tools/0/inputSchema/$defs/Node/properties/child/$ref', /recurse without bound/);
+    const a = { type: 'object', properties: { b: { $ref: '#/$defs/B' } }, additionalProperties: false };
+    const b = { type: 'object', properties: { a: { $ref: '#/$defs/A' } }, additionalProperties: false };
+    refusedAt(withSchema({ ...obj({ x: { $ref: '#/$defs/A' } }), $defs: { A: a, B: b } }), '/tools/0/inputSchema/$defs/B/properties/a/$ref', /recurse/);
+    // A reference to an enclosing property, and a chain of bare references.
+    refusedAt(withSchema(obj({ a: { ...obj({ b: { $ref: '#/properties/a' } }) } })), '/tools/0/inputSchema/properties/a/properties/b/$ref', /recurse/);
+    refusedAt(withSchema({ ...obj({ x: { $ref: '#/$defs/P' } }), $defs: { P: { $ref: '#/$defs/Q' }, Q: { $ref: '#/$defs/P' } } }), '/tools/0/inputSchema/$defs/Q/$ref', /recurse/);
+  });
+
+  describe('local $ref', () => {
+    const address = {
+      type: 'object',
+      description: 'A postal address.',
+      properties: { street: { type: 'string', maxLength: 100, description: 'Street and number.' }, city: { type: 'string', maxLength: 60, description: 'City.' } },
+      required: ['city'],
+      additionalProperties: false,
+    };
+    /** The shape Pydantic v2 and zod 4 write: shared models under `$defs`, annotations beside `$ref`. */
+    const generated = (defs: Record<string, unknown> = { Address: address }) => ({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        home: { $ref: '#/$defs/Address', description: 'Where you live.' },
+        work: { $ref: '#/$defs/Address' },
+        stops: { type: 'array', maxItems: 5, items: { $ref: '#/$defs/Address' }, description: 'On the way.' },
+      },
+      required: ['home'],
+      additionalProperties: false,
+      $defs: defs,
+    });
+
+    it('writes references out: what is enforced and listed has no $ref and no $defs', () => {
+      const { tools } = checkManifest(withSchema(generated()));
+      const schema = tools[0]!.inputSchema as any;
+      assert.equal(JSON.stringify(schema).includes('$ref'), false);
+      assert.equal('$defs' in schema, false);
+      assert.deepEqual(schema.properties.work, address);
+      assert.deepEqual(schema.properties.stops.items, address);
+      // An annotation beside the reference wins over the referenced schema's own.
+      assert.deepEqual(schema.properties.home, { ...address, description: 'Where you live.' });
+      assert.equal(address.description, 'A postal address.', 'the input is not changed');
+      const ok = checkArguments(schema, { home: { city: 'Lyon' }, stops: [{ city: 'Dijon', street: '1 rue X' }] });
+      assert.ok(ok.ok, JSON.stringify(ok));
+      const bad = checkArguments(schema, { home: { city: 'Lyon', zip: '69001' }, stops: [{ street: 'x' }] });
+      assert.equal(bad.ok, false);
+    });
+
+    it('reports a problem inside a shared definition once, where it is written', () => {
+      const broken = { ...address, properties: { ...address.properties, street: { type: 'string', description: 'Street.' } } };
+      refusedAt(withSchema(generated({ Address: broken })), '/tools/0/inputSchema/$defs/Address/properties/street', /must have a `maxLength`/);
+    });
+
+    it('counts the properties and depth of the written-out schema', () => {
+      const props = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`p${i}`, { type: 'boolean' }]));
+      const wide = { type: 'object', properties: props, additionalProperties: false };
+      refusedAt(
+        withSchema({ ...obj({ a: { $ref: '#/$defs/W' }, b: { $ref: '#/$defs/W' }, c: { $ref: '#/$defs/W' }, d: { $ref: '#/$defs/W' } }), $defs: { W: wide } }),
+        '/tools/0/inputSchema',
+        /too many properties: at most 100 in all \(got 124\)/,
+      );
+      // Ten levels of definitions, each holding the next twice: 2^10 copies once written out.
+      const defs: Record<string, unknown> = { L10: { type: 'boolean' } };
+      for (let i = 9; i >= 0; i--) defs[`L${i}`] = obj({ x: { $ref: `#/$defs/L${i + 1}` }, y: { $ref: `#/$defs/L${i + 1}` } });
+      const errors = refused(withSchema({ ...obj({ top: { $ref: '#/$defs/L0' } }), $defs: defs }));
+      assert.ok(errors.some((e) => /nests too deeply/.test(e.message)), JSON.stringify(errors));
+      assert.ok(errors.length < 20, `each problem once, not once per copy: ${errors.length}`);
+    });
+
+    it('refuses a reference that grows too large once written out', () => {
+      // Eight levels, each holding the next ten times: far past any legal schema, and never built whole.
+      const defs: Record<string, unknown> = { L7: { type: 'boolean' } };
+      for (let i = 6; i >= 0; i--) {
+        defs[`L${i}`] = obj(Object.fromEntries(Array.from({ length: 10 }, (_, j) => [`p${j}`, { $ref: `#/$defs/L${i + 1}` }])));
+      }
+      const started = performance.now();
+      refusedAt(withSchema({ ...obj({ top: { $ref: '#/$defs/L0' } }), $defs: defs }), '/tools/0/inputSchema', /too large once its `\$ref`s are written out/);
+      assert.ok(performance.now() - started < 2_000);
+    });
+
+    it('refuses what it cannot write out, each at its pointer', () => {
+      refusedAt(withSchema({ ...obj({ a: { $ref: '#/$defs/Nope' } }), $defs: {} }), '/tools/0/inputSchema/properties/a/$ref', /points at nothing/);
+      refusedAt(withSchema(obj({ a: { $ref: '#address' } })), '/tools/0/inputSchema/properties/a/$ref', /JSON pointer .* anchors are not supported/);
+      refusedAt(withSchema(obj({ a: { $ref: '#/properties/%E0%A4%A' } })), '/tools/0/inputSchema/properties/a/$ref', /not a valid URI fragment/);
+      refusedAt(withSchema(obj({ a: { $ref: '#/__proto__' } })), '/tools/0/inputSchema/properties/a/$ref', /points at nothing/);
+      refusedAt(
+        withSchema({ ...obj({ a: { $ref: '#/$defs/S', maxLength: 3 } }), $defs: { S: { type: 'string', maxLength: 9 } } }),
+        '/tools/0/inputSchema/properties/a/maxLength',
+        /Beside `\$ref` only description, title, default, examples are accepted/,
+      );
+      refusedAt(withSchema({ ...obj({ a: { type: 'string', maxLength: 5, $defs: {} } }) }), '/tools/0/inputSchema/properties/a/$defs', /only accepted at the top/);
+      refusedAt(withSchema({ ...obj({}), $defs: [] }), '/tools/0/inputSchema/$defs', /object of named schemas/);
+      refusedAt(withSchema({ ...obj({}), definitions: {} }), '/tools/0/inputSchema/definitions', /`\$defs`/);
+    });
+
+    it('follows escaped pointers, and pointers to any subschema', () => {
+      const { tools } = checkManifest(withSchema({
+        ...obj({ a: { $ref: '#/$defs/a~1b' }, b: { $ref: '#/%24defs/c~0d' }, c: { $ref: '#/properties/a' } }),
+        $defs: { 'a/b': { type: 'integer', minimum: 1 }, 'c~d': { type: 'boolean' } },
+      }));
+      assert.deepEqual((tools[0]!.inputSchema as any).properties, { a: { type: 'integer', minimum: 1 }, b: { type: 'boolean' }, c: { type: 'integer', minimum: 1 } });
+    });
+
+    it('leaves a $ref inside a value alone: only subschemas are followed', () => {
+      const { tools } = checkManifest(withSchema(obj({ a: { const: { $ref: '#/nothing' } }, b: { type: 'string', maxLength: 9, default: '$ref' } })));
+      assert.deepEqual((tools[0]!.inputSchema as any).properties.a, { const: { $ref: '#/nothing' } });
+    });
   });
 
   it('refuses $data', () => {

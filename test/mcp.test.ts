@@ -98,6 +98,50 @@ describe('the first hosted tool call, end to end with the SDK client', () => {
     assert.equal(hook.calls().length, before);
   });
 
+  it('takes an inputSchema with shared definitions, lists it written out, and enforces it', async () => {
+    // The shape Pydantic v2 and zod 4 write: a model under `$defs`, used twice, annotated beside `$ref`.
+    const place = {
+      type: 'object',
+      properties: { city: { type: 'string', maxLength: 60, description: 'City.' }, zip: { type: 'string', maxLength: 10, pattern: '^[0-9]+$', description: 'Postcode.' } },
+      required: ['city'],
+      additionalProperties: false,
+    };
+    const p = await setupPerson(tp.url, hook, { add_note: true }, 'notes', (m) => {
+      const add = m.tools.find((t) => t.name === 'add_note')! as Record<string, unknown>;
+      delete add.arguments;
+      add.inputSchema = {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        properties: {
+          text: { type: 'string', maxLength: 5000, description: 'The note, in Markdown.' },
+          from: { $ref: '#/$defs/Place', description: 'Where it was written.' },
+          to: { $ref: '#/$defs/Place' },
+        },
+        required: ['text', 'from'],
+        additionalProperties: false,
+        $defs: { Place: place },
+      };
+    });
+    const { client } = await connectApp(p.user.mcpUrl, p.client);
+    const { tools } = await client.listTools();
+    const listed = tools.find((t) => t.name === `${p.addonId}__add_note`)!.inputSchema as any;
+    assert.equal(JSON.stringify(listed).includes('$ref'), false);
+    assert.equal(listed.$defs, undefined);
+    assert.deepEqual(listed.properties.from, { ...place, description: 'Where it was written.' });
+    assert.deepEqual(listed.properties.to, place);
+
+    const before = hook.calls().length;
+    const bad = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', from: { city: 'Lyon', zip: 'x1' }, to: { zip: '1' } } });
+    assert.equal(bad.isError, true);
+    const problems = (bad.content as any[])[0].text as string;
+    assert.deepEqual(problems.split('\n'), ['Argument `from.zip` must match the pattern `^[0-9]+$`.', 'Missing required argument `to.city`.']);
+    assert.equal(hook.calls().length, before, 'nothing reached the add-on');
+
+    const ok = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', from: { city: 'Lyon', zip: '69001' } } });
+    assert.equal(ok.isError, undefined, JSON.stringify(ok));
+    assert.deepEqual(hook.calls().at(-1)!.body.arguments, { text: 'a', from: { city: 'Lyon', zip: '69001' } });
+  });
+
   it('answers a disabled tool exactly like a tool that does not exist', async () => {
     const p = await personWithNotes({ add_note: true });
     const { client } = await connectApp(p.user.mcpUrl, p.client);

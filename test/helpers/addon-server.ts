@@ -116,11 +116,15 @@ export async function personWithNotes(
   hook: { url: string; setSecret(s: string): void },
   tools: Record<string, boolean>,
   prefix = 'notes',
+  /** Changes the manifest before it is registered. */
+  edit: (manifest: ReturnType<typeof notesManifest>) => void = () => {},
 ) {
   const { newPerson } = await import('./http');
   const dev = await newPerson(baseUrl, 'dev');
   const addonId = `${prefix}-${process.pid % 1000}-${installed++}`;
-  const created = await dev.client.post('/api/addons', notesManifest(addonId, hook.url, { visibility: 'public' }));
+  const manifest = notesManifest(addonId, hook.url, { visibility: 'public' });
+  edit(manifest);
+  const created = await dev.client.post('/api/addons', manifest);
   if (created.status !== 201) throw new Error(`registration failed: ${created.status} ${created.text}`);
   hook.setSecret(created.body.signingSecret);
   const person = await newPerson(baseUrl);

@@ -250,8 +250,8 @@ const REFUSED: Record<string, string> = {
   $dynamicRef: '`$dynamicRef` is refused: it allows recursion without bound',
   $recursiveRef: '`$recursiveRef` is refused: it allows recursion without bound',
   $dynamicAnchor: '`$dynamicAnchor` is refused: it allows recursion without bound',
-  $defs: '`$defs` is not supported because `$ref` is not; write each subschema where it is used',
-  definitions: '`definitions` is not supported because `$ref` is not; write each subschema where it is used',
+  $defs: '`$defs` is only accepted at the top of the inputSchema',
+  definitions: '`definitions` is the draft-07 name: put shared subschemas under `$defs` at the top of the inputSchema',
   if: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
   then: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
   else: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
@@ -268,19 +268,20 @@ const REFUSED: Record<string, string> = {
   contains: '`contains` is not supported',
   uniqueItems: '`uniqueItems` is not supported (its cost grows with the square of the list); check uniqueness in the add-on',
   $id: '`$id` is not supported: the schema is identified by its tool',
-  $anchor: '`$anchor` is not supported because `$ref` is not',
+  $anchor: '`$anchor` is not supported: refer to a subschema by its JSON pointer, such as "#/$defs/address"',
 };
 
 export interface SchemaCheckState {
   properties: number;
-  patterns: number;
+  /** The distinct patterns analysed: a verdict is cached, so a repeated pattern costs nothing more. */
+  patterns: Set<string>;
   /** performance.now() after which pattern analysis stops. */
   deadline: number;
 }
 
 export const newSchemaCheckState = (): SchemaCheckState => ({
   properties: 0,
-  patterns: 0,
+  patterns: new Set(),
   deadline: performance.now() + PATTERN_BUDGET_MS,
 });
 
@@ -319,15 +320,153 @@ export function checkInputSchema(
   if (input.type !== 'object') {
     errors.push({ path: ptr(path, 'type'), message: 'The top level of an inputSchema must be `"type": "object"`: tool arguments are named.' });
   }
+  // References are written out first: what is checked is what is enforced and listed.
+  let schema: Record<string, unknown> = input;
+  let origins: Origins | undefined;
+  if (text.includes('"$ref"') || '$defs' in input) {
+    const expanded = expandRefs(input, path, errors);
+    if (!expanded) return undefined;
+    ({ schema, origins } = expanded);
+    text = JSON.stringify(schema);
+    if (text.length > SCHEMA_LIMITS.bytes) {
+      errors.push({ path, message: `The inputSchema is too large once its \`$ref\`s are written out: at most ${SCHEMA_LIMITS.bytes / 1024} KB of JSON (got ${Math.ceil(text.length / 1024)} KB).` });
+      return undefined;
+    }
+  }
   const propsBefore = state.properties;
-  checkNode(input, path, 1, true, errors, state);
+  checkNode(schema, path, 1, true, errors, state, origins);
   if (state.properties - propsBefore > SCHEMA_LIMITS.properties) {
     errors.push({ path, message: `The inputSchema declares too many properties: at most ${SCHEMA_LIMITS.properties} in all (got ${state.properties - propsBefore}).` });
   }
+  // A subschema used through several references is checked at each use; say each problem once.
+  if (origins) dedupe(errors, before);
   return errors.length === before ? (JSON.parse(text) as JsonSchema) : undefined;
 }
 
-function checkNode(node: unknown, path: string, depth: number, root: boolean, errors: FieldError[], st: SchemaCheckState) {
+function dedupe(errors: FieldError[], from: number) {
+  const seen = new Set<string>();
+  const kept = errors.slice(from).filter((e) => {
+    const key = `${e.path}\n${e.message}`;
+    return !seen.has(key) && !!seen.add(key);
+  });
+  errors.splice(from, errors.length - from, ...kept);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local $ref: written out in place
+
+/** Where each object of a written-out schema was written in the manifest, for error paths. */
+type Origins = WeakMap<object, string>;
+
+/** Subschemas a schema may have once its references are written out (a legal one has a few hundred). */
+export const MAX_EXPANDED_SUBSCHEMAS = 2_000;
+/** What may stand beside a `$ref`: annotations, which override the referenced schema's own. */
+const REF_ANNOTATIONS = new Set(['description', 'title', 'default', 'examples']);
+
+/** Sets an own property, even one named `__proto__` (checkNode refuses that name by its own rule). */
+const setOwn = (o: Record<string, unknown>, k: string, v: unknown) =>
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+
+/** The value a local reference (`#/$defs/address`, any JSON pointer into the schema) points at, or why none. */
+function resolveRef(root: Record<string, unknown>, ref: string): { value: unknown; at: string } | string {
+  if (ref !== '#' && !ref.startsWith('#/')) {
+    return `\`$ref\` must be a JSON pointer into this inputSchema, such as "#/$defs/address" (got ${describeValue(ref)}); anchors are not supported.`;
+  }
+  let pointer: string;
+  try {
+    pointer = decodeURIComponent(ref.slice(1));
+  } catch {
+    return `\`$ref\` ${describeValue(ref)} is not a valid URI fragment.`;
+  }
+  const segments = pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let value: unknown = root;
+  for (const s of segments) {
+    if (isPlainObject(value) && Object.hasOwn(value, s) && !RESERVED_KEYS.has(s)) value = value[s];
+    else if (Array.isArray(value) && /^(0|[1-9]\d*)$/.test(s) && Number(s) < value.length) value = value[Number(s)];
+    else return `\`$ref\` to \`${ref}\` points at nothing in this inputSchema.`;
+  }
+  return { value, at: ptr('', ...segments) };
+}
+
+/**
+ * Writes out an inputSchema's local references, so that what is checked, enforced and listed has
+ * none, and drops the top-level `$defs`. A reference that leads back to itself (directly or through
+ * others) would recurse without bound and is refused (added to `errors`, the reference left in
+ * place, the rest still written out and checked). Remote references are left for checkNode to
+ * refuse. Undefined when the written-out schema would be too large to check.
+ */
+function expandRefs(root: Record<string, unknown>, path: string, errors: FieldError[]): { schema: Record<string, unknown>; origins: Origins } | undefined {
+  const origins: Origins = new WeakMap();
+  if ('$defs' in root && !isPlainObject(root.$defs)) {
+    errors.push({ path: ptr(path, '$defs'), message: '`$defs` must be an object of named schemas.' });
+    return undefined;
+  }
+  let subschemas = 0;
+  let tooLarge = false;
+  /** Where the objects being written out stand in the schema: a reference to one of them recurses. */
+  const chain: string[] = [];
+
+  const expand = (node: unknown, at: string, depth: number): unknown => {
+    // Past the depth limit checkNode refuses the subtree; past the budget the whole schema is refused.
+    if (!isPlainObject(node) || depth > SCHEMA_LIMITS.depth || tooLarge) return node;
+    if (++subschemas > MAX_EXPANDED_SUBSCHEMAS) {
+      tooLarge = true;
+      errors.push({ path, message: `The inputSchema is too large once its \`$ref\`s are written out: at most ${MAX_EXPANDED_SUBSCHEMAS} subschemas.` });
+      return node;
+    }
+    const ref = node.$ref;
+    if (typeof ref === 'string' && ref.startsWith('#')) {
+      // A reference that cannot be written out stays, and is reported where it is written.
+      const refused = (problems: [at: string, message: string][]) => {
+        for (const [p, message] of problems) errors.push({ path: p, message });
+        origins.set(node, path + at);
+        return node;
+      };
+      const refAt = ptr(path + at, '$ref');
+      const target = resolveRef(root, ref);
+      if (typeof target === 'string') return refused([[refAt, target]]);
+      if (chain.includes(target.at)) {
+        return refused([[refAt, `\`$ref\` to \`${ref}\` refers back to a schema that contains it, so it would recurse without bound; write out a fixed number of levels instead.`]]);
+      }
+      const extra = Object.keys(node).filter((k) => k !== '$ref');
+      const invalid = extra.filter((k) => !REF_ANNOTATIONS.has(k));
+      if (invalid.length) {
+        return refused(invalid.map((k) => [ptr(path + at, k), `Beside \`$ref\` only ${[...REF_ANNOTATIONS].join(', ')} are accepted; put \`${k}\` in the schema it refers to.`]));
+      }
+      chain.push(at);
+      let out = expand(target.value, target.at, depth);
+      chain.pop();
+      if (extra.length && isPlainObject(out)) {
+        out = { ...out };
+        for (const k of extra) setOwn(out as Record<string, unknown>, k, node[k]);
+        origins.set(out as object, path + at);
+      }
+      return out;
+    }
+    chain.push(at);
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$defs' && at === '') continue;
+      if (k === 'properties' && isPlainObject(v)) {
+        const props: Record<string, unknown> = {};
+        for (const [name, s] of Object.entries(v)) setOwn(props, name, expand(s, ptr(at, k, name), depth + 1));
+        setOwn(out, k, props);
+      } else if (k === 'items' || k === 'additionalProperties') setOwn(out, k, expand(v, ptr(at, k), depth + 1));
+      else if (k === 'prefixItems' && Array.isArray(v)) setOwn(out, k, v.map((s, i) => expand(s, ptr(at, k, i), depth + 1)));
+      else setOwn(out, k, v);
+    }
+    chain.pop();
+    origins.set(out, path + at);
+    return out;
+  };
+
+  const schema = expand(root, '', 1) as Record<string, unknown>;
+  return tooLarge ? undefined : { schema, origins };
+}
+
+function checkNode(node: unknown, path: string, depth: number, root: boolean, errors: FieldError[], st: SchemaCheckState, origins?: Origins) {
+  // A subschema that came through a `$ref` is reported where it is written.
+  if (origins && typeof node === 'object' && node !== null) path = origins.get(node) ?? path;
   const err = (p: string, message: string) => errors.push({ path: p, message });
   if (node === true) return err(path, '`true` accepts any value; give a schema with a `type` and bounds.');
   if (node === false) return err(path, '`false` is only accepted as `additionalProperties` or `items`.');
@@ -335,6 +474,9 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
   if (depth > SCHEMA_LIMITS.depth) {
     return err(path, `The inputSchema nests too deeply: at most ${SCHEMA_LIMITS.depth} levels of subschemas.`);
   }
+  // A local reference still here could not be written out, and expandRefs said why, here.
+  const local = typeof node.$ref === 'string' && node.$ref.startsWith('#');
+  if (local && errors.some((e) => e.path === path || e.path.startsWith(path + '/'))) return;
 
   let refused = false;
   for (const key of Object.keys(node)) {
@@ -344,7 +486,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
     if (key === '$ref') {
       const ref = node[key];
       if (typeof ref === 'string' && ref.startsWith('#')) {
-        err(at, `\`$ref\` to \`${ref}\` is refused: references can recurse without bound; write the subschema out in place.`);
+        err(at, `\`$ref\` to \`${ref}\` could not be written out here.`);
       } else {
         err(at, `Remote \`$ref\` (${describeValue(ref)}) is refused: Toolport never fetches schemas; write the subschema out in place.`);
       }
@@ -441,7 +583,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
       err(ptr(path, 'maxLength'), `A string with a \`pattern\` may be at most ${SCHEMA_LIMITS.patternInput} characters long (\`maxLength\` is ${node.maxLength}).`);
     }
     if (typeof p !== 'string') err(ptr(path, 'pattern'), '`pattern` must be a string.');
-    else if (++st.patterns > SCHEMA_LIMITS.patterns) {
+    else if (!st.patterns.has(p) && st.patterns.add(p).size > SCHEMA_LIMITS.patterns) {
       err(ptr(path, 'pattern'), `Too many patterns: at most ${SCHEMA_LIMITS.patterns} per manifest.`);
     } else {
       const problem = patternProblem(p, st.deadline);
@@ -478,16 +620,16 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
     const pi = node.prefixItems;
     if (!Array.isArray(pi) || pi.length === 0 || pi.length > SCHEMA_LIMITS.prefixItems) {
       err(ptr(path, 'prefixItems'), `\`prefixItems\` must be a list of 1 to ${SCHEMA_LIMITS.prefixItems} schemas.`);
-    } else pi.forEach((s, i) => checkNode(s, ptr(path, 'prefixItems', i), depth + 1, false, errors, st));
+    } else pi.forEach((s, i) => checkNode(s, ptr(path, 'prefixItems', i), depth + 1, false, errors, st, origins));
   }
-  if ('items' in node && node.items !== false) checkNode(node.items, ptr(path, 'items'), depth + 1, false, errors, st);
+  if ('items' in node && node.items !== false) checkNode(node.items, ptr(path, 'items'), depth + 1, false, errors, st, origins);
 
   // objects
   if (types.has('object') && !('additionalProperties' in node)) {
     err(path, 'An object must say `"additionalProperties": false` (or give a schema for extra keys).');
   }
   if ('additionalProperties' in node && node.additionalProperties !== false) {
-    checkNode(node.additionalProperties, ptr(path, 'additionalProperties'), depth + 1, false, errors, st);
+    checkNode(node.additionalProperties, ptr(path, 'additionalProperties'), depth + 1, false, errors, st, origins);
   }
   let names: Set<string> | undefined;
   if ('properties' in node) {
@@ -501,7 +643,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
         const problem = propertyNameProblem(name);
         if (problem) err(at, problem);
         names.add(name);
-        checkNode(props[name], at, depth + 1, false, errors, st);
+        checkNode(props[name], at, depth + 1, false, errors, st, origins);
       }
     }
   }
