@@ -419,12 +419,14 @@ describe('arguments: a schema with $ref means what it meant once written out', (
         })),
         member(i).map((items) => ({ type: 'array', maxItems: 2, items })),
       );
-    const schemaArb = fc.tuple(...names.map((_, i) => shape(i)), member(-1), member(-1), fc.boolean()).map(([d0, d1, d2, d3, x, y, annotate]) => ({
-      type: 'object',
-      properties: { x: annotate && '$ref' in x ? { ...x, description: 'Annotated.' } : x, y },
-      additionalProperties: false,
-      $defs: { D0: d0, D1: d1, D2: d2, D3: d3 },
-    }));
+    const schemaArb = fc
+      .tuple(fc.tuple(...names.map((_, i) => shape(i))), member(-1), member(-1), fc.boolean())
+      .map(([defs, x, y, annotate]: [Record<string, unknown>[], Record<string, unknown>, Record<string, unknown>, boolean]) => ({
+        type: 'object',
+        properties: { x: annotate && '$ref' in x ? { ...x, description: 'Annotated.' } : x, y },
+        additionalProperties: false,
+        $defs: Object.fromEntries(names.map((n, i) => [n, defs[i]])),
+      }));
     const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
       v: fc.oneof(
         { depthSize: 'small' },

@@ -13,15 +13,26 @@ export const TARGET = (process.env.TEST_TARGET ?? 'embedded') as 'embedded' | 's
 export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_TEST_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether a server could listen on `port` now (on every address, as Toolport does). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, () => srv.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port to start a server on, chosen below the kernel's ephemeral range (32768 and up on Linux):
+ * a port from listen(0) could be taken by any outgoing connection (Postgres, Redis, a webhook) or
+ * any other listen(0) before the server binds it, and was, in the bench.
+ */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free port between 20000 and 32000');
 }
 
 /** A fresh tenant space for one test file: its own database (or PGlite), its own Redis prefix. */
