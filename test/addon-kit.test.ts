@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { signatureHeaders } from '@toolport/core/outbound/signing';
@@ -55,6 +55,11 @@ const addon = defineAddon({
       run: (args) => `removed ${args.id}`,
     }),
     no_confirm: tool({ title: 'Plain', summary: 'Destructive without a confirm handler.', destructive: true, run: () => 'done' }),
+    until_deadline: tool({
+      title: 'Until the deadline',
+      summary: 'Waits for the call to reach its deadline and returns when it did.',
+      run: (_args, ctx) => new Promise<string>((resolve) => ctx.signal.addEventListener('abort', () => resolve(`aborted after the deadline: ${Date.now() >= ctx.deadline.getTime()}`))),
+    }),
   },
 });
 
@@ -117,7 +122,7 @@ describe('addon-kit manifest', () => {
     assert.equal(m.id, 'kit-test');
     assert.equal(m.webhook, 'https://kit.example.com/hook');
     assert.equal('visibility' in m, false);
-    assert.deepEqual(m.tools.map((t) => t.name), ['echo', 'as_json', 'as_content', 'refuse', 'crash', 'remove', 'no_confirm']);
+    assert.deepEqual(m.tools.map((t) => t.name), ['echo', 'as_json', 'as_content', 'refuse', 'crash', 'remove', 'no_confirm', 'until_deadline']);
     assert.deepEqual(m.tools[0], {
       name: 'echo',
       title: 'Echo',
@@ -302,5 +307,60 @@ describe('addon-kit handler', () => {
     const h = small.handler({ secrets: [secretA], maxBodyBytes: 100 });
     const res = await h(new Request('http://x/', { method: 'POST', headers: { 'webhook-id': 'a', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,x' }, body: 'x'.repeat(500) }));
     assert.equal(res.status, 413);
+  });
+
+  it('gives a tool a signal that aborts at the call deadline', async () => {
+    const d = delivery('until_deadline');
+    d.call.deadline = new Date(Date.now() + 150).toISOString();
+    assert.deepEqual((await send(d)).body, { text: 'aborted after the deadline: true' });
+  });
+
+  it('answers through the web-standard handler exactly as through serveNode', async () => {
+    const h = addon.handler({ secrets: [secretA] });
+    for (const [d, tamper] of [[delivery('echo', { text: 'web' })], [delivery('echo', { text: 12 })], [delivery('echo', { text: 'x' }), true]] as const) {
+      const raw = JSON.stringify(d);
+      const id = `msg_${randomUUID()}`;
+      const at = new Date();
+      const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secretA).sign(id, at, raw) };
+      const body = tamper ? raw.replace('"x"', '"y"') : raw;
+      const web = await h(new Request('http://x/', { method: 'POST', headers, body }));
+      const node = await fetch(url, { method: 'POST', headers, body });
+      assert.equal(web.status, node.status);
+      assert.equal(web.headers.get('content-type'), node.headers.get('content-type'));
+      assert.equal(await web.text(), await node.text());
+    }
+  });
+
+  it('serveNode refuses a body that grows past the limit without a length, and closes the connection', async () => {
+    const small = defineAddon({ id: 'small', name: 's', description: 's', webhook: 'https://s', tools: {} });
+    const srv = await serveNode(small.handler({ secrets: [secretA], maxBodyBytes: 100 }), 0, '127.0.0.1');
+    try {
+      const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        const req = http.request({ port: (srv.address() as { port: number }).port, host: '127.0.0.1', method: 'POST', headers: { 'webhook-id': 'a', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,x' } }, resolve);
+        req.on('error', reject);
+        req.write('x'.repeat(60));
+        setTimeout(() => req.end('y'.repeat(60)), 20);
+      });
+      assert.equal(res.headers['transfer-encoding'], undefined);
+      assert.equal(res.statusCode, 413);
+      assert.equal(res.headers.connection, 'close');
+      res.resume();
+    } finally {
+      srv.closeAllConnections();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
+  });
+
+  it('serveNode adapts any other web-standard handler', async () => {
+    const srv = await serveNode(async (req) => new Response(`${await req.text()}!`, { status: 201, headers: { 'x-seen': req.method } }), 0, '127.0.0.1');
+    try {
+      const res = await fetch(`http://127.0.0.1:${(srv.address() as { port: number }).port}/`, { method: 'POST', body: 'hi' });
+      assert.equal(res.status, 201);
+      assert.equal(res.headers.get('x-seen'), 'POST');
+      assert.equal(await res.text(), 'hi!');
+    } finally {
+      srv.closeAllConnections();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
   });
 });

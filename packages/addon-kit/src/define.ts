@@ -1,5 +1,5 @@
 import type { ArgMap, ArgsOf, ArgumentKind } from './arguments';
-import { createHandler, type HandlerOptions } from './handler';
+import { createHandler, type HandlerOptions, type WebHandler } from './handler';
 
 /** MCP content blocks, as an add-on may return them. */
 export type ContentBlock = { type: string; [key: string]: unknown };
@@ -102,7 +102,7 @@ export interface Addon {
   /** The addon.json object; `overrides` replaces top-level fields (for example a tunnel's webhook URL). */
   manifest(overrides?: Partial<Pick<AddonManifest, 'webhook' | 'visibility'>>): AddonManifest;
   /** A web-standard handler (`Request` in, `Response` out) that verifies and answers deliveries. */
-  handler(options: HandlerOptions): (request: Request) => Promise<Response>;
+  handler(options: HandlerOptions): WebHandler;
 }
 
 function manifestTool(name: string, t: Tool<any>): ManifestTool {
