@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { BENCH_DIR, startChild, type Child } from './lib/children';
 import { request, rpcResult, openSse, type SseEvent } from './lib/http';
+import { cpuSampler, type CpuUse } from './lib/cpu';
 import { percentile, runPoint, type Point, type Target } from './lib/load';
 import { connect, cookieOf, fresh, generatedManifest, installAddon, person, type AppToken, type Person } from './lib/setup';
 import { drawChart } from './lib/chart';
@@ -171,11 +172,13 @@ interface Scenario {
   group: 'call' | 'list';
   label: string;
   target: () => Promise<Target>;
-  runs: Record<number, Point[]>;
+  runs: Record<number, Measured[]>;
 }
+/** A load point and where its CPU went. */
+type Measured = Point & { cpu?: CpuUse };
 const scenarios: Scenario[] = [];
 
-function summarise(runs: Point[]) {
+function summarise(runs: Measured[]) {
   const byRps = [...runs].sort((a, b) => a.rps - b.rps);
   const mid = byRps[Math.floor((byRps.length - 1) / 2)]!;
   return {
@@ -186,6 +189,7 @@ function summarise(runs: Point[]) {
     errors: runs.reduce((a, r) => a + r.errors + r.non2xx + r.wrong, 0),
     requests: runs.reduce((a, r) => a + r.requests, 0),
     percentiles: mid.percentiles,
+    cpu: mid.cpu,
     runs: runs.map((r) => ({ rps: Math.round(r.rps), p50: r.p50, p99: r.p99, errors: r.errors, non2xx: r.non2xx, wrong: r.wrong })),
   };
 }
@@ -288,13 +292,16 @@ async function main() {
     const res = await request('POST', t.url, headers, body);
     if (res.status !== 200 || (t.check && !t.check(res.text, {}))) throw new Error(`${s.name} preflight: ${res.status} ${res.text.slice(0, 300)}`);
   }
+  const cpu = cpuSampler(() => children.map((c) => ({ name: c.name, pid: c.proc.pid })));
   // Runs are interleaved (run 1 of everything, then run 2...) so drift on a shared machine hits all alike.
   for (let run = 1; run <= RUNS; run++) {
     for (const s of active) {
       const target = await s.target();
       await runPoint(target, 16, WARMUP_S);
       for (const c of CONCURRENCY) {
-        const p = await runPoint(target, c, SECONDS);
+        const before = cpu.take();
+        const p: Measured = await runPoint(target, c, SECONDS);
+        p.cpu = cpu.between(before, cpu.take(), p.requests);
         (s.runs[c] ??= []).push(p);
         log(`run ${run}/${RUNS} ${s.name.padEnd(18)} c=${String(c).padEnd(2)} ${String(Math.round(p.rps)).padStart(6)}/s p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms${p.errors + p.non2xx + p.wrong ? ` ERRORS ${p.errors}/${p.non2xx}/${p.wrong}` : ''}`);
       }
@@ -602,6 +609,44 @@ function goals(r: any) {
   return g;
 }
 
+/** The children that serve a scenario (the rest of its CPU is the add-on's, Redis's, Postgres's...). */
+function servedBy(scenario: string): string[] {
+  if (scenario === 'webhook') return ['notes'];
+  if (scenario.startsWith('sdk-')) return [scenario];
+  if (scenario === 'toolport-bullmq-split') return ['toolport-bullmq-split', 'toolport-bullmq-split-worker'];
+  if (scenario === 'toolport-embedded-progress') return ['toolport-embedded'];
+  const list = /^list\d+-(.+)$/.exec(scenario);
+  return [list ? `toolport-${list[1]}` : scenario];
+}
+
+/** At the top concurrency, where each call's CPU went, across every process on the machine. */
+function cpuTable(r: any, lines: string[]) {
+  const top = String(Math.max(...CONCURRENCY));
+  const rows = Object.entries<any>(r.load).filter(([, s]) => s.points[top]?.cpu);
+  if (!rows.length) return;
+  lines.push(
+    '',
+    `## Where the CPU went at c=${top} (µs of CPU per call, every process on the machine)`,
+    '',
+    'Read from /proc around each point (10 ms ticks). "server" is the process(es) under test; "load generator" is the bench process (autocannon); "machine busy" is all cores, from /proc/stat. On this 2-core machine a closed-loop point keeps the machine busy, so calls/s follows the total.',
+    '',
+    '| scenario | calls/s | machine busy | server | add-on | Redis | Postgres | load generator | other | total |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const [name, s] of rows) {
+    const p = s.points[top];
+    const use: Record<string, number> = { ...p.cpu.perCallUs };
+    const take = (groups: string[]) => groups.reduce((sum, g) => { const v = use[g] ?? 0; delete use[g]; return sum + v; }, 0);
+    const server = take(servedBy(name));
+    const addon = take(['notes']);
+    const [redis, pg, gen] = [take(['redis']), take(['postgres']), take(['load generator'])];
+    const other = take(Object.keys(use));
+    const total = server + addon + redis + pg + gen + other;
+    const cell = (v: number) => (v ? String(v) : '');
+    lines.push(`| ${s.label} | ${p.rps} | ${Math.round(p.cpu.machineBusy * 100)} % | ${server} | ${cell(addon)} | ${cell(redis)} | ${cell(pg)} | ${gen} | ${cell(other)} | ${total} |`);
+  }
+}
+
 function markdown(r: any): string {
   const lines: string[] = [];
   lines.push(`# Benchmark results (${r.mode})`, '');
@@ -618,6 +663,7 @@ function markdown(r: any): string {
       lines.push(`| ${s.label} | ${c} | ${p.rps} | ${ratio} | ${p.p50.toFixed(3)} | ${p.p90.toFixed(3)} | ${p.p99.toFixed(3)} | ${p.errors} |`);
     }
   }
+  cpuTable(r, lines);
   const hook = r.load.webhook?.points?.[1];
   if (hook) {
     lines.push('', '## Added latency at c=1 over the direct webhook call', '', '| scenario | p50 ms | added p50 | p99 ms | added p99 |', '| --- | --- | --- | --- | --- |');
