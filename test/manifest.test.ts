@@ -431,6 +431,13 @@ describe('manifest: raw inputSchema', () => {
       assert.deepEqual((tools[0]!.inputSchema as any).properties, { a: { type: 'integer', minimum: 1 }, b: { type: 'boolean' }, c: { type: 'integer', minimum: 1 } });
     });
 
+    it('takes a reference at the top, as zod-to-json-schema writes a named schema', () => {
+      const args = obj({ q: { type: 'string', maxLength: 9 } });
+      const { tools } = checkManifest(withSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', $ref: '#/$defs/Args', description: 'The arguments.', $defs: { Args: args } }));
+      assert.deepEqual(tools[0]!.inputSchema, { ...args, $schema: 'https://json-schema.org/draft/2020-12/schema', description: 'The arguments.' });
+      refusedAt(withSchema({ $ref: '#/$defs/S', $defs: { S: { type: 'string', maxLength: 9 } } }), '/tools/0/inputSchema/type', /top level/);
+    });
+
     it('leaves a $ref inside a value alone: only subschemas are followed', () => {
       const { tools } = checkManifest(withSchema(obj({ a: { const: { $ref: '#/nothing' } }, b: { type: 'string', maxLength: 9, default: '$ref' } })));
       assert.deepEqual((tools[0]!.inputSchema as any).properties.a, { const: { $ref: '#/nothing' } });

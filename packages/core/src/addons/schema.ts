@@ -317,9 +317,6 @@ export function checkInputSchema(
     errors.push({ path, message: `The inputSchema is too large: at most ${SCHEMA_LIMITS.bytes / 1024} KB of JSON (got ${Math.ceil(text.length / 1024)} KB).` });
     return undefined;
   }
-  if (input.type !== 'object') {
-    errors.push({ path: ptr(path, 'type'), message: 'The top level of an inputSchema must be `"type": "object"`: tool arguments are named.' });
-  }
   // References are written out first: what is checked is what is enforced and listed.
   let schema: Record<string, unknown> = input;
   let origins: Origins | undefined;
@@ -332,6 +329,9 @@ export function checkInputSchema(
       errors.push({ path, message: `The inputSchema is too large once its \`$ref\`s are written out: at most ${SCHEMA_LIMITS.bytes / 1024} KB of JSON (got ${Math.ceil(text.length / 1024)} KB).` });
       return undefined;
     }
+  }
+  if (schema.type !== 'object') {
+    errors.push({ path: ptr(path, 'type'), message: 'The top level of an inputSchema must be `"type": "object"`: tool arguments are named.' });
   }
   const propsBefore = state.properties;
   checkNode(schema, path, 1, true, errors, state, origins);
@@ -428,8 +428,10 @@ function expandRefs(root: Record<string, unknown>, path: string, errors: FieldEr
       if (chain.includes(target.at)) {
         return refused([[refAt, `\`$ref\` to \`${ref}\` refers back to a schema that contains it, so it would recurse without bound; write out a fixed number of levels instead.`]]);
       }
-      const extra = Object.keys(node).filter((k) => k !== '$ref');
-      const invalid = extra.filter((k) => !REF_ANNOTATIONS.has(k));
+      // Beside a reference at the top (`{"$ref": "#/$defs/Args", "$defs": {...}}`) `$defs` is
+      // dropped as everywhere, and `$schema` kept.
+      const extra = Object.keys(node).filter((k) => k !== '$ref' && !(at === '' && k === '$defs'));
+      const invalid = extra.filter((k) => !REF_ANNOTATIONS.has(k) && !(at === '' && k === '$schema'));
       if (invalid.length) {
         return refused(invalid.map((k) => [ptr(path + at, k), `Beside \`$ref\` only ${[...REF_ANNOTATIONS].join(', ')} are accepted; put \`${k}\` in the schema it refers to.`]));
       }
