@@ -397,12 +397,14 @@ describe('arguments: property', () => {
   });
 });
 
-describe('arguments: a schema with $ref means what it meant once written out', () => {
-  it('random shared definitions: the written-out schema accepts exactly what Ajv accepts on the original', async () => {
+describe('arguments: a schema with $ref or a nullable anyOf means what it meant once written out', () => {
+  it('random shared definitions and optional values: the written-out schema accepts exactly what Ajv accepts on the original', async () => {
     const { default: Ajv2020 } = await import('ajv/dist/2020.js');
     /** Leaves a definition can hold; definition i may refer only to later ones, so nothing recurses. */
     const leaf = fc.constantFrom<Record<string, unknown>>(
       { type: 'string', maxLength: 3 },
+      { const: 'a' },
+      { type: 'string', maxLength: 4, enum: ['a', 'abcd'] },
       { type: 'integer', minimum: 0, maximum: 5 },
       { type: 'boolean' },
       { enum: ['a', 'b'] },
@@ -410,7 +412,13 @@ describe('arguments: a schema with $ref means what it meant once written out', (
     );
     const names = ['D0', 'D1', 'D2', 'D3'];
     const refTo = (i: number) => fc.integer({ min: i + 1, max: names.length }).map((j) => (j < names.length ? { $ref: `#/$defs/${names[j]}` } : null));
-    const member = (i: number) => fc.oneof(leaf, refTo(i).map((r) => r ?? { type: 'boolean' }));
+    const plainMember = (i: number) => fc.oneof(leaf, refTo(i).map((r) => r ?? { type: 'boolean' }));
+    // An optional value as Pydantic writes it: anyOf of the schema and null, in either order.
+    const member = (i: number) =>
+      fc.oneof(
+        { weight: 3, arbitrary: plainMember(i) },
+        { weight: 1, arbitrary: fc.tuple(plainMember(i), fc.boolean()).map(([m, first]) => ({ anyOf: first ? [m, { type: 'null' }] : [{ type: 'null' }, m] })) },
+      );
     const shape = (i: number) =>
       fc.oneof(
         leaf,
@@ -430,7 +438,7 @@ describe('arguments: a schema with $ref means what it meant once written out', (
     const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
       v: fc.oneof(
         { depthSize: 'small' },
-        fc.constantFrom('a', 'b', 'abcd', '', 0, 3, 7, -1, 1.5, true, null),
+        fc.constantFrom('a', 'b', 'abcd', '', 0, 3, 7, -1, 1.5, true, null, null),
         fc.array(tie('v'), { maxLength: 3 }),
         fc.record({ a: tie('v'), b: tie('v') }, { requiredKeys: [] }),
       ),
@@ -448,6 +456,7 @@ describe('arguments: a schema with $ref means what it meant once written out', (
         });
         const written = tools[0]!.inputSchema;
         assert.equal(JSON.stringify(written).includes('$ref'), false);
+        assert.equal(JSON.stringify(written).includes('anyOf'), false);
         const reference = ajv.compile(structuredClone(original));
         for (const given of inputs) {
           const ours = checkArguments(written, given).ok;

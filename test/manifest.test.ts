@@ -438,6 +438,31 @@ describe('manifest: raw inputSchema', () => {
       refusedAt(withSchema({ $ref: '#/$defs/S', $defs: { S: { type: 'string', maxLength: 9 } } }), '/tools/0/inputSchema/type', /top level/);
     });
 
+    it('takes an optional field as Pydantic writes it: anyOf of a schema and null', () => {
+      const { tools } = checkManifest(withSchema({
+        ...obj({
+          s: { anyOf: [{ type: 'string', maxLength: 5 }, { type: 'null' }], default: null, description: 'A text or nothing.' },
+          e: { anyOf: [{ type: 'null' }, { enum: ['a', 'b'] }] },
+          c: { anyOf: [{ const: 'x', title: 'X' }, { type: 'null' }], title: 'C' },
+          t: { anyOf: [{ type: 'string', enum: ['a'] }, { type: 'null' }] },
+          m: { anyOf: [{ $ref: '#/$defs/M' }, { type: 'null' }] },
+        }),
+        $defs: { M: obj({ n: { type: 'integer', minimum: 0 } }) },
+      }));
+      const props = (tools[0]!.inputSchema as any).properties;
+      assert.deepEqual(props.s, { type: ['string', 'null'], maxLength: 5, default: null, description: 'A text or nothing.' });
+      assert.deepEqual(props.e, { enum: ['a', 'b', null] });
+      assert.deepEqual(props.c, { enum: ['x', null], title: 'C' });
+      assert.deepEqual(props.t, { type: ['string', 'null'], enum: ['a', null] });
+      assert.deepEqual(props.m, { ...obj({ n: { type: 'integer', minimum: 0 } }), type: ['object', 'null'] });
+      // A problem inside the branch is reported where the branch is written.
+      refusedAt(withSchema(obj({ s: { anyOf: [{ type: 'string' }, { type: 'null' }] } })), '/tools/0/inputSchema/properties/s/anyOf/0', /must have a `maxLength`/);
+      // Anything else is still refused.
+      refusedAt(withSchema(obj({ s: { anyOf: [{ type: 'string', maxLength: 5 }, { type: 'integer' }] } })), '/tools/0/inputSchema/properties/s/anyOf', /except as one schema or null/);
+      const beside = refused(withSchema(obj({ s: { anyOf: [{ type: 'string', maxLength: 5 }, { type: 'null' }], maxLength: 3 } })));
+      assert.ok(beside.some((e) => e.path === '/tools/0/inputSchema/properties/s/anyOf' && /nothing but annotations/.test(e.message)), JSON.stringify(beside));
+    });
+
     it('leaves a $ref inside a value alone: only subschemas are followed', () => {
       const { tools } = checkManifest(withSchema(obj({ a: { const: { $ref: '#/nothing' } }, b: { type: 'string', maxLength: 9, default: '$ref' } })));
       assert.deepEqual((tools[0]!.inputSchema as any).properties.a, { const: { $ref: '#/nothing' } });

@@ -98,8 +98,9 @@ describe('the first hosted tool call, end to end with the SDK client', () => {
     assert.equal(hook.calls().length, before);
   });
 
-  it('takes an inputSchema with shared definitions, lists it written out, and enforces it', async () => {
-    // The shape Pydantic v2 and zod 4 write: a model under `$defs`, used twice, annotated beside `$ref`.
+  it('takes an inputSchema with shared definitions and optional fields, lists it written out, and enforces it', async () => {
+    // The shape Pydantic v2 and zod 4 write: a model under `$defs`, used twice, annotated beside
+    // `$ref`; an optional field as anyOf of a schema and null.
     const place = {
       type: 'object',
       properties: { city: { type: 'string', maxLength: 60, description: 'City.' }, zip: { type: 'string', maxLength: 10, pattern: '^[0-9]+$', description: 'Postcode.' } },
@@ -116,6 +117,7 @@ describe('the first hosted tool call, end to end with the SDK client', () => {
           text: { type: 'string', maxLength: 5000, description: 'The note, in Markdown.' },
           from: { $ref: '#/$defs/Place', description: 'Where it was written.' },
           to: { $ref: '#/$defs/Place' },
+          tag: { anyOf: [{ type: 'string', maxLength: 10 }, { type: 'null' }], default: null, description: 'A tag.' },
         },
         required: ['text', 'from'],
         additionalProperties: false,
@@ -129,17 +131,19 @@ describe('the first hosted tool call, end to end with the SDK client', () => {
     assert.equal(listed.$defs, undefined);
     assert.deepEqual(listed.properties.from, { ...place, description: 'Where it was written.' });
     assert.deepEqual(listed.properties.to, place);
+    assert.deepEqual(listed.properties.tag, { type: ['string', 'null'], maxLength: 10, default: null, description: 'A tag.' });
 
     const before = hook.calls().length;
-    const bad = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', from: { city: 'Lyon', zip: 'x1' }, to: { zip: '1' } } });
+    const bad = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', from: { city: 'Lyon', zip: 'x1' }, to: { zip: '1' }, tag: 5 } });
     assert.equal(bad.isError, true);
     const problems = (bad.content as any[])[0].text as string;
-    assert.deepEqual(problems.split('\n'), ['Argument `from.zip` must match the pattern `^[0-9]+$`.', 'Missing required argument `to.city`.']);
+    assert.deepEqual(problems.split('\n').slice(0, 2), ['Argument `from.zip` must match the pattern `^[0-9]+$`.', 'Missing required argument `to.city`.']);
+    assert.match(problems.split('\n')[2] ?? '', /`tag`/);
     assert.equal(hook.calls().length, before, 'nothing reached the add-on');
 
-    const ok = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', from: { city: 'Lyon', zip: '69001' } } });
+    const ok = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', from: { city: 'Lyon', zip: '69001' }, tag: null } });
     assert.equal(ok.isError, undefined, JSON.stringify(ok));
-    assert.deepEqual(hook.calls().at(-1)!.body.arguments, { text: 'a', from: { city: 'Lyon', zip: '69001' } });
+    assert.deepEqual(hook.calls().at(-1)!.body.arguments, { text: 'a', from: { city: 'Lyon', zip: '69001' }, tag: null });
   });
 
   it('answers a disabled tool exactly like a tool that does not exist', async () => {

@@ -260,7 +260,7 @@ const REFUSED: Record<string, string> = {
   unevaluatedProperties: '`unevaluatedProperties` is not supported; use `additionalProperties: false`',
   unevaluatedItems: '`unevaluatedItems` is not supported; use `items`',
   allOf: '`allOf` is not supported; merge the subschemas into one',
-  anyOf: '`anyOf` is not supported; use `enum`, or a `type` list such as ["string", "null"]',
+  anyOf: '`anyOf` is not supported except as one schema or null (`"anyOf": [{...}, {"type": "null"}]`, as Pydantic writes an optional field, with nothing but annotations beside it); otherwise use `enum`, or a `type` list such as ["string", "null"]',
   oneOf: '`oneOf` is not supported; use `enum`, or a `type` list such as ["string", "null"]',
   not: '`not` is not supported',
   dependentSchemas: '`dependentSchemas` is not supported',
@@ -320,8 +320,8 @@ export function checkInputSchema(
   // References are written out first: what is checked is what is enforced and listed.
   let schema: Record<string, unknown> = input;
   let origins: Origins | undefined;
-  if (text.includes('"$ref"') || '$defs' in input) {
-    const expanded = expandRefs(input, path, errors);
+  if (text.includes('"$ref"') || text.includes('"anyOf"') || '$defs' in input) {
+    const expanded = writeOut(input, path, errors);
     if (!expanded) return undefined;
     ({ schema, origins } = expanded);
     text = JSON.stringify(schema);
@@ -353,7 +353,7 @@ function dedupe(errors: FieldError[], from: number) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Local $ref: written out in place
+// Written out in place: local $ref, and optional values as anyOf with null
 
 /** Where each object of a written-out schema was written in the manifest, for error paths. */
 type Origins = WeakMap<object, string>;
@@ -389,13 +389,43 @@ function resolveRef(root: Record<string, unknown>, ref: string): { value: unknow
 }
 
 /**
- * Writes out an inputSchema's local references, so that what is checked, enforced and listed has
- * none, and drops the top-level `$defs`. A reference that leads back to itself (directly or through
- * others) would recurse without bound and is refused (added to `errors`, the reference left in
- * place, the rest still written out and checked). Remote references are left for checkNode to
- * refuse. Undefined when the written-out schema would be too large to check.
+ * `x` that also accepts null, or undefined when `x` says nothing of its kind (no `type`, `enum` or
+ * `const`). Every other keyword applies to one kind of value only, so null passes it.
  */
-function expandRefs(root: Record<string, unknown>, path: string, errors: FieldError[]): { schema: Record<string, unknown>; origins: Origins } | undefined {
+function orNull(x: Record<string, unknown>): Record<string, unknown> | undefined {
+  if ('const' in x && 'enum' in x) return undefined;
+  const out = { ...x };
+  if (typeof x.type === 'string') out.type = x.type === 'null' ? 'null' : [x.type, 'null'];
+  else if (Array.isArray(x.type)) out.type = x.type.includes('null') ? x.type : [...x.type, 'null'];
+  if (Array.isArray(x.enum)) out.enum = x.enum.includes(null) ? x.enum : [...x.enum, null];
+  if ('const' in x) {
+    delete out.const;
+    out.enum = x.const === null ? [null] : [x.const, null];
+  }
+  return 'type' in x || 'enum' in x || 'const' in x ? out : undefined;
+}
+
+/** In `{"anyOf": [X, {"type": "null"}], ...annotations}` (either order), the index of X. */
+function nullableBranch(node: Record<string, unknown>): number | undefined {
+  const any = node.anyOf;
+  if (!Array.isArray(any) || any.length !== 2) return undefined;
+  if (Object.keys(node).some((k) => k !== 'anyOf' && !REF_ANNOTATIONS.has(k))) return undefined;
+  const isNull = (s: unknown) => isPlainObject(s) && s.type === 'null' && Object.keys(s).length === 1;
+  if (isNull(any[1]) && isPlainObject(any[0])) return 0;
+  if (isNull(any[0]) && isPlainObject(any[1])) return 1;
+  return undefined;
+}
+
+/**
+ * Writes out what generated schemas say indirectly, so that what is checked, enforced and listed
+ * says it directly: local references (and the top-level `$defs` they point into), and an optional
+ * value as Pydantic writes it, `{"anyOf": [X, {"type": "null"}]}`, which becomes X accepting null.
+ * A reference that leads back to itself (directly or through others) would recurse without bound
+ * and is refused (added to `errors`, the reference left in place, the rest still written out and
+ * checked). Remote references and other `anyOf`s are left for checkNode to refuse. Undefined when
+ * the written-out schema would be too large to check.
+ */
+function writeOut(root: Record<string, unknown>, path: string, errors: FieldError[]): { schema: Record<string, unknown>; origins: Origins } | undefined {
   const origins: Origins = new WeakMap();
   if ('$defs' in root && !isPlainObject(root.$defs)) {
     errors.push({ path: ptr(path, '$defs'), message: '`$defs` must be an object of named schemas.' });
@@ -444,6 +474,20 @@ function expandRefs(root: Record<string, unknown>, path: string, errors: FieldEr
         origins.set(out as object, path + at);
       }
       return out;
+    }
+    const branch = nullableBranch(node);
+    if (branch !== undefined) {
+      const branchAt = ptr(at, 'anyOf', branch);
+      chain.push(at);
+      const inner = expand((node.anyOf as unknown[])[branch], branchAt, depth);
+      chain.pop();
+      const merged = isPlainObject(inner) ? orNull(inner) : undefined;
+      if (merged) {
+        for (const k of Object.keys(node)) if (k !== 'anyOf') setOwn(merged, k, node[k]);
+        // Reported where the schema that is now nullable is written.
+        origins.set(merged, origins.get(inner as object) ?? path + branchAt);
+        return merged;
+      }
     }
     chain.push(at);
     const out: Record<string, unknown> = {};
