@@ -405,6 +405,13 @@ describe('manifest: raw inputSchema', () => {
       }
       const started = performance.now();
       refusedAt(withSchema({ ...obj({ top: { $ref: '#/$defs/L0' } }), $defs: defs }), '/tools/0/inputSchema', /too large once its `\$ref`s are written out/);
+      // A 50 KB definition used a hundred times: refused before 5 MB of copies are made.
+      const big = { type: 'string', enum: Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(490, 'x')) };
+      refusedAt(
+        withSchema({ ...obj(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`p${i}`, { $ref: '#/$defs/Big' }]))), $defs: { Big: big } }),
+        '/tools/0/inputSchema',
+        /too large once its `\$ref`s are written out: at most 64 KB of JSON/,
+      );
       assert.ok(performance.now() - started < 2_000);
     });
 

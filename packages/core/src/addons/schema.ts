@@ -432,7 +432,13 @@ function writeOut(root: Record<string, unknown>, path: string, errors: FieldErro
     return undefined;
   }
   let subschemas = 0;
+  /** JSON text the references have copied so far: the written-out schema is held to the size limit. */
+  let copied = 0;
   let tooLarge = false;
+  const tooLargeAt = (what: string) => {
+    tooLarge = true;
+    errors.push({ path, message: `The inputSchema is too large once its \`$ref\`s are written out: at most ${what}.` });
+  };
   /** Where the objects being written out stand in the schema: a reference to one of them recurses. */
   const chain: string[] = [];
 
@@ -440,8 +446,7 @@ function writeOut(root: Record<string, unknown>, path: string, errors: FieldErro
     // Past the depth limit checkNode refuses the subtree; past the budget the whole schema is refused.
     if (!isPlainObject(node) || depth > SCHEMA_LIMITS.depth || tooLarge) return node;
     if (++subschemas > MAX_EXPANDED_SUBSCHEMAS) {
-      tooLarge = true;
-      errors.push({ path, message: `The inputSchema is too large once its \`$ref\`s are written out: at most ${MAX_EXPANDED_SUBSCHEMAS} subschemas.` });
+      tooLargeAt(`${MAX_EXPANDED_SUBSCHEMAS} subschemas`);
       return node;
     }
     const ref = node.$ref;
@@ -464,6 +469,12 @@ function writeOut(root: Record<string, unknown>, path: string, errors: FieldErro
       const invalid = extra.filter((k) => !REF_ANNOTATIONS.has(k) && !(at === '' && k === '$schema'));
       if (invalid.length) {
         return refused(invalid.map((k) => [ptr(path + at, k), `Beside \`$ref\` only ${[...REF_ANNOTATIONS].join(', ')} are accepted; put \`${k}\` in the schema it refers to.`]));
+      }
+      // Each use copies the target: a large definition used many times is refused before it is built.
+      copied += JSON.stringify(target.value)?.length ?? 0;
+      if (copied > SCHEMA_LIMITS.bytes) {
+        tooLargeAt(`${SCHEMA_LIMITS.bytes / 1024} KB of JSON`);
+        return node;
       }
       chain.push(at);
       let out = expand(target.value, target.at, depth);
