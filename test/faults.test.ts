@@ -247,6 +247,26 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     redis.appendonly = true;
   });
 
+  it('an allow posted while Redis is down runs the held call once Redis is back, not at its expiry', async (t) => {
+    const id = `redis-decide-${randomBytes(3).toString('hex')}`;
+    const running = call(apiA, 'delete_note', { id });
+    const [pending] = await waitPending([id]);
+    await redis.kill();
+    // Recorded in Postgres; the broadcast that would wake the holder cannot go out.
+    const decided = await person.client.post(`/api/approvals/${pending.id}/decision`, { decision: 'allow' });
+    t.diagnostic(`allow while Redis is down: ${decided.status} ${decided.text.slice(0, 200)}`);
+    assert.equal(decided.status, 200, decided.text);
+    await sleep(500);
+    await redis.start();
+    const answer = await running;
+    t.diagnostic(`answered ${answer.ms} ms after the call was sent: ${JSON.stringify(answer).slice(0, 200)}`);
+    assert.equal(answer.kind, 'result', JSON.stringify(answer));
+    assert.ok(answer.ms < (APPROVAL_TIMEOUT_SECONDS - 4) * 1000, `resumed once the bus was back, not at the approval's expiry (${answer.ms} ms)`);
+    assert.equal(hook.calls().filter((d) => d.body.arguments.id === id).length, 1, 'delivered once');
+    for (const p of procs.filter((x) => x.child.exitCode === null)) await waitReady(p.url, 20_000);
+    await assertServes('redis-decide');
+  });
+
   it('Postgres killed mid-transaction: clear errors while down, no decision lost or doubled, recovers by itself', async (t) => {
     const noteTexts = Array.from({ length: 8 }, (_, i) => `pg-${i}`);
     for (const text of noteTexts) slow.set(text, 600);
@@ -287,7 +307,7 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     assert.match((denied as { text: string }).text, /denied/);
     assert.equal(expired!.kind, 'tool-error', JSON.stringify(expired));
     assert.match((expired as { text: string }).text, /did not answer/);
-    const deleted = hook.calls().filter((d) => d.body.tool === 'delete_note').map((d) => d.body.arguments.id);
+    const deleted = hook.calls().filter((d) => d.body.tool === 'delete_note' && String(d.body.arguments.id).startsWith('pg-del-')).map((d) => d.body.arguments.id);
     assert.deepEqual([...new Set(deleted)], ['pg-del-allow'], 'only the allowed call reached the add-on');
 
     const noteAnswers = await Promise.all(notes);

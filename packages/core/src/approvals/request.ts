@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
 import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
@@ -53,6 +53,8 @@ export interface ApprovalsService extends Approvals {
 }
 
 const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'expired', 'cancelled', 'revoked']);
+/** Waiting approvals looked up per statement after the bus reconnects. */
+const RECHECK_BATCH = 1_000;
 
 /**
  * One call waiting for the person. Kept small: one timer that serves both progress and expiry, the
@@ -212,6 +214,7 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly sweeper: NodeJS.Timeout | undefined;
   private readonly renewer: NodeJS.Timeout;
   private readonly gates: Promise<(() => Promise<void>) | undefined>;
+  private readonly offReconnect: () => void;
   private readonly progressMessage: string;
   /** This process's row in approval_holders (see LEASE_SECONDS). */
   private readonly holderId = newId('hld');
@@ -241,6 +244,29 @@ class ApprovalsImpl implements ApprovalsService {
     }
     this.renewer = setInterval(() => void this.renewLeases(), RENEW_EVERY_MS);
     this.renewer.unref();
+    this.offReconnect = svc.bus.afterReconnect(() => void this.recheck());
+  }
+
+  /**
+   * The bus was down: a decision announced meanwhile never reached us, and without this the call
+   * would run (or end) only when its expiry timer read the row. The database has every decision.
+   */
+  private async recheck() {
+    const ids = [...this.byId.keys()];
+    for (let i = 0; i < ids.length; i += RECHECK_BATCH) {
+      try {
+        const decided = await this.svc.db
+          .select({ id: approvals.id, status: approvals.status, decidedBy: approvals.decidedBy })
+          .from(approvals)
+          .where(and(inArray(approvals.id, ids.slice(i, i + RECHECK_BATCH)), ne(approvals.status, 'pending')));
+        for (const row of decided) {
+          if (FINAL.has(row.status)) this.byId.get(row.id)?.settle(row.status as FinalStatus, row.decidedBy);
+        }
+      } catch (err) {
+        this.svc.log.warn('cannot look up the decisions missed while the bus was down; each wait still ends at its expiry', { err });
+        return;
+      }
+    }
   }
 
   /** Tells every process that this one still holds its waiting calls (see LEASE_SECONDS). */
@@ -462,6 +488,7 @@ class ApprovalsImpl implements ApprovalsService {
   async close() {
     clearInterval(this.sweeper);
     clearInterval(this.renewer);
+    this.offReconnect();
     const unsubscribe = await this.gates;
     await unsubscribe?.().catch(() => {});
     // A call held here cannot run once we stop: record that it was cancelled.

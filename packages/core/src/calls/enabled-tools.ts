@@ -43,6 +43,9 @@ export class EnabledToolsCache {
       await this.svc.bus.subscribe(TOOLS_CHANNEL, (m) => this.entries.delete((m as { userId: string }).userId)),
       await this.svc.bus.subscribe(ADDONS_CHANNEL, () => this.entries.clear()),
     );
+    // A switch or an add-on change broadcast while the bus was down was missed: start over.
+    const off = this.svc.bus.afterReconnect(() => this.entries.clear());
+    this.unsubscribe.push(async () => off());
   }
 
   async stop() {

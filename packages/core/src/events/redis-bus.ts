@@ -51,6 +51,28 @@ export function createRedisBus(url: string, prefix: string): RedisBus {
   sub.on('error', () => {});
   pub.on('error', () => {});
 
+  const reconnected = new Set<() => void>();
+  let readies = 0;
+  sub.on('ready', () => {
+    if (++readies === 1 || !reconnected.size) return;
+    // ioredis sends its SUBSCRIBEs again right after 'ready'; one more, for a channel already held,
+    // is answered after them, so the listeners run once every subscription is live again.
+    const held = handlers.keys().next().value;
+    (held ? sub.subscribe(held) : Promise.resolve()).then(
+      () => {
+        for (const listener of [...reconnected]) {
+          try {
+            listener();
+          } catch {
+            // One listener's failure is its own; the others still run.
+          }
+        }
+      },
+      // Lost again before that: the next 'ready' runs them.
+      () => {},
+    );
+  });
+
   return {
     async publish(channel, message) {
       await pub.publish(...busMessage(prefix, channel, message));
@@ -78,6 +100,10 @@ export function createRedisBus(url: string, prefix: string): RedisBus {
           });
         }
       };
+    },
+    afterReconnect(listener) {
+      reconnected.add(listener);
+      return () => void reconnected.delete(listener);
     },
     async ping() {
       await pub.ping();

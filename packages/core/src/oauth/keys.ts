@@ -50,7 +50,11 @@ class KeyStore {
   }
 
   private async load() {
-    this.subscribed ??= this.svc.bus.subscribe(KEYS_CHANNEL, () => void this.reload().catch(() => {}));
+    if (!this.subscribed) {
+      this.subscribed = this.svc.bus.subscribe(KEYS_CHANNEL, () => void this.reload().catch(() => {}));
+      // A rotation broadcast while the bus was down was missed: read the keys again.
+      this.svc.bus.afterReconnect(() => void this.reload().catch(() => {}));
+    }
     await this.subscribed;
     if (this.svc.config.signingKeys) return this.loadFromSettings(this.svc.config.signingKeys);
     let rows = await this.readRows();

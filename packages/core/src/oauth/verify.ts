@@ -55,6 +55,8 @@ function gateCache(svc: Services): GateCache {
   if (!cache) {
     const created = new GateCache();
     created.subscribed = svc.bus.subscribe(GATES_CHANNEL, (m) => created.drop((m ?? {}) as Record<string, unknown>));
+    // A revocation broadcast while the bus was down was missed: forget every lookup.
+    svc.bus.afterReconnect(() => created.drop({}));
     caches.set(svc, (cache = created));
   }
   return cache;

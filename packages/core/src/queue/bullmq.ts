@@ -140,6 +140,8 @@ export function createBullDispatcher(
     if (++readies === 1) return;
     for (const ms of RECHECK_AFTER_RECONNECT_MS) setTimeout(() => void recheck(), ms).unref();
   });
+  // The replies arrive on the bus's own connection, which can drop alone.
+  const offReconnect = svc.bus.afterReconnect(() => void recheck());
   let listening: Promise<() => Promise<void>> | undefined;
   // Subscribed once, before the first job exists, so even the fastest worker's answer is heard. A
   // failed SUBSCRIBE is tried again by the next call (ioredis resubscribes by itself after reconnects).
@@ -208,6 +210,7 @@ export function createBullDispatcher(
     /** Calls waiting for a worker, service-wide (the `toolport_queue_depth` gauge). */
     depth: () => queue.getJobCountByTypes('wait', 'prioritized', 'delayed'),
     async close() {
+      offReconnect();
       await listening?.then((off) => off()).catch(() => {});
       await queue.close();
       await connection.quit().catch(() => {});

@@ -61,6 +61,11 @@ function cacheOf(svc: Services): TargetCache {
         else fresh.entries.clear();
       })
       .catch((err) => svc.log.warn('cannot follow add-on changes; relying on the cache lifetime', { err }));
+    // A change broadcast while the bus was down was missed: start over.
+    svc.bus.afterReconnect(() => {
+      fresh.generation++;
+      fresh.entries.clear();
+    });
     caches.set(svc, (cache = fresh));
   }
   return cache;
