@@ -462,6 +462,10 @@ describe('manifest: raw inputSchema', () => {
       assert.deepEqual(props.c, { enum: ['x', null], title: 'C' });
       assert.deepEqual(props.t, { type: ['string', 'null'], enum: ['a', null] });
       assert.deepEqual(props.m, { ...obj({ n: { type: 'integer', minimum: 0 } }), type: ['object', 'null'] });
+      // oneOf says the same while the schema itself refuses null; one that takes null is refused.
+      const { tools: one } = checkManifest(withSchema(obj({ s: { oneOf: [{ type: 'null' }, { type: 'integer', maximum: 3 }] } })));
+      assert.deepEqual((one[0]!.inputSchema as any).properties.s, { type: ['integer', 'null'], maximum: 3 });
+      refusedAt(withSchema(obj({ s: { oneOf: [{ type: ['string', 'null'], maxLength: 5 }, { type: 'null' }] } })), '/tools/0/inputSchema/properties/s/oneOf', /except as one schema or null/);
       // A problem inside the branch is reported where the branch is written.
       refusedAt(withSchema(obj({ s: { anyOf: [{ type: 'string' }, { type: 'null' }] } })), '/tools/0/inputSchema/properties/s/anyOf/0', /must have a `maxLength`/);
       // Anything else is still refused.

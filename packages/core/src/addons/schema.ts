@@ -261,7 +261,7 @@ const REFUSED: Record<string, string> = {
   unevaluatedItems: '`unevaluatedItems` is not supported; use `items`',
   allOf: '`allOf` is not supported; merge the subschemas into one',
   anyOf: '`anyOf` is not supported except as one schema or null (`"anyOf": [{...}, {"type": "null"}]`, as Pydantic writes an optional field, with nothing but annotations beside it); otherwise use `enum`, or a `type` list such as ["string", "null"]',
-  oneOf: '`oneOf` is not supported; use `enum`, or a `type` list such as ["string", "null"]',
+  oneOf: '`oneOf` is not supported except as one schema or null, like `anyOf`; otherwise use `enum`, or a `type` list such as ["string", "null"]',
   not: '`not` is not supported',
   dependentSchemas: '`dependentSchemas` is not supported',
   dependentRequired: '`dependentRequired` is not supported; explain the dependency in the description',
@@ -320,7 +320,7 @@ export function checkInputSchema(
   // References are written out first: what is checked is what is enforced and listed.
   let schema: Record<string, unknown> = input;
   let origins: Origins | undefined;
-  if (text.includes('"$ref"') || text.includes('"anyOf"') || '$defs' in input) {
+  if (text.includes('"$ref"') || text.includes('"anyOf"') || text.includes('"oneOf"') || '$defs' in input) {
     const expanded = writeOut(input, path, errors);
     if (!expanded) return undefined;
     ({ schema, origins } = expanded);
@@ -405,21 +405,33 @@ function orNull(x: Record<string, unknown>): Record<string, unknown> | undefined
   return 'type' in x || 'enum' in x || 'const' in x ? out : undefined;
 }
 
-/** In `{"anyOf": [X, {"type": "null"}], ...annotations}` (either order), the index of X. */
-function nullableBranch(node: Record<string, unknown>): number | undefined {
-  const any = node.anyOf;
-  if (!Array.isArray(any) || any.length !== 2) return undefined;
-  if (Object.keys(node).some((k) => k !== 'anyOf' && !REF_ANNOTATIONS.has(k))) return undefined;
+/** Whether a schema that says its kind refuses null (then "one of it or null" is "any of"). */
+const refusesNull = (x: Record<string, unknown>) =>
+  (typeof x.type === 'string' && x.type !== 'null') ||
+  (Array.isArray(x.type) && !x.type.includes('null')) ||
+  (Array.isArray(x.enum) && !x.enum.includes(null)) ||
+  ('const' in x && x.const !== null);
+
+/**
+ * In `{"anyOf": [X, {"type": "null"}], ...annotations}` (either order; or `oneOf`), which keyword
+ * and the index of X.
+ */
+function nullableBranch(node: Record<string, unknown>): { key: 'anyOf' | 'oneOf'; index: number } | undefined {
+  const key = 'anyOf' in node ? 'anyOf' : 'oneOf';
+  const list = node[key];
+  if (!Array.isArray(list) || list.length !== 2) return undefined;
+  if (Object.keys(node).some((k) => k !== key && !REF_ANNOTATIONS.has(k))) return undefined;
   const isNull = (s: unknown) => isPlainObject(s) && s.type === 'null' && Object.keys(s).length === 1;
-  if (isNull(any[1]) && isPlainObject(any[0])) return 0;
-  if (isNull(any[0]) && isPlainObject(any[1])) return 1;
+  if (isNull(list[1]) && isPlainObject(list[0])) return { key, index: 0 };
+  if (isNull(list[0]) && isPlainObject(list[1])) return { key, index: 1 };
   return undefined;
 }
 
 /**
  * Writes out what generated schemas say indirectly, so that what is checked, enforced and listed
  * says it directly: local references (and the top-level `$defs` they point into), and an optional
- * value as Pydantic writes it, `{"anyOf": [X, {"type": "null"}]}`, which becomes X accepting null.
+ * value as Pydantic writes it, `{"anyOf": [X, {"type": "null"}]}` (or `oneOf`, X refusing null),
+ * which becomes X accepting null.
  * A reference that leads back to itself (directly or through others) would recurse without bound
  * and is refused (added to `errors`, the reference left in place, the rest still written out and
  * checked). Remote references and other `anyOf`s are left for checkNode to refuse. Undefined when
@@ -488,13 +500,14 @@ function writeOut(root: Record<string, unknown>, path: string, errors: FieldErro
     }
     const branch = nullableBranch(node);
     if (branch !== undefined) {
-      const branchAt = ptr(at, 'anyOf', branch);
+      const branchAt = ptr(at, branch.key, branch.index);
       chain.push(at);
-      const inner = expand((node.anyOf as unknown[])[branch], branchAt, depth);
+      const inner = expand((node[branch.key] as unknown[])[branch.index], branchAt, depth);
       chain.pop();
-      const merged = isPlainObject(inner) ? orNull(inner) : undefined;
+      // "Exactly one of" is "any of" only while X itself refuses null.
+      const merged = isPlainObject(inner) && (branch.key === 'anyOf' || refusesNull(inner)) ? orNull(inner) : undefined;
       if (merged) {
-        for (const k of Object.keys(node)) if (k !== 'anyOf') setOwn(merged, k, node[k]);
+        for (const k of Object.keys(node)) if (k !== branch.key) setOwn(merged, k, node[k]);
         // Reported where the schema that is now nullable is written.
         origins.set(merged, origins.get(inner as object) ?? path + branchAt);
         return merged;
