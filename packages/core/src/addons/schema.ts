@@ -544,7 +544,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
   if (depth > SCHEMA_LIMITS.depth) {
     return err(path, `The inputSchema nests too deeply: at most ${SCHEMA_LIMITS.depth} levels of subschemas.`);
   }
-  // A local reference still here could not be written out, and expandRefs said why, here.
+  // A local reference still here could not be written out, and writeOut said why, here.
   const local = typeof node.$ref === 'string' && node.$ref.startsWith('#');
   if (local && errors.some((e) => e.path === path || e.path.startsWith(path + '/'))) return;
 
