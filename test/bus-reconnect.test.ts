@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { toolSwitches } from '../packages/core/src/db/schema/index';
+import { GATE_CACHE_MS } from '@toolport/core';
+import { oauthGrants, toolSwitches } from '../packages/core/src/db/schema/index';
 import { transition } from '../packages/core/src/approvals/records';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { newPerson } from './helpers/http';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
 import { approvalsOf, ask, pendingFor, sleep } from './approvals-helpers';
 
@@ -93,5 +95,29 @@ describe('after the bus loses its Redis connection', { skip, concurrency: false 
     assert.deepEqual(await names(), ['add_note', 'search_notes'], 'cached until something says otherwise');
     await dropTheBus();
     assert.deepEqual(await names(), ['search_notes']);
+  });
+
+  it('an app revoked while the bus was down is refused as soon as the bus is back', async (t) => {
+    const p = await personWithNotes(tp.url, hook, { search_notes: true });
+    const provider = new TestOAuthProvider('Revoked later');
+    await connectApp(p.user.mcpUrl, p.client, { provider });
+    const list = async () =>
+      (
+        await fetch(p.user.mcpUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.saved!.access_token}` },
+          body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+        })
+      ).status;
+    assert.equal(await list(), 200);
+    const cachedAt = Date.now();
+    await tp.svc.db.update(oauthGrants).set({ revokedAt: new Date() }).where(eq(oauthGrants.userId, p.user.id));
+    const stale = await list();
+    await dropTheBus();
+    const after = await list();
+    // Past the cache's own lifetime the answer says nothing about the reconnect.
+    if (Date.now() - cachedAt >= GATE_CACHE_MS) return t.skip(`the machine took ${Date.now() - cachedAt} ms, past the gate cache's ${GATE_CACHE_MS} ms`);
+    assert.equal(stale, 200, 'the gate is cached until something says otherwise');
+    assert.equal(after, 401);
   });
 });
