@@ -21,7 +21,9 @@ export const busMessage = (prefix: string, channel: string, message: unknown): [
  */
 export function createRedisBus(url: string, prefix: string): RedisBus {
   const pub = new Redis(url, { maxRetriesPerRequest: 3, connectionName: `${prefix}:bus-pub` });
-  const sub = new Redis(url, { maxRetriesPerRequest: null, connectionName: `${prefix}:bus-sub` });
+  // No ready check on the subscriber: ioredis 5.8.2+ can send its INFO after a SUBSCRIBE queued
+  // while connecting, and the connection then refuses it (redis/ioredis#2037). 'ready' still fires.
+  const sub = new Redis(url, { maxRetriesPerRequest: null, connectionName: `${prefix}:bus-sub`, enableReadyCheck: false });
   const handlers = new Map<string, Set<(message: unknown) => void>>();
   // Serialises SUBSCRIBE/UNSUBSCRIBE per channel so a quick unsubscribe + subscribe cannot cross.
   const pending = new Map<string, Promise<unknown>>();
