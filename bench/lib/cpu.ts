@@ -43,7 +43,7 @@ function machineTicks(): { busy: number; total: number } {
   }
 }
 
-type Sample = { at: number; groups: Record<string, number>; machine: { busy: number; total: number } };
+type Sample = { groups: Record<string, number>; machine: { busy: number; total: number } };
 
 export interface CpuUse {
   /** µs of CPU per call, by process group. */
@@ -65,7 +65,7 @@ export function cpuSampler(children: () => Array<{ name: string; pid: number | u
     }
     const self = process.cpuUsage();
     groups['load generator'] = self.user + self.system;
-    return { at: performance.now(), groups, machine: machineTicks() };
+    return { groups, machine: machineTicks() };
   };
   return {
     take,

@@ -42,7 +42,7 @@ export interface RawDelivery {
   method: string;
   /** A header's value by lower-case name; several values joined with ", ". */
   header(name: string): string | null | undefined;
-  /** The whole body; rejects with TooLarge once it passes `max` bytes. */
+  /** The whole body; rejects with TooLarge once it passes `max` bytes (a declared length is checked before). */
   body(max: number): Promise<Uint8Array>;
 }
 
@@ -68,8 +68,6 @@ const unauthorized = (): RawAnswer => ({ status: 401, contentType: 'text/plain',
 export class TooLarge extends Error {}
 
 async function readBody(request: Request, max: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > max) throw new TooLarge();
   if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -230,11 +228,14 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
     const timestamp = Number(ts);
     if (Math.abs(Date.now() / 1000 - timestamp) > tolerance) return unauthorized();
 
+    const tooLarge = () => json(413, { error: 'The delivery is too large.' });
+    const declared = Number(request.header('content-length'));
+    if (Number.isFinite(declared) && declared > maxBody) return tooLarge();
     let raw: Uint8Array;
     try {
       raw = await request.body(maxBody);
     } catch (err) {
-      if (err instanceof TooLarge) return json(413, { error: 'The delivery is too large.' });
+      if (err instanceof TooLarge) return tooLarge();
       return unauthorized();
     }
     const body = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');

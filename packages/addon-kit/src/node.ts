@@ -21,8 +21,6 @@ function toRequest(req: IncomingMessage): Request {
 
 /** The request body, refused with TooLarge as soon as it passes `max` bytes (the rest is discarded). */
 function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) return Promise.reject(new TooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -57,10 +57,11 @@ export function createRedisBus(url: string, prefix: string): RedisBus {
   let readies = 0;
   sub.on('ready', () => {
     if (++readies === 1 || !reconnected.size) return;
-    // ioredis sends its SUBSCRIBEs again right after 'ready'; one more, for a channel already held,
-    // is answered after them, so the listeners run once every subscription is live again.
+    // ioredis sends its SUBSCRIBEs again right after emitting 'ready', in the same turn; one more,
+    // for a channel already held, sent on the next tick is answered after them, so the listeners
+    // run once every subscription is live again.
     const held = handlers.keys().next().value;
-    (held ? sub.subscribe(held) : Promise.resolve()).then(
+    new Promise<void>((resolve) => process.nextTick(resolve)).then(() => (held ? sub.subscribe(held) : undefined)).then(
       () => {
         for (const listener of [...reconnected]) {
           try {

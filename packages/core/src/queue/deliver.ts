@@ -49,6 +49,13 @@ interface TargetCache {
 
 const caches = new WeakMap<Services, TargetCache>();
 
+/** Drops one add-on's cached target, or all of them; a load racing this is not cached. */
+function forget(cache: TargetCache, addonId?: string) {
+  cache.generation++;
+  if (addonId !== undefined) cache.entries.delete(addonId);
+  else cache.entries.clear();
+}
+
 function cacheOf(svc: Services): TargetCache {
   let cache = caches.get(svc);
   if (!cache) {
@@ -56,16 +63,11 @@ function cacheOf(svc: Services): TargetCache {
     fresh.ready = svc.bus
       .subscribe(ADDONS_CHANNEL, (msg) => {
         const addonId = (msg as { addonId?: unknown } | null)?.addonId;
-        fresh.generation++;
-        if (typeof addonId === 'string') fresh.entries.delete(addonId);
-        else fresh.entries.clear();
+        forget(fresh, typeof addonId === 'string' ? addonId : undefined);
       })
       .catch((err) => svc.log.warn('cannot follow add-on changes; relying on the cache lifetime', { err }));
     // A change broadcast while the bus was down was missed: start over.
-    svc.bus.afterReconnect(() => {
-      fresh.generation++;
-      fresh.entries.clear();
-    });
+    svc.bus.afterReconnect(() => forget(fresh));
     caches.set(svc, (cache = fresh));
   }
   return cache;
@@ -149,10 +151,7 @@ async function disableWebhook(svc: Services, addonId: string) {
     .set({ webhookDisabledAt: svc.clock.now() })
     .where(and(eq(addons.id, addonId), isNull(addons.webhookDisabledAt)));
   const cache = caches.get(svc);
-  if (cache) {
-    cache.generation++;
-    cache.entries.delete(addonId);
-  }
+  if (cache) forget(cache, addonId);
   await svc.bus.publish(ADDONS_CHANNEL, { addonId }).catch(() => {});
 }
 
