@@ -489,4 +489,60 @@ describe('arguments: a schema with $ref or a nullable anyOf means what it meant 
     assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
     assert.ok(oneOfRefused < 150, `most schemas were taken (${oneOfRefused} of 300 refused)`);
   });
+
+  it('random draft-07 schemas: the 2020-12 rewrite accepts exactly what Ajv accepts on the draft-07 original', async () => {
+    const { default: Ajv } = await import('ajv');
+    const plain = fc.constantFrom<Record<string, unknown>>(
+      { type: 'string', maxLength: 3 },
+      { type: 'integer', minimum: 0, maximum: 5 },
+      { type: 'boolean' },
+      { enum: ['a', 1] },
+    );
+    // P, the one definition, is used through `#/definitions/P` anywhere but in itself.
+    const leaf = fc.oneof(plain, fc.constant({ $ref: '#/definitions/P' }));
+    // A tuple as draft-07 writes it: a list of items, then additionalItems, or a maxItems that fills it.
+    const tupleOf = (leaf: fc.Arbitrary<Record<string, unknown>>) => fc
+      .tuple(fc.array(leaf, { minLength: 1, maxLength: 3 }), fc.oneof(fc.constant(undefined), fc.constant(false), leaf), fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 2 }))
+      .map(([items, rest, max, min]) => {
+        const maxItems = rest === undefined ? Math.min(max, items.length) : max;
+        return { type: 'array', items, ...(rest === undefined ? {} : { additionalItems: rest }), maxItems, ...(min ? { minItems: Math.min(min, maxItems) } : {}) };
+      });
+    // additionalItems beside a single items schema means nothing in draft-07.
+    const plainArray = fc.tuple(leaf, fc.oneof(fc.constant(false), leaf)).map(([items, rest]) => ({ type: 'array', maxItems: 3, items, additionalItems: rest }));
+    const member = fc.oneof(leaf, tupleOf(leaf), plainArray);
+    const schemaArb = fc.tuple(member, member, fc.oneof(plain, tupleOf(plain))).map(([x, y, p]) => ({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { x, y },
+      additionalProperties: false,
+      definitions: { P: p },
+    }));
+    const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+      v: fc.oneof({ depthSize: 'small' }, fc.constantFrom('a', 'abcd', 0, 3, 7, 1, true, null), fc.array(tie('v'), { maxLength: 4 })),
+    })).v;
+    const input = fc.record({ x: value, y: value }, { requiredKeys: [] });
+
+    const ajv = new Ajv({ strict: false });
+    let accepted = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(schemaArb, fc.array(input, { minLength: 8, maxLength: 8 }), (original, inputs) => {
+        const { tools } = checkManifest({
+          id: 'draft7', name: 'Draft 7', description: 'Generated.', webhook: 'https://d7.example.com/',
+          tools: [{ name: 'tool', title: 'Tool', summary: 'Returns something.', inputSchema: original }],
+        });
+        const written = tools[0]!.inputSchema;
+        assert.equal(/"(\$ref|definitions|additionalItems)"/.test(JSON.stringify(written)), false);
+        const reference = ajv.compile(structuredClone(original));
+        for (const given of inputs) {
+          const ours = checkArguments(written, given).ok;
+          assert.equal(ours, reference(given), `${JSON.stringify(given)} against ${JSON.stringify(original)}`);
+          if (ours) accepted++;
+          else refused++;
+        }
+      }),
+      { numRuns: 300 },
+    );
+    assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
+  });
 });

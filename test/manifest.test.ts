@@ -474,6 +474,67 @@ describe('manifest: raw inputSchema', () => {
       assert.ok(beside.some((e) => e.path === '/tools/0/inputSchema/properties/s/anyOf' && /nothing but annotations/.test(e.message)), JSON.stringify(beside));
     });
 
+    describe('draft-07, as MCP SDK v1 servers and zod-to-json-schema write it', () => {
+      const D7 = 'http://json-schema.org/draft-07/schema#';
+      const place = obj({ city: { type: 'string', maxLength: 60 } });
+
+      it('is rewritten to 2020-12: definitions, tuples, additionalItems, the $schema itself', () => {
+        const original = {
+          ...obj({
+            at: { type: 'array', minItems: 2, maxItems: 2, items: [{ type: 'number' }, { type: 'number' }] },
+            tags: { type: 'array', maxItems: 9, items: [{ type: 'string', maxLength: 3 }], additionalItems: { type: 'integer' } },
+            list: { type: 'array', maxItems: 3, items: { $ref: '#/definitions/Place' }, additionalItems: false },
+            home: { $ref: '#/definitions/Place', description: 'Home.' },
+          }),
+          definitions: { Place: place },
+          $schema: D7,
+        };
+        const copy = structuredClone(original);
+        const schema = checkManifest(withSchema(original)).tools[0]!.inputSchema as any;
+        assert.deepEqual(schema, {
+          ...obj({
+            at: { type: 'array', minItems: 2, maxItems: 2, prefixItems: [{ type: 'number' }, { type: 'number' }], items: false },
+            tags: { type: 'array', maxItems: 9, prefixItems: [{ type: 'string', maxLength: 3 }], items: { type: 'integer' } },
+            // additionalItems without a list of items means nothing in draft-07.
+            list: { type: 'array', maxItems: 3, items: place },
+            home: { ...place, description: 'Home.' },
+          }),
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+        });
+        assert.deepEqual(original, copy, 'the input is not changed');
+        assert.equal(checkArguments(schema, { at: [1, 2], tags: ['a', 7] }).ok, true);
+        assert.equal(checkArguments(schema, { at: [1, 2, 3] }).ok, false);
+        assert.equal(checkArguments(schema, { tags: ['a', 'b'] }).ok, false);
+      });
+
+      it('takes $defs too, a reference at the top, and the 2020-12 $schema written with # or http', () => {
+        const args = obj({ q: { type: 'string', maxLength: 9 } });
+        const top = checkManifest(withSchema({ $schema: D7, $ref: '#/definitions/Args', definitions: { Args: args } })).tools[0]!.inputSchema;
+        assert.deepEqual(top, { ...args, $schema: 'https://json-schema.org/draft/2020-12/schema' });
+        const both = checkManifest(withSchema({ ...obj({ a: { $ref: '#/$defs/P' } }), $defs: { P: place }, $schema: 'http://json-schema.org/draft-07/schema' })).tools[0]!.inputSchema;
+        assert.deepEqual(both, { ...obj({ a: place }), $schema: 'https://json-schema.org/draft/2020-12/schema' });
+        for (const spelling of ['https://json-schema.org/draft/2020-12/schema#', 'http://json-schema.org/draft/2020-12/schema']) {
+          assert.equal((checkManifest(withSchema({ ...args, $schema: spelling })).tools[0]!.inputSchema as any).$schema, 'https://json-schema.org/draft/2020-12/schema');
+        }
+      });
+
+      it('says where a draft-07 schema goes wrong, where it is written', () => {
+        refusedAt(withSchema({ ...obj({ t: { type: 'array', maxItems: 5, items: [{ type: 'number' }] } }), $schema: D7 }), '/tools/0/inputSchema/properties/t/items', /must say what may follow/);
+        refusedAt(withSchema({ ...obj({ t: { type: 'array', maxItems: 2, prefixItems: [{ type: 'number' }], items: false } }), $schema: D7 }), '/tools/0/inputSchema/properties/t/prefixItems', /not a draft-07 keyword/);
+        refusedAt(withSchema({ ...obj({ a: { $ref: '#/definitions/S' } }), definitions: { S: { type: 'string' } }, $schema: D7 }), '/tools/0/inputSchema/definitions/S', /must have a `maxLength`/);
+        refusedAt(withSchema({ ...obj({ t: { type: 'array', maxItems: 2, items: [{ type: 'string' }], additionalItems: false } }), $schema: D7 }), '/tools/0/inputSchema/properties/t/items/0', /must have a `maxLength`/);
+        refusedAt(withSchema({ ...obj({}), definitions: [], $schema: D7 }), '/tools/0/inputSchema/definitions', /object of named schemas/);
+        refusedAt(withSchema({ ...obj({ a: { type: 'integer', definitions: {} } }), $schema: D7 }), '/tools/0/inputSchema/properties/a/definitions', /at the top/);
+      });
+
+      it('is the only other dialect; its forms without it are refused, saying what to write', () => {
+        refusedAt(withSchema({ ...obj({}), $schema: 'http://json-schema.org/draft-04/schema#' }), '/tools/0/inputSchema/$schema', /draft-07/);
+        refusedAt(withSchema({ ...obj({}), definitions: {} }), '/tools/0/inputSchema/definitions', /`\$defs`.*draft-07/);
+        refusedAt(withSchema(obj({ t: { type: 'array', maxItems: 2, items: [{ type: 'number' }] } })), '/tools/0/inputSchema/properties/t/items', /`prefixItems`/);
+        refusedAt(withSchema(obj({ t: { type: 'array', maxItems: 2, prefixItems: [{ type: 'number' }], items: false, additionalItems: false } })), '/tools/0/inputSchema/properties/t/additionalItems', /is `items`/);
+      });
+    });
+
     it('leaves a $ref inside a value alone: only subschemas are followed', () => {
       const { tools } = checkManifest(withSchema(obj({ a: { const: { $ref: '#/nothing' } }, b: { type: 'string', maxLength: 9, default: '$ref' } })));
       assert.deepEqual((tools[0]!.inputSchema as any).properties.a, { const: { $ref: '#/nothing' } });
@@ -538,7 +599,7 @@ describe('manifest: raw inputSchema', () => {
 
   it('refuses keywords outside the whitelist, another $schema, formats outside the list, misplaced keywords', () => {
     refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 5, contentEncoding: 'base64' } })), '/tools/0/inputSchema/properties/a/contentEncoding', /not a supported keyword/);
-    refusedAt(withSchema({ ...obj({}), $schema: 'http://json-schema.org/draft-07/schema#' }), '/tools/0/inputSchema/$schema', /2020-12/);
+    refusedAt(withSchema({ ...obj({}), $schema: 'https://json-schema.org/draft/2019-09/schema' }), '/tools/0/inputSchema/$schema', /2020-12/);
     refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 5, format: 'regex' } })), '/tools/0/inputSchema/properties/a/format', /must be one of/);
     refusedAt(withSchema(obj({ a: { type: 'number', maxLength: 5 } })), '/tools/0/inputSchema/properties/a/maxLength', /applies to strings/);
     refusedAt(withSchema(obj({ a: true })), '/tools/0/inputSchema/properties/a', /accepts any value/);

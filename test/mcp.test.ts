@@ -146,6 +146,45 @@ describe('the first hosted tool call, end to end with the SDK client', () => {
     assert.deepEqual(hook.calls().at(-1)!.body.arguments, { text: 'a', from: { city: 'Lyon', zip: '69001' }, tag: null });
   });
 
+  it('takes a draft-07 inputSchema as MCP SDK v1 servers write it, and lists it as 2020-12 that a strict client compiles', async () => {
+    const { default: Ajv2020 } = await import('ajv/dist/2020.js');
+    const p = await setupPerson(tp.url, hook, { add_note: true }, 'notes', (m) => {
+      const add = m.tools.find((t) => t.name === 'add_note')! as Record<string, unknown>;
+      delete add.arguments;
+      // zod-to-json-schema's draft-07: `definitions`, a tuple as a list of `items`.
+      add.inputSchema = {
+        type: 'object',
+        properties: {
+          text: { type: 'string', maxLength: 5000 },
+          at: { type: 'array', minItems: 2, maxItems: 2, items: [{ type: 'number' }, { type: 'number' }], description: 'Latitude, longitude.' },
+          place: { $ref: '#/definitions/Place' },
+        },
+        required: ['text'],
+        additionalProperties: false,
+        definitions: { Place: { type: 'object', properties: { city: { type: 'string', maxLength: 60 } }, required: ['city'], additionalProperties: false } },
+        $schema: 'http://json-schema.org/draft-07/schema#',
+      };
+    });
+    const { client } = await connectApp(p.user.mcpUrl, p.client);
+    const { tools } = await client.listTools();
+    const listed = tools.find((t) => t.name === `${p.addonId}__add_note`)!.inputSchema as any;
+    assert.equal(listed.$schema, 'https://json-schema.org/draft/2020-12/schema');
+    assert.equal(listed.definitions, undefined);
+    assert.deepEqual(listed.properties.at, { type: 'array', minItems: 2, maxItems: 2, prefixItems: [{ type: 'number' }, { type: 'number' }], items: false, description: 'Latitude, longitude.' });
+    // What Claude Desktop does with a tool's schema: a strict 2020-12 compile.
+    assert.doesNotThrow(() => new Ajv2020({ strict: true }).compile(listed));
+
+    const before = hook.calls().length;
+    const bad = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', at: [1, 'x'], place: {} } });
+    assert.equal(bad.isError, true);
+    const problems = (bad.content as any[])[0].text as string;
+    assert.deepEqual(problems.split('\n'), ['Argument `at[1]` must be a number.', 'Missing required argument `place.city`.']);
+    assert.equal(hook.calls().length, before, 'nothing reached the add-on');
+    const ok = await client.callTool({ name: `${p.addonId}__add_note`, arguments: { text: 'a', at: [45.7, 4.8], place: { city: 'Lyon' } } });
+    assert.equal(ok.isError, undefined, JSON.stringify(ok));
+    assert.deepEqual(hook.calls().at(-1)!.body.arguments, { text: 'a', at: [45.7, 4.8], place: { city: 'Lyon' } });
+  });
+
   it('answers a disabled tool exactly like a tool that does not exist', async () => {
     const p = await personWithNotes({ add_note: true });
     const { client } = await connectApp(p.user.mcpUrl, p.client);

@@ -10,8 +10,23 @@ export const LONE_SURROGATE = /\p{Surrogate}/u;
 const CONTROL_IN_PROSE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 const CONTROL_ANY = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 
-/** The only `$schema` an inputSchema may declare. */
+/** The dialect of every inputSchema Toolport keeps and lists (MCP's default). */
 export const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+/** The draft-07 `$schema` (what MCP SDK v1 servers and zod-to-json-schema write). */
+export const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
+
+/**
+ * The dialect a top-level `$schema` names, or undefined when it names one Toolport does not take.
+ * Draft-07 is accepted and rewritten to 2020-12 (its `definitions`, tuple `items` and
+ * `additionalItems`), so apps that only know 2020-12 can use it.
+ */
+function dialectOf(value: unknown): '2020-12' | 'draft-07' | undefined {
+  if (typeof value !== 'string') return undefined;
+  const uri = value.replace(/^https?:\/\//, '').replace(/#$/, '');
+  if (uri === 'json-schema.org/draft/2020-12/schema') return '2020-12';
+  if (uri === 'json-schema.org/draft-07/schema') return 'draft-07';
+  return undefined;
+}
 /** Formats an inputSchema may use: each has a linear-time check in ajv-formats' fast mode. */
 export const SCHEMA_FORMATS = ['date-time', 'date', 'time', 'email', 'hostname', 'ipv4', 'ipv6', 'uri', 'uuid'] as const;
 
@@ -251,7 +266,9 @@ const REFUSED: Record<string, string> = {
   $recursiveRef: '`$recursiveRef` is refused: it allows recursion without bound',
   $dynamicAnchor: '`$dynamicAnchor` is refused: it allows recursion without bound',
   $defs: '`$defs` is only accepted at the top of the inputSchema',
-  definitions: '`definitions` is the draft-07 name: put shared subschemas under `$defs` at the top of the inputSchema',
+  definitions: `\`definitions\` is the draft-07 name for \`$defs\`: put shared subschemas under \`$defs\` at the top of the inputSchema, or declare "$schema": "${DRAFT_07}"`,
+  additionalItems: '`additionalItems` is the draft-07 name: in 2020-12 a tuple is `prefixItems`, and what may follow it is `items`',
+  dependencies: '`dependencies` is not supported; explain the dependency in the description',
   if: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
   then: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
   else: 'conditional schemas (`if`/`then`/`else`) are not supported; describe one shape',
@@ -293,7 +310,7 @@ const isWhole = (v: unknown): v is number => typeof v === 'number' && Number.isS
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
- * Checks a raw inputSchema (2020-12) against the whitelist; every refusal is added to `errors` with
+ * Checks a raw inputSchema (2020-12, or draft-07 rewritten to it) against the whitelist; every refusal is added to `errors` with
  * its pointer under `path`. Returns a JSON copy of the schema when nothing was refused.
  */
 export function checkInputSchema(
@@ -320,8 +337,9 @@ export function checkInputSchema(
   // References are written out first: what is checked is what is enforced and listed.
   let schema: Record<string, unknown> = input;
   let origins: Origins | undefined;
-  if (text.includes('"$ref"') || text.includes('"anyOf"') || text.includes('"oneOf"') || '$defs' in input) {
-    const expanded = writeOut(input, path, errors);
+  const dialect = dialectOf(input.$schema);
+  if (text.includes('"$ref"') || text.includes('"anyOf"') || text.includes('"oneOf"') || '$defs' in input || (dialect && input.$schema !== SCHEMA_DIALECT)) {
+    const expanded = writeOut(input, path, errors, dialect === 'draft-07');
     if (!expanded) return undefined;
     ({ schema, origins } = expanded);
     text = JSON.stringify(schema);
@@ -431,17 +449,28 @@ function nullableBranch(node: Record<string, unknown>): { key: 'anyOf' | 'oneOf'
  * Writes out what generated schemas say indirectly, so that what is checked, enforced and listed
  * says it directly: local references (and the top-level `$defs` they point into), and an optional
  * value as Pydantic writes it, `{"anyOf": [X, {"type": "null"}]}` (or `oneOf`, X refusing null),
- * which becomes X accepting null.
+ * which becomes X accepting null. A draft-07 schema (`draft07`) is said the 2020-12 way as well:
+ * its top-level `definitions` go the way of `$defs`, and its tuples become `prefixItems` and `items`.
  * A reference that leads back to itself (directly or through others) would recurse without bound
  * and is refused (added to `errors`, the reference left in place, the rest still written out and
  * checked). Remote references and other `anyOf`s are left for checkNode to refuse. Undefined when
  * the written-out schema would be too large to check.
  */
-function writeOut(root: Record<string, unknown>, path: string, errors: FieldError[]): { schema: Record<string, unknown>; origins: Origins } | undefined {
+function writeOut(
+  root: Record<string, unknown>,
+  path: string,
+  errors: FieldError[],
+  draft07: boolean,
+): { schema: Record<string, unknown>; origins: Origins } | undefined {
   const origins: Origins = new WeakMap();
-  if ('$defs' in root && !isPlainObject(root.$defs)) {
-    errors.push({ path: ptr(path, '$defs'), message: '`$defs` must be an object of named schemas.' });
-    return undefined;
+  // Where shared subschemas may stand: only at the top, and `definitions` only in draft-07.
+  const defsKeys = draft07 ? ['$defs', 'definitions'] : ['$defs'];
+  const isDefs = (at: string, k: string) => at === '' && defsKeys.includes(k);
+  for (const k of defsKeys) {
+    if (k in root && !isPlainObject(root[k])) {
+      errors.push({ path: ptr(path, k), message: `\`${k}\` must be an object of named schemas.` });
+      return undefined;
+    }
   }
   let subschemas = 0;
   /** JSON text the references have copied so far: the written-out schema is held to the size limit. */
@@ -477,7 +506,7 @@ function writeOut(root: Record<string, unknown>, path: string, errors: FieldErro
       }
       // Beside a reference at the top (`{"$ref": "#/$defs/Args", "$defs": {...}}`) `$defs` is
       // dropped as everywhere, and `$schema` kept.
-      const extra = Object.keys(node).filter((k) => k !== '$ref' && !(at === '' && k === '$defs'));
+      const extra = Object.keys(node).filter((k) => k !== '$ref' && !isDefs(at, k));
       const invalid = extra.filter((k) => !REF_ANNOTATIONS.has(k) && !(at === '' && k === '$schema'));
       if (invalid.length) {
         return refused(invalid.map((k) => [ptr(path + at, k), `Beside \`$ref\` only ${[...REF_ANNOTATIONS].join(', ')} are accepted; put \`${k}\` in the schema it refers to.`]));
@@ -516,7 +545,12 @@ function writeOut(root: Record<string, unknown>, path: string, errors: FieldErro
     chain.push(at);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node)) {
-      if (k === '$defs' && at === '') continue;
+      if (isDefs(at, k)) continue;
+      if (draft07 && (k === 'items' || k === 'additionalItems' || k === 'prefixItems')) {
+        if (k === 'items') tuple(node, out, at, depth);
+        else if (k === 'prefixItems') errors.push({ path: ptr(path + at, k), message: '`prefixItems` is not a draft-07 keyword: a draft-07 tuple is `items` as a list, followed by `additionalItems`.' });
+        continue;
+      }
       if (k === 'properties' && isPlainObject(v)) {
         const props: Record<string, unknown> = {};
         for (const [name, s] of Object.entries(v)) setOwn(props, name, expand(s, ptr(at, k, name), depth + 1));
@@ -530,7 +564,32 @@ function writeOut(root: Record<string, unknown>, path: string, errors: FieldErro
     return out;
   };
 
-  const schema = expand(root, '', 1) as Record<string, unknown>;
+  /**
+   * A draft-07 array's `items` and `additionalItems` as 2020-12 says them: a list of `items` is
+   * `prefixItems`, and `additionalItems` (ignored without such a list) becomes `items`.
+   */
+  const tuple = (node: Record<string, unknown>, out: Record<string, unknown>, at: string, depth: number) => {
+    const items = node.items;
+    if (!Array.isArray(items)) return setOwn(out, 'items', expand(items, ptr(at, 'items'), depth + 1));
+    setOwn(out, 'prefixItems', items.map((s, i) => expand(s, ptr(at, 'items', i), depth + 1)));
+    if ('additionalItems' in node) return setOwn(out, 'items', expand(node.additionalItems, ptr(at, 'additionalItems'), depth + 1));
+    // Nothing can follow a list that maxItems already fills.
+    if (!(isWhole(node.maxItems) && node.maxItems <= items.length)) {
+      errors.push({
+        path: ptr(path + at, 'items'),
+        message: 'A tuple (`items` as a list) must say what may follow the listed items: give `additionalItems` (false, or a schema), or a `maxItems` no larger than the list.',
+      });
+    }
+    setOwn(out, 'items', false);
+  };
+
+  let schema = expand(root, '', 1) as Record<string, unknown>;
+  // What is kept and listed says 2020-12, whatever spelling of a dialect Toolport takes it came in.
+  if (isPlainObject(schema) && '$schema' in schema && dialectOf(schema.$schema)) {
+    const origin = origins.get(schema);
+    schema = { ...schema, $schema: SCHEMA_DIALECT };
+    if (origin !== undefined) origins.set(schema, origin);
+  }
   return tooLarge ? undefined : { schema, origins };
 }
 
@@ -569,7 +628,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
 
   if ('$schema' in node && (!root || node.$schema !== SCHEMA_DIALECT)) {
     err(ptr(path, '$schema'), root
-      ? `\`$schema\` may only be "${SCHEMA_DIALECT}" (JSON Schema 2020-12); leave it out or use that.`
+      ? `\`$schema\` may be "${SCHEMA_DIALECT}" (JSON Schema 2020-12, also what no \`$schema\` means) or "${DRAFT_07}" (rewritten to 2020-12).`
       : '`$schema` is only accepted at the top of the inputSchema.');
   }
 
@@ -692,7 +751,9 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
       err(ptr(path, 'prefixItems'), `\`prefixItems\` must be a list of 1 to ${SCHEMA_LIMITS.prefixItems} schemas.`);
     } else pi.forEach((s, i) => checkNode(s, ptr(path, 'prefixItems', i), depth + 1, false, errors, st, origins));
   }
-  if ('items' in node && node.items !== false) checkNode(node.items, ptr(path, 'items'), depth + 1, false, errors, st, origins);
+  if (Array.isArray(node.items)) {
+    err(ptr(path, 'items'), `\`items\` as a list is a draft-07 tuple: in 2020-12 list them in \`prefixItems\` and give \`items\` for what may follow (false, or a schema), or declare "$schema": "${DRAFT_07}".`);
+  } else if ('items' in node && node.items !== false) checkNode(node.items, ptr(path, 'items'), depth + 1, false, errors, st, origins);
 
   // objects
   if (types.has('object') && !('additionalProperties' in node)) {
