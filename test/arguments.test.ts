@@ -400,6 +400,22 @@ describe('arguments: property', () => {
   });
 });
 
+/** A manifest whose one tool takes `inputSchema`. */
+const oneToolTaking = (inputSchema: unknown) => ({
+  id: 'generated', name: 'Generated', description: 'Generated.', webhook: 'https://generated.example.com/',
+  tools: [{ name: 'tool', title: 'Tool', summary: 'Returns something.', inputSchema }],
+});
+
+/** Toolport's verdict on each input, against the schema it wrote out, is Ajv's on the original; counts both verdicts. */
+function sameVerdicts(reference: (v: unknown) => boolean, written: unknown, original: unknown, inputs: unknown[], tally: { accepted: number; refused: number }) {
+  for (const given of inputs) {
+    const ours = checkArguments(written as Parameters<typeof checkArguments>[0], given).ok;
+    assert.equal(ours, reference(given), `${JSON.stringify(given)} against ${JSON.stringify(original)}`);
+    if (ours) tally.accepted++;
+    else tally.refused++;
+  }
+}
+
 describe('arguments: a schema with $ref or a nullable anyOf means what it meant once written out', () => {
   it('random shared definitions and optional values: the written-out schema accepts exactly what Ajv accepts on the original', async () => {
     const { default: Ajv2020 } = await import('ajv/dist/2020.js');
@@ -454,17 +470,13 @@ describe('arguments: a schema with $ref or a nullable anyOf means what it meant 
     const input = fc.record({ x: value, y: value }, { requiredKeys: [] });
 
     const ajv = new Ajv2020({ strict: false, allErrors: false });
-    let accepted = 0;
-    let refused = 0;
+    const tally = { accepted: 0, refused: 0 };
     let oneOfRefused = 0;
     fc.assert(
       fc.property(schemaArb, fc.array(input, { minLength: 8, maxLength: 8 }), (original, inputs) => {
         let tools;
         try {
-          ({ tools } = checkManifest({
-            id: 'refs', name: 'Refs', description: 'Generated.', webhook: 'https://refs.example.com/',
-            tools: [{ name: 'tool', title: 'Tool', summary: 'Returns something.', inputSchema: original }],
-          }));
+          ({ tools } = checkManifest(oneToolTaking(original)));
         } catch (err) {
           // Only "exactly one of X or null" where X takes null itself is refused: it is no optional X.
           const paths = (err as ToolportError).details?.errors?.map((e) => e.path) ?? [String(err)];
@@ -475,18 +487,12 @@ describe('arguments: a schema with $ref or a nullable anyOf means what it meant 
         const written = tools[0]!.inputSchema;
         assert.equal(JSON.stringify(written).includes('$ref'), false);
         assert.equal(/"(anyOf|oneOf)"/.test(JSON.stringify(written)), false);
-        const reference = ajv.compile(structuredClone(original));
-        for (const given of inputs) {
-          const ours = checkArguments(written, given).ok;
-          assert.equal(ours, reference(given), `${JSON.stringify(given)} against ${JSON.stringify(original)}`);
-          if (ours) accepted++;
-          else refused++;
-        }
+        sameVerdicts(ajv.compile(structuredClone(original)), written, original, inputs, tally);
       }),
       { numRuns: 300 },
     );
     // Both sides of the gate were exercised, not just refusals.
-    assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
+    assert.ok(tally.accepted > 50 && tally.refused > 50, JSON.stringify(tally));
     assert.ok(oneOfRefused < 150, `most schemas were taken (${oneOfRefused} of 300 refused)`);
   });
 
@@ -523,26 +529,15 @@ describe('arguments: a schema with $ref or a nullable anyOf means what it meant 
     const input = fc.record({ x: value, y: value }, { requiredKeys: [] });
 
     const ajv = new Ajv({ strict: false });
-    let accepted = 0;
-    let refused = 0;
+    const tally = { accepted: 0, refused: 0 };
     fc.assert(
       fc.property(schemaArb, fc.array(input, { minLength: 8, maxLength: 8 }), (original, inputs) => {
-        const { tools } = checkManifest({
-          id: 'draft7', name: 'Draft 7', description: 'Generated.', webhook: 'https://d7.example.com/',
-          tools: [{ name: 'tool', title: 'Tool', summary: 'Returns something.', inputSchema: original }],
-        });
-        const written = tools[0]!.inputSchema;
+        const written = checkManifest(oneToolTaking(original)).tools[0]!.inputSchema;
         assert.equal(/"(\$ref|definitions|additionalItems)"/.test(JSON.stringify(written)), false);
-        const reference = ajv.compile(structuredClone(original));
-        for (const given of inputs) {
-          const ours = checkArguments(written, given).ok;
-          assert.equal(ours, reference(given), `${JSON.stringify(given)} against ${JSON.stringify(original)}`);
-          if (ours) accepted++;
-          else refused++;
-        }
+        sameVerdicts(ajv.compile(structuredClone(original)), written, original, inputs, tally);
       }),
       { numRuns: 300 },
     );
-    assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
+    assert.ok(tally.accepted > 50 && tally.refused > 50, JSON.stringify(tally));
   });
 });
