@@ -186,6 +186,77 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     assert.ok(![...workers].some((w) => w?.endsWith(`:${process.pid}`)), 'no worker in the enqueuing process');
   });
 
+  /** The call ids of each job (completed or not) that carries any of `callIds`. */
+  async function jobsCarrying(callIds: string[]): Promise<string[][]> {
+    const { Queue } = await import('bullmq');
+    const connection = new Redis(REDIS_TEST_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue(CALLS_QUEUE, { connection, prefix: tp.config.redis!.prefix });
+    try {
+      const ours = new Set(callIds);
+      const jobs = await queue.getJobs(['completed', 'active', 'wait', 'failed'], 0, 500);
+      return jobs.map((q) => ((q.data.calls ?? [q.data]) as CallJob[]).map((c) => c.callId)).filter((ids) => ids.some((id) => ours.has(id)));
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  }
+
+  it('carries calls dispatched together in one job, and answers each caller its own call', async () => {
+    const a = await makeAddon((r) => ({ body: { text: `for ${r.body.call.id}` } }));
+    const jobs = Array.from({ length: 40 }, () => job(a.id));
+    // Dispatched in one turn of the event loop, as calls woken by one Redis reply are.
+    const outcomes = await Promise.all(jobs.map((j) => tp.svc.dispatcher.dispatch(j)));
+    outcomes.forEach((o, i) => assert.deepEqual(o, { kind: 'result', content: [{ type: 'text', text: `for ${jobs[i]!.callId}` }] }));
+    assert.equal(rx.at(a.path).length, 40, 'each call delivered once');
+    const carried = await jobsCarrying(jobs.map((j) => j.callId));
+    assert.deepEqual(carried.map((ids) => ids.length).sort((x, y) => y - x), [32, 8], 'two jobs: 32 calls (the most a job carries) and the other 8');
+    assert.deepEqual(carried.flat().sort(), jobs.map((j) => j.callId).sort(), 'nothing else in them, nothing twice');
+  });
+
+  it('hands a killed worker’s job of several calls to another worker: an answered call is not sent again', async () => {
+    const sent = new Map<string, number>();
+    const a = await makeAddon((r) => {
+      const id = r.body.call.id as string;
+      sent.set(id, (sent.get(id) ?? 0) + 1);
+      if (r.body.arguments.text === 'fast') return { body: { text: 'fast' } };
+      return sent.get(id) === 1 ? 'hold' : { body: { text: 'second try' } };
+    });
+    const deadline = Date.now() + 40_000;
+    const [fast, slow1, slow2] = [job(a.id, { deadline, arguments: '{"text":"fast"}' }), job(a.id, { deadline }), job(a.id, { deadline })];
+    const pending = [fast, slow1, slow2].map((j) => tp.svc.dispatcher.dispatch(j));
+    assert.deepEqual(await pending[0], { kind: 'result', content: [{ type: 'text', text: 'fast' }] });
+    await rx.waitFor(a.path, 3);
+    assert.deepEqual(await jobsCarrying([fast.callId]), [[fast.callId, slow1.callId, slow2.callId]], 'one job carries the three');
+    const [row] = await waitForRows(fast.callId, 1);
+    const running = children.find((c) => workerOf(row!)?.endsWith(`:${c.pid}`));
+    assert.ok(running, 'the worker that took the job is one of ours');
+    running.kill('SIGKILL');
+    await startWorkerProcess();
+
+    for (const p of pending.slice(1)) assert.deepEqual(await p, { kind: 'result', content: [{ type: 'text', text: 'second try' }] });
+    assert.equal(sent.get(fast.callId), 1, 'the call answered before the worker died is not sent again');
+    for (const j of [slow1, slow2]) {
+      const got = rx.at(a.path).filter((r) => r.body.call.id === j.callId);
+      assert.deepEqual(got.map((r) => [r.headers['webhook-id'], r.body.call.attempt]), [[j.callId, 1], [j.callId, 2]]);
+    }
+  });
+
+  it('cancels one call of a shared job and lets the others finish', async () => {
+    const a = await makeAddon((r) => (r.body.arguments.text === 'cancel me' ? { status: 503, delayMs: 300 } : { body: { text: 'done' }, delayMs: 300 }));
+    const controller = new AbortController();
+    const jobs = [job(a.id), job(a.id, { arguments: '{"text":"cancel me"}' }), job(a.id)];
+    const pending = jobs.map((j, i) => tp.svc.dispatcher.dispatch(j, i === 1 ? controller.signal : undefined));
+    await rx.waitFor(a.path, 3);
+    assert.deepEqual((await jobsCarrying([jobs[0]!.callId]))[0]?.length, 3, 'the three share a job');
+    controller.abort();
+    const outcomes = await Promise.all(pending);
+    assert.equal(outcomes[1]!.kind === 'failure' && outcomes[1]!.errorClass, 'cancelled');
+    for (const i of [0, 2]) assert.deepEqual(outcomes[i], { kind: 'result', content: [{ type: 'text', text: 'done' }] });
+    await new Promise((r) => setTimeout(r, 1000));
+    // The cancelled call's 503 would have been retried; the cancel stopped that.
+    assert.equal(rx.at(a.path).filter((r) => r.body.call.id === jobs[1]!.callId).length, 1);
+  });
+
   it('treats a second dispatch of the same call id as the same job', async () => {
     const a = await makeAddon(() => ({ body: { text: 'once' }, delayMs: 200 }));
     const j = job(a.id);

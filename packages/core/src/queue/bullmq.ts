@@ -17,6 +17,17 @@ export interface RedisSettings {
 }
 
 export const CALLS_QUEUE = 'calls';
+/**
+ * Calls enqueued in the same turn of the event loop share one job, up to this many: BullMQ's add,
+ * fetch and finish scripts then run once for all of them. A call alone is a job of its own, as
+ * before (job id = call id), so a quiet API pays nothing for this.
+ */
+export const MAX_CALLS_PER_JOB = 32;
+/** A job of several calls; a job of one call is the CallJob itself. */
+export interface CallBatch {
+  calls: CallJob[];
+}
+const BATCH_ID_PREFIX = 'batch_';
 /** Past the deadline the waiting caller stops listening, leaving the worker this long to publish. */
 const RESULT_GRACE_MS = 1_500;
 // Finished jobs still hold the arguments: keep them only long enough to make a duplicate add a no-op.
@@ -93,7 +104,7 @@ export function createBullDispatcher(
   // Fail fast on the API side: a caller should hear "unavailable", not hang while Redis is down.
   const connection = new Redis(redis.url, { maxRetriesPerRequest: 2, connectionName: `${redis.prefix}:api` });
   connection.on('error', () => {});
-  const queue = new Queue<CallJob>(CALLS_QUEUE, {
+  const queue = new Queue<CallJob | CallBatch>(CALLS_QUEUE, {
     connection,
     prefix: redis.prefix,
     defaultJobOptions: { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
@@ -102,8 +113,11 @@ export function createBullDispatcher(
   void checkEvictionPolicy(connection, svc.log);
 
   const replyTo = `${REPLY_PREFIX}${randomUUID()}`;
-  /** Each waiting call: its job (to queue it again if Redis loses it) and whoever waits for it. */
-  const waiting = new Map<string, { job: CallJob; settlers: Set<(outcome: CallOutcome) => void> }>();
+  /**
+   * Each waiting call: its job (to queue it again if Redis loses it), whoever waits for it, and the
+   * job that carries it once queued (its own id, or a batch's).
+   */
+  const waiting = new Map<string, { job: CallJob; settlers: Set<(outcome: CallOutcome) => void>; enqueued?: boolean; jobId?: string }>();
   const settleAll = (callId: string, outcome: CallOutcome) => {
     const mine = waiting.get(callId);
     for (const settle of mine?.settlers ?? []) settle(outcome);
@@ -119,16 +133,18 @@ export function createBullDispatcher(
    * the add-on sees at worst a retry with the same webhook-id, never a second call.
    */
   const recheck = async () => {
-    for (const [callId, { job }] of waiting) {
+    for (const [callId, mine] of waiting) {
       try {
         const found = await readOutcome(callId);
         if (found) {
           settleAll(callId, found);
           continue;
         }
-        if ((await queue.getJobState(callId)) === 'unknown' && waiting.has(callId)) {
-          svc.log.warn('a queued call was lost by Redis; queueing it again under the same id', { callId });
-          await queue.add('call', { ...job, ...injectTrace(), replyTo }, { jobId: callId });
+        // Only a job whose add was answered can have been lost (one still being added is not there yet).
+        if (mine.jobId && (await queue.getJobState(mine.jobId)) === 'unknown' && waiting.has(callId)) {
+          svc.log.warn('a queued call was lost by Redis; queueing it again under its own id', { callId });
+          await queue.add('call', { ...mine.job, ...injectTrace(), replyTo }, { jobId: callId });
+          mine.jobId = callId;
         }
       } catch (err) {
         svc.log.warn('cannot recheck a waiting call after a Redis reconnect', { err, callId });
@@ -156,6 +172,35 @@ export function createBullDispatcher(
         throw err;
       }));
 
+  /**
+   * The calls to add at the end of this turn of the event loop: the calls that arrived together
+   * (one Redis reply wakes many requests) go out as one job.
+   */
+  let gathering: CallJob[] = [];
+  const addGathered = () => {
+    const calls = gathering.filter((c) => waiting.has(c.callId));
+    gathering = [];
+    for (let i = 0; i < calls.length; i += MAX_CALLS_PER_JOB) void addJob(calls.slice(i, i + MAX_CALLS_PER_JOB));
+  };
+  const addJob = async (calls: CallJob[]) => {
+    const one = calls.length === 1;
+    const jobId = one ? calls[0]!.callId : `${BATCH_ID_PREFIX}${randomUUID()}`;
+    try {
+      await (one ? queue.add('call', calls[0]!, { jobId }) : queue.add('calls', { calls }, { jobId }));
+      for (const c of calls) {
+        const mine = waiting.get(c.callId);
+        if (mine) mine.jobId = jobId;
+      }
+    } catch (err) {
+      svc.log.error('cannot enqueue a call', { err, callIds: calls.map((c) => c.callId) });
+      for (const c of calls) settleAll(c.callId, unavailable());
+    }
+  };
+  const enqueue = (call: CallJob) => {
+    if (!gathering.length) setImmediate(addGathered);
+    gathering.push(call);
+  };
+
   return {
     async dispatch(job, signal) {
       if (signal?.aborted) return cancelled();
@@ -180,20 +225,20 @@ export function createBullDispatcher(
       });
       const onAbort = () => {
         settle(cancelled());
-        // Workers stop retrying (and skip the job if they pick it up now); a waiting job is dropped.
+        // Workers stop retrying (and skip the call if they pick it up now); a waiting job of this
+        // call alone is dropped (a shared job goes on for its other calls).
         void svc.bus.publish(CANCEL_CHANNEL, { callId: job.callId, deadline: job.deadline }).catch(() => {});
-        void queue.remove(job.callId).catch(() => {});
+        if (mine.jobId === job.callId) void queue.remove(job.callId).catch(() => {});
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
         // A Redis outage must not hold the caller past the deadline: the subscription races the timer.
         const ready = await Promise.race([subscribed.then(() => true, () => false), outcome.then(() => false)]);
-        if (ready) {
+        // One job per call id: a second dispatch of the same call in this process waits for the first's.
+        if (ready && !mine.enqueued) {
+          mine.enqueued = true;
           // The caller's span (the `dispatch` span) travels in the job: the worker continues its trace.
-          await queue.add('call', { ...job, ...injectTrace(), replyTo }, { jobId: job.callId }).catch((err) => {
-            svc.log.error('cannot enqueue a call', { err, callId: job.callId });
-            settle(unavailable());
-          });
+          enqueue({ ...job, ...injectTrace(), replyTo });
         }
         return await outcome;
       } finally {
@@ -207,7 +252,7 @@ export function createBullDispatcher(
       await connection.ping();
     },
     local: { replyTo, settle: settleAll },
-    /** Calls waiting for a worker, service-wide (the `toolport_queue_depth` gauge). */
+    /** Jobs waiting for a worker, service-wide (the `toolport_queue_depth` gauge); a job may carry several calls. */
     depth: () => queue.getJobCountByTypes('wait', 'prioritized', 'delayed'),
     async close() {
       offReconnect();
@@ -239,6 +284,17 @@ function readJob(data: unknown): CallJob | undefined {
   // A reply channel is only ever one of ours: anything else falls back to the call's own channel.
   if (job.replyTo !== undefined && (typeof job.replyTo !== 'string' || !/^replies:[0-9a-f-]{36}$/.test(job.replyTo))) delete job.replyTo;
   return job;
+}
+
+/** The calls a job carries (the CallJob itself, or a batch of them) that can be read, and whether that is all. */
+function callsOf(data: unknown): { calls: CallJob[]; all: boolean; batch: boolean } {
+  const batch = (data as Partial<CallBatch> | null)?.calls;
+  if (!Array.isArray(batch)) {
+    const one = readJob(data);
+    return { calls: one ? [one] : [], all: !!one, batch: false };
+  }
+  const calls = batch.map(readJob).filter((c): c is CallJob => c !== undefined);
+  return { calls, all: calls.length === batch.length && calls.length > 0 && batch.length <= MAX_CALLS_PER_JOB, batch: true };
 }
 
 /**
@@ -287,14 +343,23 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
     running.get(callId)?.abort();
   });
 
-  const processor = async (job: Job<CallJob>) => {
-    const data = readJob(job.data);
-    if (!data) throw new UnrecoverableError('The job is not a call.');
+  /** Delivers one call and hands its outcome to its caller; what the job keeps of it. */
+  const runCall = async (data: CallJob, pickups: number): Promise<string> => {
     const controller = new AbortController();
     if (cancelledCalls.has(data.callId)) controller.abort();
     running.set(data.callId, controller);
     try {
-      const firstAttempt = job.attemptsStarted > 1 ? await nextAttempt(svc, data, job.attemptsStarted) : 1;
+      if (pickups > 1) {
+        // Picked up again after a worker died: a call whose outcome it had stored was answered (in
+        // a job of several calls, most likely); it is told again, not sent again.
+        const stored = await connection.get(outcomeKey(redis.prefix, data.callId));
+        if (stored) {
+          const outcome = JSON.parse(stored) as CallOutcome;
+          await connection.publish(...busMessage(redis.prefix, ...replyOf(data, outcome))).catch(() => {});
+          return `answered before: ${outcome.kind}`;
+        }
+      }
+      const firstAttempt = pickups > 1 ? await nextAttempt(svc, data, pickups) : 1;
       // Joined to the API's trace through the job's traceparent (a no-op when nothing is traced).
       const outcome = await withContext(extractTrace(data), () => deliverCall(svc, data, { signal: controller.signal, firstAttempt }));
       // A caller in this process hears at once, and it is the only one: a job names the one process
@@ -318,7 +383,18 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
     }
   };
 
-  const worker = new Worker<CallJob>(CALLS_QUEUE, processor, {
+  // A job of several calls delivers them side by side; each caller hears as soon as its call is done.
+  const processor = async (job: Job<CallJob | CallBatch>) => {
+    const { calls, all } = callsOf(job.data);
+    if (!all) throw new UnrecoverableError('The job is not a call.');
+    // Settled, not raced: a call that fails on our side does not cut short the others' deliveries.
+    const ran = await Promise.allSettled(calls.map((call) => runCall(call, job.attemptsStarted)));
+    const failed = ran.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return ran.map((r) => (r as PromiseFulfilledResult<string>).value).join(' ');
+  };
+
+  const worker = new Worker<CallJob | CallBatch>(CALLS_QUEUE, processor, {
     connection,
     prefix: redis.prefix,
     concurrency: opts.concurrency ?? 64,
@@ -332,9 +408,13 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
   // A job that failed outside the processor's care (stalled twice, unreadable) still gets an answer.
   worker.on('failed', (job, err) => {
     if (!job?.id) return;
-    svc.log.error('call job failed', { err, callId: job.id });
-    const replyTo = readJob(job.data)?.replyTo;
-    void reply(svc, { callId: job.id, replyTo }, { kind: 'failure', errorClass: 'internal', message: 'Toolport could not deliver the call; try again.' }).catch(() => {});
+    const { calls: readable, batch } = callsOf(job.data);
+    // An unreadable job of one call is answered on the call's own channel (its id is the job's).
+    const calls = readable.length || batch ? readable : [{ callId: job.id }];
+    svc.log.error('call job failed', { err, jobId: job.id, callIds: calls.map((c) => c.callId) });
+    for (const call of calls) {
+      void reply(svc, call, { kind: 'failure', errorClass: 'internal', message: 'Toolport could not deliver the call; try again.' }).catch(() => {});
+    }
   });
 
   const janitor = new Queue(CALLS_QUEUE, { connection, prefix: redis.prefix });
