@@ -223,7 +223,7 @@ async function main() {
     splitEnv && toolport('toolport-bullmq-split-worker', { ...splitEnv, ROLE: 'worker' }),
   ]);
   const webhookUrl = notes.ready.url as string;
-  // The queue's floor: BullMQ between a POST and the webhook, nothing else (servers/bullmq-relay.ts).
+  // BullMQ between a POST and the webhook, one job per call, nothing else (servers/bullmq-relay.ts).
   const relay = await child('bullmq-relay', 'servers/bullmq-relay.ts', { env: { RELAY_TO: webhookUrl, REDIS_URL, RELAY_PREFIX: `bench-relay-${process.pid}` } });
   // A second API process on the same Postgres + Redis, same public URL (as behind a load balancer).
   const bullB = await toolport('toolport-bullmq-b', { ...svcEnv, ROLE: 'api' }, Number(new URL(bull.publicUrl).port));
@@ -263,7 +263,7 @@ async function main() {
     { name: 'webhook', group: 'call', label: 'webhook direct (floor)', target: async () => webhookTarget(webhookUrl, notesSecret), runs: {} },
     { name: 'sdk-stateless', group: 'call', label: 'bare SDK, stateless', target: async () => sdkTarget(sdkStateless.ready.url), runs: {} },
     { name: 'sdk-sessions', group: 'call', label: 'bare SDK, sessions', target: async () => sdkTarget(sdkSession.ready.url, await sdkSessions(sdkSession.ready.url, 64)), runs: {} },
-    { name: 'bullmq-relay', group: 'call', label: 'BullMQ relay: job, worker, webhook (the queue\'s floor)', target: async () => webhookTarget(relay.ready.url, notesSecret), runs: {} },
+    { name: 'bullmq-relay', group: 'call', label: 'BullMQ relay, one job per call (no MCP, no checks)', target: async () => webhookTarget(relay.ready.url, notesSecret), runs: {} },
   );
   for (const d of deployments) {
     scenarios.push({ name: `toolport-${d.name}`, group: 'call', label: `Toolport tools/call, ${DEPLOYMENT_LABEL[d.name]}`, target: async () => toolportCall(await fresh(d.token)), runs: {} });
@@ -651,8 +651,9 @@ function cpuTable(r: any, lines: string[]) {
 }
 
 /**
- * Context for the BullMQ goals, not a goal: the same run's BullMQ relay (a POST added as a job, a
- * worker sending it to the webhook, nothing else) bounds any design that queues its calls.
+ * Context for the BullMQ goals, not a goal: the same run's BullMQ relay (a POST added as a job of
+ * its own, a worker sending it to the webhook, nothing else) is what the queue hop costs when
+ * every call is a job; Toolport shares a job between the calls that arrive together.
  */
 function queueFloor(r: any, lines: string[]) {
   const relay = r.load['bullmq-relay']?.points;
@@ -663,7 +664,7 @@ function queueFloor(r: any, lines: string[]) {
   rows.push(`| BullMQ relay / direct webhook | ${ratio(relay[64], r.load.webhook?.points?.[64])} |`);
   for (const d of ['bullmq', 'bullmq-split'] as const) rows.push(`| Toolport, ${DEPLOYMENT_LABEL[d]} / BullMQ relay | ${ratio(r.load[`toolport-${d}`]?.points?.[64], relay[64])} |`);
   rows.push(`| Toolport, embedded / bare stateless SDK (for comparison) | ${ratio(r.load['toolport-embedded']?.points?.[64], r.load['sdk-stateless']?.points?.[64])} |`);
-  lines.push('', '## The queue\'s own cost (context for the BullMQ goals, throughput at c=64)', '', '| ratio | c=64 |', '| --- | --- |', ...rows);
+  lines.push('', '## BullMQ\'s own cost (context for the BullMQ goals, throughput at c=64)', '', '| ratio | c=64 |', '| --- | --- |', ...rows);
 }
 
 function markdown(r: any): string {
