@@ -339,7 +339,7 @@ export function checkInputSchema(
   let origins: Origins | undefined;
   const dialect = dialectOf(input.$schema);
   if (text.includes('"$ref"') || text.includes('"anyOf"') || text.includes('"oneOf"') || '$defs' in input || (dialect && input.$schema !== SCHEMA_DIALECT)) {
-    const expanded = writeOut(input, path, errors, dialect === 'draft-07');
+    const expanded = writeOut(input, path, errors, dialect);
     if (!expanded) return undefined;
     ({ schema, origins } = expanded);
     text = JSON.stringify(schema);
@@ -449,7 +449,7 @@ function nullableBranch(node: Record<string, unknown>): { key: 'anyOf' | 'oneOf'
  * Writes out what generated schemas say indirectly, so that what is checked, enforced and listed
  * says it directly: local references (and the top-level `$defs` they point into), and an optional
  * value as Pydantic writes it, `{"anyOf": [X, {"type": "null"}]}` (or `oneOf`, X refusing null),
- * which becomes X accepting null. A draft-07 schema (`draft07`) is said the 2020-12 way as well:
+ * which becomes X accepting null. A draft-07 schema (`dialect`) is said the 2020-12 way as well:
  * its top-level `definitions` go the way of `$defs`, and its tuples become `prefixItems` and `items`.
  * A reference that leads back to itself (directly or through others) would recurse without bound
  * and is refused (added to `errors`, the reference left in place, the rest still written out and
@@ -460,9 +460,10 @@ function writeOut(
   root: Record<string, unknown>,
   path: string,
   errors: FieldError[],
-  draft07: boolean,
+  dialect: ReturnType<typeof dialectOf>,
 ): { schema: Record<string, unknown>; origins: Origins } | undefined {
   const origins: Origins = new WeakMap();
+  const draft07 = dialect === 'draft-07';
   // Where shared subschemas may stand: only at the top, and `definitions` only in draft-07.
   const defsKeys = draft07 ? ['$defs', 'definitions'] : ['$defs'];
   const isDefs = (at: string, k: string) => at === '' && defsKeys.includes(k);
@@ -546,9 +547,14 @@ function writeOut(
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(node)) {
       if (isDefs(at, k)) continue;
-      if (draft07 && (k === 'items' || k === 'additionalItems' || k === 'prefixItems')) {
-        if (k === 'items') tuple(node, out, at, depth);
-        else if (k === 'prefixItems') errors.push({ path: ptr(path + at, k), message: '`prefixItems` is not a draft-07 keyword: a draft-07 tuple is `items` as a list, followed by `additionalItems`.' });
+      if (draft07 && k === 'items' && Array.isArray(v)) {
+        tuple(node, v, out, at, depth);
+        continue;
+      }
+      // Said by tuple() beside a list of items; beside one items schema it means nothing in draft-07.
+      if (draft07 && k === 'additionalItems') continue;
+      if (draft07 && k === 'prefixItems') {
+        errors.push({ path: ptr(path + at, k), message: '`prefixItems` is not a draft-07 keyword: a draft-07 tuple is `items` as a list, followed by `additionalItems`.' });
         continue;
       }
       if (k === 'properties' && isPlainObject(v)) {
@@ -565,12 +571,10 @@ function writeOut(
   };
 
   /**
-   * A draft-07 array's `items` and `additionalItems` as 2020-12 says them: a list of `items` is
-   * `prefixItems`, and `additionalItems` (ignored without such a list) becomes `items`.
+   * A draft-07 tuple as 2020-12 says it: the list of `items` is `prefixItems`, and
+   * `additionalItems` becomes `items`.
    */
-  const tuple = (node: Record<string, unknown>, out: Record<string, unknown>, at: string, depth: number) => {
-    const items = node.items;
-    if (!Array.isArray(items)) return setOwn(out, 'items', expand(items, ptr(at, 'items'), depth + 1));
+  const tuple = (node: Record<string, unknown>, items: unknown[], out: Record<string, unknown>, at: string, depth: number) => {
     setOwn(out, 'prefixItems', items.map((s, i) => expand(s, ptr(at, 'items', i), depth + 1)));
     if ('additionalItems' in node) return setOwn(out, 'items', expand(node.additionalItems, ptr(at, 'additionalItems'), depth + 1));
     // Nothing can follow a list that maxItems already fills.
@@ -585,7 +589,7 @@ function writeOut(
 
   let schema = expand(root, '', 1) as Record<string, unknown>;
   // What is kept and listed says 2020-12, whatever spelling of a dialect Toolport takes it came in.
-  if (isPlainObject(schema) && '$schema' in schema && dialectOf(schema.$schema)) {
+  if (dialect && isPlainObject(schema) && '$schema' in schema) {
     const origin = origins.get(schema);
     schema = { ...schema, $schema: SCHEMA_DIALECT };
     if (origin !== undefined) origins.set(schema, origin);
