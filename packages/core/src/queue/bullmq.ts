@@ -355,7 +355,7 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
         const stored = await connection.get(outcomeKey(redis.prefix, data.callId));
         if (stored) {
           const outcome = JSON.parse(stored) as CallOutcome;
-          await connection.publish(...busMessage(redis.prefix, ...replyOf(data, outcome))).catch(() => {});
+          await reply(svc, data, outcome).catch(() => {});
           return `answered before: ${outcome.kind}`;
         }
       }
