@@ -655,7 +655,7 @@ function cpuTable(r: any, lines: string[]) {
  * its own, a worker sending it to the webhook, nothing else) is what the queue hop costs when
  * every call is a job; Toolport shares a job between the calls that arrive together.
  */
-function queueFloor(r: any, lines: string[]) {
+function bullmqCost(r: any, lines: string[]) {
   const relay = r.load['bullmq-relay']?.points;
   if (!relay) return;
   const rows: string[] = [];
@@ -684,7 +684,7 @@ function markdown(r: any): string {
     }
   }
   cpuTable(r, lines);
-  queueFloor(r, lines);
+  bullmqCost(r, lines);
   const hook = r.load.webhook?.points?.[1];
   if (hook) {
     lines.push('', '## Added latency at c=1 over the direct webhook call', '', '| scenario | p50 ms | added p50 | p99 ms | added p99 |', '| --- | --- | --- | --- | --- |');
