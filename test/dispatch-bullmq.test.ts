@@ -6,7 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { CALLS_QUEUE, checkEvictionPolicy, type CallJob } from '@toolport/core';
+import { Queue, type Job } from 'bullmq';
 import { addons, addonSecrets, deliveries } from '../packages/core/src/db/schema/index';
+import { PromptWorker } from '../packages/core/src/queue/bullmq';
 import { newPerson } from './helpers/http';
 import { freePort, REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
 import { startReceiver, type Behaviour } from './helpers/webhook-receiver';
@@ -287,6 +289,61 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
       listener.disconnect();
       await queue.close();
       connection.disconnect();
+    }
+  });
+
+  it('makes one empty fetch per job on a quiet queue, while the job runs, and still runs jobs side by side', async () => {
+    const prefix = `tp-prompt-${process.pid}-${counter++}`;
+    const events: string[] = [];
+    let running = 0;
+    let most = 0;
+    // The worker's own fetches, logged as they are answered.
+    class Watched<T> extends PromptWorker<T> {
+      protected override async moveToActive(token: string, name?: string) {
+        const got = await super.moveToActive(token, name);
+        events.push(got ? `fetched ${got.id}` : 'none');
+        return got;
+      }
+    }
+    const connections = [new Redis(REDIS_TEST_URL, { maxRetriesPerRequest: null }), new Redis(REDIS_TEST_URL)] as const;
+    const worker = new Watched<{ ms: number }>(
+      'prompt',
+      async (j: Job<{ ms: number }>) => {
+        events.push(`start ${j.id}`);
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, j.data.ms));
+        events.push(`end ${j.id}`);
+        running--;
+      },
+      { connection: connections[0], prefix, concurrency: 4 },
+    );
+    const queue = new Queue('prompt', { connection: connections[1], prefix });
+    try {
+      await worker.waitUntilReady();
+      // One job at a time, as at c=1: BullMQ's own loop asks twice per job, once after the job ended.
+      for (let i = 0; i < 5; i++) {
+        const done = new Promise((r) => worker.once('completed', r));
+        await queue.add('one', { ms: 50 }, { jobId: `one-${i}` });
+        await done;
+      }
+      for (let i = 0; i < 4; i++) {
+        const from = events.indexOf(`fetched one-${i}`);
+        const between = events.slice(from, events.indexOf(`fetched one-${i + 1}`));
+        assert.deepEqual(between, [`fetched one-${i}`, `start one-${i}`, 'none', `end one-${i}`], events.join(', '));
+      }
+      // A burst: every job runs, up to the concurrency at once.
+      const all = new Promise<void>((resolve) => {
+        let n = 0;
+        worker.on('completed', () => ++n === 40 && resolve());
+      });
+      await queue.addBulk(Array.from({ length: 40 }, (_, i) => ({ name: 'burst', data: { ms: 20 }, opts: { jobId: `burst-${i}` } })));
+      await all;
+      assert.equal(most, 4);
+    } finally {
+      await worker.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await Promise.all(connections.map((c) => c.quit()));
     }
   });
 

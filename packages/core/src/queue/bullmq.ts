@@ -310,6 +310,34 @@ async function nextAttempt(svc: Services, job: CallJob, pickups: number): Promis
   return Math.max((row?.last ?? 0) + 1, pickups);
 }
 
+/**
+ * BullMQ's Worker with one Redis fetch fewer per job on a quiet queue. When BullMQ's main loop gets
+ * a job it asks Redis for another at once; once the job is done it waits on the queue's wake-up
+ * marker, which the fetch that handed out the job left in place, wakes at once and asks a second
+ * time. Two empty fetches per job, the second landing in Redis just as the next call is queued. A
+ * worker that was running nothing when it got a job is marked drained instead: its loop goes
+ * straight to the blocking wait, which takes the marker, and makes one empty fetch while the job's
+ * webhook is out. With other jobs running, BullMQ's fetching in sequence is left as it is.
+ * (`drained` is BullMQ's private flag; test/dispatch-bullmq.test.ts counts the fetches, so a BullMQ
+ * upgrade that changes the loop shows there.)
+ */
+export class PromptWorker<T> extends Worker<T> {
+  private jobsRunning = 0;
+  protected override async callProcessJob(job: Job<T>, token: string, signal?: AbortSignal) {
+    this.jobsRunning++;
+    try {
+      return await super.callProcessJob(job, token, signal);
+    } finally {
+      this.jobsRunning--;
+    }
+  }
+  protected override async moveToActive(token: string, name?: string) {
+    const job = await super.moveToActive(token, name);
+    if (job && this.jobsRunning === 0) (this as unknown as { drained: boolean }).drained = true;
+    return job;
+  }
+}
+
 export interface CallWorker {
   close(): Promise<void>;
 }
@@ -394,7 +422,7 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
     return ran.map((r) => (r as PromiseFulfilledResult<string>).value).join(' ');
   };
 
-  const worker = new Worker<CallJob | CallBatch>(CALLS_QUEUE, processor, {
+  const worker = new PromptWorker<CallJob | CallBatch>(CALLS_QUEUE, processor, {
     connection,
     prefix: redis.prefix,
     concurrency: opts.concurrency ?? 64,
