@@ -320,7 +320,8 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     const queue = new Queue('prompt', { connection: connections[1], prefix });
     try {
       await worker.waitUntilReady();
-      // One job at a time, as at c=1: BullMQ's own loop asks twice per job, once after the job ended.
+      // One job at a time, as at c=1: one empty fetch, while the job runs (BullMQ's own loop makes a
+      // second one after the job ended).
       for (let i = 0; i < 5; i++) {
         const done = new Promise((r) => worker.once('completed', r));
         await queue.add('one', { ms: 50 }, { jobId: `one-${i}` });

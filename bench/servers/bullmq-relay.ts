@@ -1,9 +1,10 @@
 // What the queue hop costs when every call is a job: what a developer would write to put BullMQ
 // between an HTTP request and a webhook, and nothing else. A POST is added as a job, a worker in
 // the same process sends it to the add-on over a keep-alive agent, and the add-on's answer is
-// handed back in process (as Toolport's ROLE=all does). The load generator signs the request as for the direct webhook call;
-// the relay forwards the body and the signature headers untouched. No MCP, no token, no argument
-// check, no limiter, no log. Queue and worker options are Toolport's (packages/core/src/queue/bullmq.ts).
+// handed back in process (as Toolport's ROLE=all does). The load generator signs the request as
+// for the direct webhook call; the relay forwards the body and the signature headers untouched. No
+// MCP, no token, no argument check, no limiter, no log. Queue and worker options are Toolport's
+// (packages/core/src/queue/bullmq.ts).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Queue, Worker } from 'bullmq';
