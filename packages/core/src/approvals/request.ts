@@ -67,6 +67,7 @@ class Waiting {
   settled = false;
   /** Local deadline derived from the database's own `expires_at - now()`. */
   deadline = 0;
+  /** When the next progress message is due; never for a call that asked for none (one timer, to the deadline). */
   nextProgress = 0;
   resolve!: (d: ApprovalDecision) => void;
   reject!: (err: unknown) => void;
@@ -390,7 +391,8 @@ class ApprovalsImpl implements ApprovalsService {
     );
     this.announce(w, req, confirm, await inserting);
     this.progress(w);
-    w.nextProgress = Date.now() + PROGRESS_EVERY_MS;
+    // Without a progress token nothing is sent while it waits: no timer every 5 s for each held call.
+    w.nextProgress = w.progress ? Date.now() + PROGRESS_EVERY_MS : Infinity;
     w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()), w);
     w.signal?.addEventListener('abort', w, { once: true });
     if (w.signal?.aborted) w.handleEvent();
