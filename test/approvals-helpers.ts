@@ -44,7 +44,8 @@ export interface Asked {
 export function ask(
   approvals: Approvals,
   userId: string,
-  opts: { tool?: EnabledTool; signal?: AbortSignal; grantId?: string; callId?: string } = {},
+  /** `progress: false`: a call without a progress token (nothing to send while it waits). */
+  opts: { tool?: EnabledTool; signal?: AbortSignal; grantId?: string; callId?: string; progress?: false } = {},
 ): Asked {
   const nonce = randomBytes(6).toString('hex');
   const argumentsText = JSON.stringify({ id: `note-${nonce}`, note: 'gone for good' });
@@ -59,9 +60,12 @@ export function ask(
     argumentsText,
     subject: 'usr_pseudonym',
     signal: opts.signal,
-    progress: async (m) => {
-      progress.push(m);
-    },
+    progress:
+      opts.progress === false
+        ? undefined
+        : async (m) => {
+            progress.push(m);
+          },
   };
   return { nonce, argumentsText, decision: approvals.request(req), progress };
 }

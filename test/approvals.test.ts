@@ -157,6 +157,28 @@ describe('approvals: no answer, cancellation, revocation', () => {
     }
   });
 
+  it('repeats its progress while it waits; a call without a progress token expires on time all the same', async () => {
+    const p = await newPerson(tp.url);
+    // One timer serves both: with a progress token it wakes for each message, without one only at
+    // the deadline (no wake every 5 s for a message nobody asked for).
+    const quick = createApprovals(tp.svc, { ttlSeconds: 2, progressEveryMs: 200, sweepEveryMs: 0 });
+    try {
+      const started = Date.now();
+      const heard = ask(quick, p.user.id);
+      const silent = ask(quick, p.user.id, { progress: false });
+      const [withProgress, without] = await Promise.all([heard.decision, silent.decision]);
+      const took = Date.now() - started;
+      assert.deepEqual([withProgress.status, without.status], ['expired', 'expired']);
+      assert.ok(took >= 1_500 && took < 4_000, `both expired after about 2 s, not ${took} ms`);
+      // At 0 ms, then every 200 ms until about 2 s.
+      assert.ok(heard.progress.length >= 6 && heard.progress.length <= 12, `progress every 200 ms: ${heard.progress.length}`);
+      assert.ok(heard.progress.every((m) => m === heard.progress[0]));
+      assert.equal(silent.progress.length, 0);
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('keeps the contract’s 30 s by default and expires on the database clock', async () => {
     const p = await newPerson(tp.url);
     const asked = ask(approvals(), p.user.id);

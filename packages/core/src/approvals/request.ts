@@ -44,6 +44,8 @@ export interface ApprovalsOptions {
   confirmDeadlineMs?: number;
   /** How often this process marks overdue approvals expired; 0 turns the sweeper off. */
   sweepEveryMs?: number;
+  /** Tests only: how often a call with a progress token hears that it is still waiting. */
+  progressEveryMs?: number;
 }
 
 export interface ApprovalsService extends Approvals {
@@ -162,7 +164,7 @@ class Waiting {
       return;
     }
     if (now >= this.nextProgress) {
-      this.nextProgress = now + PROGRESS_EVERY_MS;
+      this.nextProgress = now + this.owner.progressEveryMs;
       this.owner.progress(this);
     }
     this.timer = setTimeout(tickWaiting, Math.max(10, Math.min(this.nextProgress, this.deadline) - now), this);
@@ -212,6 +214,7 @@ class ApprovalsImpl implements ApprovalsService {
   private decisions: Promise<() => Promise<void>> | undefined;
   private readonly ttl: number;
   private readonly confirmDeadlineMs: number;
+  readonly progressEveryMs: number;
   private readonly sweeper: NodeJS.Timeout | undefined;
   private readonly renewer: NodeJS.Timeout;
   private readonly gates: Promise<(() => Promise<void>) | undefined>;
@@ -229,6 +232,7 @@ class ApprovalsImpl implements ApprovalsService {
     this.ttl = opts.ttlSeconds ?? APPROVAL_TTL_SECONDS;
     this.insertStatement = prepareInsert(svc.db);
     this.confirmDeadlineMs = opts.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS;
+    this.progressEveryMs = opts.progressEveryMs ?? PROGRESS_EVERY_MS;
     this.progressMessage = `Waiting for the person to approve in the Toolport dashboard or on their phone: ${svc.config.publicUrl}/approvals`;
     this.gates = svc.bus.subscribe(GATES_CHANNEL, (msg) => void this.onGates(msg)).catch((err) => {
       svc.log.error('cannot follow revocations; approvals still expire', { err });
@@ -392,7 +396,7 @@ class ApprovalsImpl implements ApprovalsService {
     this.announce(w, req, confirm, await inserting);
     this.progress(w);
     // Without a progress token nothing is sent while it waits: no timer every 5 s for each held call.
-    w.nextProgress = w.progress ? Date.now() + PROGRESS_EVERY_MS : Infinity;
+    w.nextProgress = w.progress ? Date.now() + this.progressEveryMs : Infinity;
     w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()), w);
     w.signal?.addEventListener('abort', w, { once: true });
     if (w.signal?.aborted) w.handleEvent();
