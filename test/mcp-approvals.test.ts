@@ -9,10 +9,17 @@ import { startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
+const SLOW_NOTES = new Set(['n4', 'n5']);
 
 before(async () => {
   tp = await startToolport();
-  hook = await startAddonServer({ delete_note: (b) => ({ text: `Deleted ${b.arguments.id}.` }) });
+  hook = await startAddonServer({
+    delete_note: async (b) => {
+      // The calls allowed while a server stops take a while, so the drain must wait for them.
+      if (SLOW_NOTES.has(b.arguments.id)) await sleep(500);
+      return { text: `Deleted ${b.arguments.id}.` };
+    },
+  });
   hook.onConfirm((b) => ({
     confirm: { message: `Delete the note ${b.arguments.id}?`, info: [{ name: 'Note', value: b.arguments.id }], style: 'destructive' },
   }));

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
-import { requestEdge } from './http/edge';
+import { requestEdge, type RequestsInFlight } from './http/edge';
 import { errorToProblem, problem } from './http/problem';
 import { addonRoutes } from './routes/addons';
 import { dashboardRoutes } from './routes/dashboard';
@@ -21,11 +21,12 @@ import { approvalRoutes } from './routes/approvals';
 import { eventRoutes } from './routes/events';
 import { pushRoutes } from './routes/push';
 
-/** The whole public HTTP surface, as one Hono app over the given services. */
-export function createApp(svc: Services) {
+/** The whole public HTTP surface, as one Hono app over the given services; `inFlight` counts its requests. */
+export function createApp(svc: Services, inFlight?: RequestsInFlight) {
   const app = new Hono<AppEnv>();
-  // First: timing, request id, security headers, the request's span and log line, the Host check.
-  app.use('*', requestEdge(svc));
+  // First: timing, request id, security headers, the request's span and log line, the Host check,
+  // the count of requests in flight.
+  app.use('*', requestEdge(svc, inFlight));
 
   const api = new Hono<AppEnv>()
     .route('/', sessionRoutes)

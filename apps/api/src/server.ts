@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { closeServices, createServices, ensureSigningKeys, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import { createApp } from './app';
-import { isParked, nodeOutgoing } from './http/env';
+import type { RequestsInFlight } from './http/edge';
 
 export interface RunningServer {
   svc: Services;
@@ -19,11 +19,11 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
   const svc = await createServices(config, overrides);
   // The first start makes the access-token signing key, not the first sign-in.
   await ensureSigningKeys(svc);
-  const app = createApp(svc);
-  // Requests in flight, so a SIGTERM lets them finish (or hand back) before the process goes.
-  let active = 0;
+  // Requests in flight (counted by the app's edge, a held call's until its response closes), so a
+  // SIGTERM lets them finish (or hand back) before the process goes.
+  const inFlight: RequestsInFlight = { count: 0 };
+  const app = createApp(svc, inFlight);
   let draining = false;
-  const ended = () => void active--;
   const fetch = (req: Request, env: unknown): Response | Promise<Response> => {
     if (draining) {
       return new Response(JSON.stringify({ title: 'Service unavailable', status: 503, detail: 'This server is shutting down; retry.' }), {
@@ -31,32 +31,7 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
         headers: { 'content-type': 'application/problem+json', 'retry-after': '1', connection: 'close' },
       });
     }
-    active++;
-    // Not an async function: a held call would keep its frame alive for up to 30 s.
-    let answer: Response | Promise<Response>;
-    try {
-      answer = app.fetch(req, env as never);
-    } catch (err) {
-      active--;
-      throw err;
-    }
-    if (!(answer instanceof Promise)) {
-      active--;
-      return answer;
-    }
-    // A parked answer (a call held for approval) is in flight until Node's response closes.
-    const outgoing = nodeOutgoing(env);
-    return answer.then(
-      (res) => {
-        if (outgoing && isParked(res)) outgoing.once('close', ended);
-        else active--;
-        return res;
-      },
-      (err: unknown) => {
-        active--;
-        throw err;
-      },
-    );
+    return app.fetch(req, env as never);
   };
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
@@ -77,7 +52,7 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         const http = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
         const until = Date.now() + graceMs;
-        while (Date.now() < until && (active > 0 || ((svc.approvals as { waiting?: number } | undefined)?.waiting ?? 0) > 0)) {
+        while (Date.now() < until && (inFlight.count > 0 || ((svc.approvals as { waiting?: number } | undefined)?.waiting ?? 0) > 0)) {
           http.closeIdleConnections?.();
           await new Promise((r) => setTimeout(r, 50));
         }

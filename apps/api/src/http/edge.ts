@@ -34,23 +34,39 @@ const SECURITY_HEADERS = [
  *   a public endpoint does not let callers pick trace ids.
  * - DNS-rebinding protection (see host-check.ts): a foreign Host reaches nothing but the probes.
  */
-export function requestEdge(svc: Services): MiddlewareHandler<AppEnv> {
+export function requestEdge(svc: Services, inFlight: RequestsInFlight = { count: 0 }): MiddlewareHandler<AppEnv> {
   const tracer = trace.getTracer('toolport');
+  const edge = { svc, inFlight };
   return (c, next) => {
     const started = performance.now();
-    if (PROBES.has(c.req.path)) return passThrough(svc, c, next, started);
+    inFlight.count++;
+    if (PROBES.has(c.req.path)) return passThrough(edge, c, next, started);
     const method = c.req.method;
     return tracer.startActiveSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, (span) =>
-      passThrough(svc, c, next, started, span),
+      passThrough(edge, c, next, started, span),
     );
   };
+}
+
+/**
+ * The requests being answered, a parked one (a call held for approval) until its response closes.
+ * A stopping server waits for them (server.ts); counted here, where a request's end is known anyway.
+ */
+export interface RequestsInFlight {
+  count: number;
+}
+
+interface Edge {
+  svc: Services;
+  inFlight: RequestsInFlight;
 }
 
 /**
  * The request through the edge. Every request but the probes has a `span` (and a log line) and has
  * its Host checked; a module function, not a closure per request (see InFlight in routes/mcp.ts).
  */
-async function passThrough(svc: Services, c: Context<AppEnv>, next: Next, started: number, span?: Span) {
+async function passThrough(edge: Edge, c: Context<AppEnv>, next: Next, started: number, span?: Span) {
+  const { svc } = edge;
   const method = c.req.method;
   c.set('svc', svc);
   c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || flatUuid());
@@ -66,13 +82,14 @@ async function passThrough(svc: Services, c: Context<AppEnv>, next: Next, starte
     const requestId = c.get('requestId');
     // A parked request (a call held for approval) answers later on Node's response: it ends then.
     if (outgoing && isParked(c.res)) {
-      outgoing.on('close', () => endRequest(svc, method, route, outgoing.statusCode, started, requestId, span));
-    } else endRequest(svc, method, route, c.res.status, started, requestId, span);
+      outgoing.on('close', () => endRequest(edge, method, route, outgoing.statusCode, started, requestId, span));
+    } else endRequest(edge, method, route, c.res.status, started, requestId, span);
   }
 }
 
-/** The request's metric, and for all but the probes its span and log line. */
-function endRequest(svc: Services, method: string, route: string, status: number, started: number, requestId: string, span?: Span) {
+/** The request's end: out of the in-flight count, its metric, and for all but the probes its span and log line. */
+function endRequest({ svc, inFlight }: Edge, method: string, route: string, status: number, started: number, requestId: string, span?: Span) {
+  inFlight.count--;
   const seconds = (performance.now() - started) / 1000;
   svc.metrics.httpRequest(route, method, status, seconds);
   if (!span) return;

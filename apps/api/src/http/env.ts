@@ -14,15 +14,12 @@ export type AppEnv = {
 };
 
 /** Node's response for this request, when served by @hono/node-server (absent under `app.request()`). */
-export const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined => nodeOutgoing(c.env);
-
-/** The same, from the bindings @hono/node-server passes to `fetch`. */
-export const nodeOutgoing = (env: unknown): ServerResponse | undefined => (env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+export const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
 
 /**
  * What a handler returns on Node when it will answer later, straight on Node's response (a call
- * held for approval, routes/mcp.ts): @hono/node-server then writes nothing, and the edge and the
- * drain count the request until that response closes.
+ * held for approval, routes/mcp.ts): @hono/node-server then writes nothing, and the edge counts the
+ * request as in flight (its log line, its metric, a stopping server) until that response closes.
  */
 export const PARKED: Response = RESPONSE_ALREADY_SENT;
 export const isParked = (res: Response) => res.headers.has('x-hono-already-sent');
