@@ -267,6 +267,35 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     await assertServes('redis-decide');
   });
 
+  it('a cancellation sent while Redis is down still ends the held call in the process it reaches', async (t) => {
+    const id = `redis-cancel-${randomBytes(3).toString('hex')}`;
+    const running = call(apiA, 'delete_note', { id });
+    const requestId = rpc; // the id `call` just sent
+    await waitPending([id]);
+    await redis.kill();
+    try {
+      // The app's notifications/cancelled, as the SDK's client sends it, to the process holding the call.
+      const sent = Date.now();
+      const res = await fetch(`${apiA.url}${mcpPath}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the person changed their mind' } }),
+      });
+      t.diagnostic(`notification answered ${res.status} in ${Date.now() - sent} ms`);
+      assert.equal(res.status, 202, await res.text());
+      const answer = await running;
+      t.diagnostic(`call answered ${answer.ms} ms after it was sent: ${JSON.stringify(answer).slice(0, 200)}`);
+      assert.equal(answer.kind, 'tool-error', JSON.stringify(answer));
+      assert.match((answer as { text: string }).text, /cancelled/);
+      assert.ok(answer.ms < (APPROVAL_TIMEOUT_SECONDS - 4) * 1000, `ended by the cancellation, not at the approval's expiry (${answer.ms} ms)`);
+      assert.equal(hook.calls().filter((d) => d.body.arguments.id === id).length, 0, 'nothing ran');
+    } finally {
+      await redis.start();
+    }
+    for (const p of procs.filter((x) => x.child.exitCode === null)) await waitReady(p.url, 20_000);
+    await assertServes('redis-cancel');
+  });
+
   it('Postgres killed mid-transaction: clear errors while down, no decision lost or doubled, recovers by itself', async (t) => {
     const noteTexts = Array.from({ length: 8 }, (_, i) => `pg-${i}`);
     for (const text of noteTexts) slow.set(text, 600);

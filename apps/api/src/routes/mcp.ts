@@ -437,7 +437,11 @@ export function createMcpRoutes(svc: Services) {
     if (nameless) return c.json(jsonRpcError((body as { id: string | number | null }).id, ErrorCode.InvalidParams, `Invalid params: ${nameless}.`));
     const message = body as { method?: string; id?: string | number; params?: { requestId?: string | number; arguments?: unknown; _meta?: { progressToken?: unknown } } };
     if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
-      await svc.bus.publish('mcp-cancel', { key: inflight.key(identity.grantId, message.params.requestId) });
+      // This process first: it may be the one holding the call, and a bus that is down (Redis) must
+      // not keep it from hearing. Then every other process, without making the app wait for Redis.
+      const key = inflight.key(identity.grantId, message.params.requestId);
+      inflight.abort(key);
+      svc.bus.publish('mcp-cancel', { key }).catch((err: unknown) => svc.log.warn('cannot pass a cancellation to the other processes', { err }));
     }
 
     const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;
