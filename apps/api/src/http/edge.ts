@@ -39,7 +39,6 @@ export function requestEdge(svc: Services, inFlight: RequestsInFlight = { count:
   const edge = { svc, inFlight };
   return (c, next) => {
     const started = performance.now();
-    inFlight.count++;
     if (PROBES.has(c.req.path)) return passThrough(edge, c, next, started);
     const method = c.req.method;
     return tracer.startActiveSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, (span) =>
@@ -73,6 +72,8 @@ async function passThrough(edge: Edge, c: Context<AppEnv>, next: Next, started: 
   const outgoing = nodeResponse(c);
   const early = !!outgoing && !outgoing.headersSent;
   if (early) for (const [name, value] of SECURITY_HEADERS) outgoing.setHeader(name, value);
+  // Counted from here: the `finally` below ends every request counted (endRequest).
+  edge.inFlight.count++;
   try {
     if (!span || hostAllowed(svc.config, c.req.header('host'))) await next();
     else c.res = misdirected(c);
