@@ -53,6 +53,16 @@ type Answer =
   | { kind: 'rpc-error'; message: string; ms: number }
   | { kind: 'network'; error: string; ms: number };
 
+/** One JSON-RPC message to an API process's MCP endpoint, as the app sends it. */
+function postMcp(api: ToolportProcess, message: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${api.url}${mcpPath}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+    signal,
+  });
+}
+
 let rpc = 0;
 /** One tools/call as an app would send it, with the whole answer classified. */
 async function call(api: ToolportProcess, tool: string, args: Record<string, unknown>): Promise<Answer> {
@@ -60,12 +70,7 @@ async function call(api: ToolportProcess, tool: string, args: Record<string, unk
   const ms = () => Date.now() - started;
   let res: Response;
   try {
-    res = await fetch(`${api.url}${mcpPath}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: ++rpc, method: 'tools/call', params: { name: `${person.addonId}__${tool}`, arguments: args } }),
-      signal: AbortSignal.timeout(60_000),
-    });
+    res = await postMcp(api, { id: ++rpc, method: 'tools/call', params: { name: `${person.addonId}__${tool}`, arguments: args } }, AbortSignal.timeout(60_000));
   } catch (err) {
     return { kind: 'network', error: String((err as Error).cause ?? err), ms: ms() };
   }
@@ -276,11 +281,7 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     try {
       // The app's notifications/cancelled, as the SDK's client sends it, to the process holding the call.
       const sent = Date.now();
-      const res = await fetch(`${apiA.url}${mcpPath}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the person changed their mind' } }),
-      });
+      const res = await postMcp(apiA, { method: 'notifications/cancelled', params: { requestId, reason: 'the person changed their mind' } });
       t.diagnostic(`notification answered ${res.status} in ${Date.now() - sent} ms`);
       assert.equal(res.status, 202, await res.text());
       const answer = await running;
