@@ -28,6 +28,8 @@ export const oauthGrants = pgTable(
     resource: text('resource').notNull(),
     /** The redirect URI the person consented to; its host is shown in the dashboard. */
     redirectUri: text('redirect_uri'),
+    /** Digest of the consent form's token that made this grant: a replayed form makes no second one. */
+    consentKey: text('consent_key').unique(),
     createdAt: ts('created_at').notNull().defaultNow(),
     lastUsedAt: ts('last_used_at'),
     revokedAt: ts('revoked_at'),
