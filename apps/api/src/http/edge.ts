@@ -78,7 +78,7 @@ async function passThrough(edge: Edge, c: Context<AppEnv>, next: Next, started: 
     if (!span || hostAllowed(svc.config, c.req.header('host'))) await next();
     else c.res = misdirected(c);
   } finally {
-    if (!early) for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
+    if (!early) for (const [name, value] of SECURITY_HEADERS) if (!c.res.headers.has(name)) c.header(name, value);
     const route = routePath(c) || 'unmatched';
     const requestId = c.get('requestId');
     // A parked request (a call held for approval) answers later on Node's response: it ends then.

@@ -53,8 +53,14 @@ const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64'
 /** No script, no framing, no foreign resources: the only inline style is ours, by hash. */
 export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
-/** Headers every OAuth HTML page carries (and the redirects that answer its forms). */
+/**
+ * Headers every OAuth HTML page carries (and the redirects that answer its forms). The referrer
+ * policy is `same-origin`, not the service-wide `no-referrer`: a browser then sends our real Origin
+ * when these pages post their forms (with `no-referrer` it sends `Origin: null`), while the redirect
+ * to the app and every other site still get no Referer, so the request's query never leaves us.
+ */
 export function setPageHeaders(c: Context<AppEnv>) {
+  c.header('Referrer-Policy', 'same-origin');
   c.header('Content-Security-Policy', PAGE_CSP);
   c.header('X-Frame-Options', 'DENY');
   c.header('Cache-Control', 'no-store');
@@ -68,7 +74,7 @@ export function renderPage(c: Context<AppEnv>, status: ContentfulStatusCode, tit
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${title} · Toolport</title>
 <style>${new Safe(STYLE)}</style>
 </head>

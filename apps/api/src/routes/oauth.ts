@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { clientAddress } from '../http/client-address';
+import { crossSiteForm } from '../http/form-origin';
 import { getCookie, setCookie } from 'hono/cookie';
 import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -64,12 +65,6 @@ async function currentSession(c: Context<AppEnv>): Promise<PersonSession | undef
   return session ? { userId: session.userId, csrfToken: session.csrfToken } : undefined;
 }
 
-/** Forms here are ours: a cross-site Origin is refused outright (the CSRF tokens are the main guard). */
-function foreignOrigin(c: Context<AppEnv>): boolean {
-  const origin = c.req.header('origin');
-  return !!origin && origin !== c.get('svc').config.publicOrigin && origin !== new URL(c.req.url).origin;
-}
-
 function loginCsrf(c: Context<AppEnv>): string {
   const existing = getCookie(c, LOGIN_CSRF_COOKIE);
   if (existing && /^[A-Za-z0-9_-]{32}$/.test(existing)) return existing;
@@ -100,14 +95,14 @@ const pages = new Hono<AppEnv>()
     return answer(c, outcome, params.toString());
   })
   .post('/authorize/decision', async (c) => {
-    if (foreignOrigin(c)) return errorPage(c, 403, 'This form was sent from another site.');
+    if (crossSiteForm(c)) return errorPage(c, 403, 'This form was sent from another site.');
     const form = await readForm(c);
     const session = await currentSession(c);
     if (!session) return errorPage(c, 401, 'Your session has ended. Go back to the app and connect again.');
     return answer(c, await decideAuthorization(c.get('svc'), { form, session }), '');
   })
   .post('/login', async (c) => {
-    if (foreignOrigin(c)) return errorPage(c, 403, 'This form was sent from another site.');
+    if (crossSiteForm(c)) return errorPage(c, 403, 'This form was sent from another site.');
     const form = await readForm(c);
     const query = new URLSearchParams(form.get('return_query') ?? '').toString();
     const cookie = getCookie(c, LOGIN_CSRF_COOKIE);
@@ -164,9 +159,8 @@ const endpoints = new Hono<AppEnv>()
     return c.json(client, 201);
   })
   .post('/token', async (c) => {
-    const receivedAt = c.get('svc').clock.now();
     const form = await readForm(c);
-    const tokens = await exchangeToken(c.get('svc'), { form, authorization: c.req.header('authorization'), receivedAt });
+    const tokens = await exchangeToken(c.get('svc'), { form, authorization: c.req.header('authorization') });
     c.header('Cache-Control', 'no-store');
     c.header('Pragma', 'no-cache');
     return c.json(tokens);
