@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { exchangeToken, verifyAccessToken } from '@toolport/core';
+import { sql } from 'drizzle-orm';
+import { exchangeToken, REFRESH_GRACE_MS, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
 import type { Toolport } from './helpers/target';
 import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './oauth-flow';
@@ -153,7 +154,7 @@ describe('registration flood protection', () => {
 });
 
 describe('authorization code flow', () => {
-  it('runs signed-out: authorize → login form → consent → allow → code → tokens → verify → rotate → reuse revokes', async () => {
+  it('runs signed-out: authorize → login form → consent → allow → code → tokens → verify → rotate → late reuse revokes', async () => {
     const { email, password, user, client: dashboard } = await setup('flow');
     const app = await register(tp.url, { client_name: 'Flow <App>' });
     const browser = new Client(tp.url);
@@ -243,7 +244,11 @@ describe('authorization code flow', () => {
     assert.notEqual(rotated.body.refresh_token, token.body.refresh_token);
     await verifyAccessToken(tp.svc, rotated.body.access_token, user.mcpUrl);
 
-    const reused = await refresh(token.body.refresh_token);
+    // Presented again at once, it is the app racing itself: the same successor (test below).
+    assert.equal((await refresh(token.body.refresh_token)).body.refresh_token, rotated.body.refresh_token);
+    const clock = tp.svc.clock;
+    tp.svc.clock = { now: () => new Date(Date.now() + REFRESH_GRACE_MS + 1000) };
+    const reused = await refresh(token.body.refresh_token).finally(() => (tp.svc.clock = clock));
     assert.equal(reused.status, 400);
     assert.equal(reused.body.error, 'invalid_grant');
     // The whole family is gone: the rotated refresh token and the access tokens.
@@ -252,27 +257,56 @@ describe('authorization code flow', () => {
     assert.equal((await dashboard.get('/api/connections')).body.length, 0);
   });
 
-  it('lets exactly one of concurrent refreshes of the same token win', async () => {
+  it('answers concurrent refreshes of one token with one successor, and keeps the connection', async () => {
     const { client, user, app } = await setup();
     const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
     const results = await Promise.all(
-      [0, 1, 2].map(() => postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id })),
+      [0, 1, 2, 3, 4].map(() => postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id })),
     );
-    const winners = results.filter((r) => r.status === 200);
-    assert.equal(winners.length, 1);
-    assert.ok(results.filter((r) => r.status !== 200).every((r) => r.body.error === 'invalid_grant'));
+    assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200], results.map((r) => r.text).join('\n'));
+    assert.equal(new Set(results.map((r) => r.body.refresh_token)).size, 1, 'one successor for every racer');
+    for (const r of results) await verifyAccessToken(tp.svc, r.body.access_token, user.mcpUrl);
+    const next = await postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: results[0]!.body.refresh_token, client_id: app.client_id });
+    assert.equal(next.status, 200, next.text);
   });
 
-  it('treats a refresh that arrived before the winner answered as a race, and one after as a replay', async () => {
+  it('revokes the family for a reuse after the grace window, or once the successor was spent', async () => {
+    const { client, user, app } = await setup();
+    const form = (refresh_token: string) => new URLSearchParams({ grant_type: 'refresh_token', refresh_token, client_id: app.client_id });
+    const clock = tp.svc.clock;
+    try {
+      // After the window: a replay.
+      const late = await connect(tp.url, client, app.client_id, user.mcpUrl);
+      const winner = await exchangeToken(tp.svc, { form: form(late.refresh_token) });
+      tp.svc.clock = { now: () => new Date(Date.now() + REFRESH_GRACE_MS + 1000) };
+      await assert.rejects(exchangeToken(tp.svc, { form: form(late.refresh_token) }), (err: any) => err.details.oauth === 'invalid_grant' && /revoked/.test(err.message));
+      tp.svc.clock = clock;
+      await rejects(verifyAccessToken(tp.svc, winner.access_token, user.mcpUrl), 'UNAUTHORIZED');
+      await assert.rejects(exchangeToken(tp.svc, { form: form(winner.refresh_token) }), (err: any) => err.details.oauth === 'invalid_grant');
+
+      // Within the window, but the chain moved on: the successor was rotated too.
+      const moved = await connect(tp.url, client, app.client_id, user.mcpUrl);
+      const second = await exchangeToken(tp.svc, { form: form(moved.refresh_token) });
+      const third = await exchangeToken(tp.svc, { form: form(second.refresh_token) });
+      await assert.rejects(exchangeToken(tp.svc, { form: form(moved.refresh_token) }), (err: any) => err.details.oauth === 'invalid_grant');
+      await rejects(verifyAccessToken(tp.svc, third.access_token, user.mcpUrl), 'UNAUTHORIZED');
+    } finally {
+      tp.svc.clock = clock;
+    }
+  });
+
+  it('burns nothing on a refused refresh: a revoked connection says so every time', async () => {
     const { client, user, app } = await setup();
     const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
-    const form = () => new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id });
-    const arrivedEarly = new Date(Date.now() - 5);
-    const winner = await exchangeToken(tp.svc, { form: form() });
-    await assert.rejects(exchangeToken(tp.svc, { form: form(), receivedAt: arrivedEarly }), (err: any) => err.details.oauth === 'invalid_grant');
-    await verifyAccessToken(tp.svc, winner.access_token, user.mcpUrl);
-    await assert.rejects(exchangeToken(tp.svc, { form: form() }), (err: any) => err.details.oauth === 'invalid_grant');
-    await rejects(verifyAccessToken(tp.svc, winner.access_token, user.mcpUrl), 'UNAUTHORIZED');
+    const conn = (await client.get('/api/connections')).body[0];
+    assert.equal((await client.delete(`/api/connections/${conn.id}`)).status, 204);
+    for (let i = 0; i < 3; i++) {
+      const res = await postForm(new Client(tp.url), '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id });
+      assert.equal(res.body.error, 'invalid_grant');
+      assert.equal(res.body.error_description, 'This connection was revoked.');
+    }
+    const [row] = await tp.svc.db.execute(sql`select used_at from oauth_refresh_tokens where grant_id = ${conn.id}`).then((r: any) => r.rows ?? r);
+    assert.equal(row.used_at, null, 'the refused refresh did not spend the token');
   });
 
   it('answers Deny with access_denied, state and iss', async () => {

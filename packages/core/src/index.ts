@@ -73,7 +73,7 @@ export type { OAuthClient, ClientMetadata } from './oauth/clients';
 export { redirectUriProblem, matchRedirectUri } from './oauth/redirect-uris';
 export { prepareAuthorization, decideAuthorization, AUTHORIZE_PARAMS } from './oauth/authorize';
 export type { AuthorizeOutcome, ConsentView, PersonSession } from './oauth/authorize';
-export { exchangeToken, revokeToken } from './oauth/tokens';
+export { exchangeToken, REFRESH_GRACE_MS, revokeToken } from './oauth/tokens';
 export type { TokenResponse, TokenRequest } from './oauth/tokens';
 export { rotateSigningKey, publicJwks, signAccessToken, ensureSigningKeys, settingsKey, ACCESS_TOKEN_TTL_S } from './oauth/keys';
 export type { AccessTokenInput } from './oauth/keys';

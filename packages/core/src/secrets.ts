@@ -22,6 +22,12 @@ export interface Secrets {
   approvalActionToken(value: string): string;
   /** Whether a notification's token is the capability for `value` under any master key of the ring. */
   approvalActionTokenValid(value: string, token: string): boolean;
+  /**
+   * The refresh token that rotating `token` issues, under each master key of the ring (the first is
+   * the one issued now): derived, not random, so a request racing the rotation can be answered with
+   * the same successor without it ever being stored.
+   */
+  refreshSuccessors(token: string): string[];
 }
 
 /** The row in `service_secrets` holding the keys that must outlive a master key. */
@@ -87,6 +93,7 @@ export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
     argsDigest: (json) => `sha256:${createHmac('sha256', argsKey).update(json).digest('base64url').slice(0, 22)}`,
     approvalActionToken: (value) => actionToken(ring[0]!, value),
     approvalActionTokenValid: (value, token) => ring.some((m) => safeEqual(actionToken(m, value), token)),
+    refreshSuccessors: (token) => ring.map((m) => `tprt_${keyedDigest(m, 'refresh-successor', token)}`),
   };
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { jwtVerify, type JWTHeaderParameters } from 'jose';
 import { safeEqual, sha256 } from '../crypto';
 import { oauthCodes, oauthGrants, oauthRefreshTokens } from '../db/schema/index';
@@ -12,8 +12,6 @@ import { keyStore, signAccessToken } from './keys';
 import { issuerOf } from './metadata';
 
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
-/** Upper bound on a refresh request's life: presentations until its answer is ready are races, not replays. */
-const REFRESH_CLAIM_MS = 30_000;
 
 export interface TokenResponse {
   access_token: string;
@@ -25,8 +23,6 @@ export interface TokenResponse {
 
 export interface TokenRequest {
   form: URLSearchParams;
-  /** When the request arrived; a refresh token spent after this was spent by a concurrent request. */
-  receivedAt?: Date;
   /** The Authorization header, for client_secret_basic. */
   authorization?: string;
 }
@@ -113,62 +109,125 @@ async function redeemCode(svc: Services, client: OAuthClient, form: URLSearchPar
   return issueTokens(svc, grant, client, row.scope, row.resource);
 }
 
-async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLSearchParams, receivedAt: Date): Promise<TokenResponse> {
+/**
+ * How long after a rotation the same client may present the spent refresh token again and get the
+ * same successor. The SDK clients refresh once per failed request without coordinating, so an app
+ * that sends several calls as its access token expires presents one refresh token several times,
+ * the late ones 30–90 ms after the first. RFC 9700 §4.14.2 has a reused refresh token revoke the
+ * family; within this window that reuse is the app racing itself, and answering it is safe: it
+ * gets nothing the winning request did not, no branch of the family is made, and a thief who
+ * presents it then shares the one successor, so the next rotation by either side is a replay that
+ * revokes. After the window, or once the successor is spent itself, a reuse revokes as before.
+ */
+export const REFRESH_GRACE_MS = 10_000;
+
+const replayed = () => oauthError('invalid_grant', 'This refresh token was already used; the connection has been revoked.');
+
+async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
   const token = form.get('refresh_token');
   if (!token) throw oauthError('invalid_request', 'Send the refresh_token.');
   const tokenHash = sha256(token);
   const now = svc.clock.now();
-  // A request refused for its scope or resource must change nothing: checked before the token is
-  // spent, or the app's next (correct) refresh would look like a replay and end the connection.
-  const scope = form.get('scope');
-  const resource = form.get('resource');
-  if (scope !== null || resource !== null) {
-    const [held] = await svc.db
-      .select({ scope: oauthRefreshTokens.scope, resource: oauthRefreshTokens.resource })
-      .from(oauthRefreshTokens)
-      .where(and(eq(oauthRefreshTokens.tokenHash, tokenHash), eq(oauthRefreshTokens.clientId, client.id)));
-    if (held && scope !== null && scope.split(' ').filter(Boolean).some((s) => !held.scope.split(' ').includes(s))) {
-      throw oauthError('invalid_scope', 'The scope asked for is more than was granted.');
-    }
-    if (held && resource !== null && resource !== held.resource) throw oauthError('invalid_target', 'resource differs from the one granted.');
-  }
-  // Rotation: the token is spent by one conditional update, so concurrent refreshes yield one winner.
-  // The claim marks the token used "until the answer is ready" (at most CLAIM_MS), then the real time.
-  const [row] = await svc.db
-    .update(oauthRefreshTokens)
-    .set({ usedAt: new Date(now.getTime() + REFRESH_CLAIM_MS) })
-    .where(
-      and(
-        eq(oauthRefreshTokens.tokenHash, tokenHash),
-        eq(oauthRefreshTokens.clientId, client.id),
-        isNull(oauthRefreshTokens.usedAt),
-        gt(oauthRefreshTokens.expiresAt, now),
-      ),
-    )
-    .returning();
-  if (!row) {
-    const [old] = await svc.db.select().from(oauthRefreshTokens).where(eq(oauthRefreshTokens.tokenHash, tokenHash));
-    // A spent refresh token presented again means two parties hold it: revoke the family (the grant).
-    // Not so for a request that began before the winner had answered: that is the app racing itself.
-    if (old && old.usedAt && old.clientId === client.id && old.usedAt.getTime() >= receivedAt.getTime()) {
-      throw oauthError('invalid_grant', 'This refresh token was just used by another request.');
-    }
-    if (old && old.usedAt && old.clientId === client.id) {
-      await revokeGrant(svc, old.grantId);
-      throw oauthError('invalid_grant', 'This refresh token was already used; the connection has been revoked.');
+  const [held] = await svc.db
+    .select({ token: oauthRefreshTokens, userId: oauthGrants.userId, revokedAt: oauthGrants.revokedAt })
+    .from(oauthRefreshTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
+    .where(eq(oauthRefreshTokens.tokenHash, tokenHash));
+  if (!held || held.token.expiresAt <= now) throw oauthError('invalid_grant', 'The refresh token is wrong or expired.');
+  const row = held.token;
+  if (row.clientId !== client.id) {
+    // A spent token from another client: two parties hold it. A live one is refused, nothing ends.
+    if (row.usedAt && !held.revokedAt) {
+      await revokeGrant(svc, row.grantId);
+      throw replayed();
     }
     throw oauthError('invalid_grant', 'The refresh token is wrong or expired.');
   }
-  const grant = await liveGrant(svc, row.grantId);
-  const tokens = await issueTokens(svc, grant, client, row.scope, row.resource);
-  // usedAt becomes the moment the answer is ready: a presentation after it is a replay, before it a race.
-  await svc.db.update(oauthRefreshTokens).set({ usedAt: svc.clock.now() }).where(eq(oauthRefreshTokens.tokenHash, tokenHash));
-  return tokens;
+  // Every refusal from here to the rotation changes nothing: the token stays as it was, and the
+  // app's next request hears the same sentence, not "already used".
+  if (held.revokedAt) throw oauthError('invalid_grant', 'This connection was revoked.');
+  const scope = form.get('scope');
+  if (scope !== null && scope.split(' ').filter(Boolean).some((s) => !row.scope.split(' ').includes(s))) {
+    throw oauthError('invalid_scope', 'The scope asked for is more than was granted.');
+  }
+  const resource = form.get('resource');
+  if (resource !== null && resource !== row.resource) throw oauthError('invalid_target', 'resource differs from the one granted.');
+
+  const grant = { id: row.grantId, userId: held.userId };
+  if (row.usedAt) return answerRace(svc, client, grant, token, row.usedAt, now);
+  const [successor] = svc.secrets.refreshSuccessors(token);
+  const access = await signAccessToken(svc, { userId: grant.userId, clientId: client.id, grantId: grant.id, scope: row.scope, audience: row.resource });
+  // Spent and replaced in one transaction: a refusal or a failure inside rolls back and burns
+  // nothing; of concurrent requests one spends it, the others wait for its commit and then race.
+  const spent = await svc.db.transaction(async (tx) => {
+    const [won] = await tx
+      .update(oauthRefreshTokens)
+      .set({ usedAt: now })
+      .where(and(eq(oauthRefreshTokens.tokenHash, tokenHash), isNull(oauthRefreshTokens.usedAt)))
+      .returning({ usedAt: oauthRefreshTokens.usedAt });
+    if (!won) return false;
+    const [live] = await tx
+      .select({ id: oauthGrants.id })
+      .from(oauthGrants)
+      .where(and(eq(oauthGrants.id, grant.id), isNull(oauthGrants.revokedAt)));
+    if (!live) throw oauthError('invalid_grant', 'This connection was revoked.');
+    await tx.insert(oauthRefreshTokens).values({
+      tokenHash: sha256(successor!),
+      grantId: grant.id,
+      clientId: client.id,
+      scope: row.scope,
+      resource: row.resource,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL_MS),
+    });
+    return true;
+  });
+  if (!spent) {
+    const [after] = await svc.db.select({ usedAt: oauthRefreshTokens.usedAt }).from(oauthRefreshTokens).where(eq(oauthRefreshTokens.tokenHash, tokenHash));
+    return answerRace(svc, client, grant, token, after?.usedAt ?? now, svc.clock.now());
+  }
+  return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: successor!, scope: row.scope };
+}
+
+/**
+ * A spent refresh token presented again by its client: within REFRESH_GRACE_MS of the rotation,
+ * and while its successor is the family's live head, the same successor (with a fresh access
+ * token); otherwise a replay, and the family is revoked.
+ */
+async function answerRace(
+  svc: Services,
+  client: OAuthClient,
+  grant: { id: string; userId: string },
+  token: string,
+  usedAt: Date,
+  now: Date,
+): Promise<TokenResponse> {
+  if (now.getTime() - usedAt.getTime() <= REFRESH_GRACE_MS) {
+    const successors = svc.secrets.refreshSuccessors(token);
+    const [head] = await svc.db
+      .select({ tokenHash: oauthRefreshTokens.tokenHash, scope: oauthRefreshTokens.scope, resource: oauthRefreshTokens.resource })
+      .from(oauthRefreshTokens)
+      .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
+      .where(
+        and(
+          inArray(oauthRefreshTokens.tokenHash, successors.map(sha256)),
+          eq(oauthRefreshTokens.grantId, grant.id),
+          isNull(oauthRefreshTokens.usedAt),
+          isNull(oauthGrants.revokedAt),
+        ),
+      );
+    if (head) {
+      const successor = successors.find((s) => sha256(s) === head.tokenHash)!;
+      const access = await signAccessToken(svc, { userId: grant.userId, clientId: client.id, grantId: grant.id, scope: head.scope, audience: head.resource });
+      return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: successor, scope: head.scope };
+    }
+  }
+  await revokeGrant(svc, grant.id);
+  throw replayed();
 }
 
 /** POST /oauth/token: the authorization_code and refresh_token grants (RFC 6749 §4.1.3, §6). */
-export async function exchangeToken(svc: Services, { form, authorization, receivedAt }: TokenRequest): Promise<TokenResponse> {
-  const arrived = receivedAt ?? svc.clock.now();
+export async function exchangeToken(svc: Services, { form, authorization }: TokenRequest): Promise<TokenResponse> {
   single(form);
   const grantType = form.get('grant_type');
   if (!grantType) throw oauthError('invalid_request', 'Send grant_type.');
@@ -177,7 +236,7 @@ export async function exchangeToken(svc: Services, { form, authorization, receiv
   }
   const client = await authenticateClient(svc, form, authorization, findClient);
   if (!client.grantTypes.includes(grantType)) throw oauthError('unauthorized_client', `This client did not register the ${grantType} grant.`);
-  return grantType === 'authorization_code' ? redeemCode(svc, client, form) : rotateRefreshToken(svc, client, form, arrived);
+  return grantType === 'authorization_code' ? redeemCode(svc, client, form) : rotateRefreshToken(svc, client, form);
 }
 
 /** The grant of one of our access tokens issued to `clientId`, whatever its audience or expiry. */

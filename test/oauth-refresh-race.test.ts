@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError as UnauthorizedV1 } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, UnauthorizedError as UnauthorizedV2 } from '@modelcontextprotocol/client';
+import { ACCESS_TOKEN_TTL_S } from '@toolport/core';
+import { personWithNotes, startAddonServer } from './helpers/addon-server';
+import { consent, TestOAuthProvider } from './helpers/mcp';
+import { startToolport, type Toolport } from './helpers/target';
+
+/**
+ * The official SDK clients refresh once per request that failed with 401, without coordinating:
+ * an app that sends several calls as its access token expires presents one refresh token several
+ * times at once. It must keep its connection (RFC 9700 §4.14.2 reuse detection is for thieves).
+ */
+let tp: Toolport;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+before(async () => {
+  tp = await startToolport();
+  hook = await startAddonServer({ search_notes: (body) => ({ content: [{ type: 'text', text: `found ${body.arguments.query}` }] }) });
+});
+after(async () => {
+  tp.svc.clock = { now: () => new Date() };
+  await hook?.close();
+  await tp?.stop();
+});
+
+interface Sdk {
+  name: string;
+  connect(mcpUrl: string, provider: TestOAuthProvider): Promise<{ callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; listTools(): Promise<{ tools: unknown[] }>; close(): Promise<void> }>;
+  finish(transport: unknown, code: string, iss: string | null): Promise<void>;
+}
+
+/** The app's first connection: the SDK's own OAuth flow, the person allowing it on the consent page. */
+async function connectThroughOAuth(
+  sdk: { Client: any; Transport: any; Unauthorized: any; finish(t: any, code: string, iss: string | null): Promise<void> },
+  mcpUrl: string,
+  person: Parameters<typeof consent>[0],
+  provider: TestOAuthProvider,
+) {
+  const first = new sdk.Transport(new URL(mcpUrl), { authProvider: provider });
+  await assert.rejects(new sdk.Client({ name: provider.name, version: '1.0.0' }).connect(first), (err: unknown) => err instanceof sdk.Unauthorized);
+  const back = await consent(person, provider.authorizationUrl!);
+  await sdk.finish(first, back.searchParams.get('code')!, back.searchParams.get('iss'));
+  const client = new sdk.Client({ name: provider.name, version: '1.0.0' });
+  await client.connect(new sdk.Transport(new URL(mcpUrl), { authProvider: provider }));
+  return client as Awaited<ReturnType<Sdk['connect']>>;
+}
+
+const sdks = [
+  { name: 'SDK v1 (@modelcontextprotocol/sdk)', Client: ClientV1, Transport: TransportV1, Unauthorized: UnauthorizedV1, finish: (t: TransportV1, code: string) => t.finishAuth(code) },
+  {
+    name: 'SDK v2 (@modelcontextprotocol/client)',
+    Client: ClientV2,
+    Transport: TransportV2,
+    Unauthorized: UnauthorizedV2,
+    finish: (t: TransportV2, code: string, iss: string | null) => t.finishAuth(code, iss ?? undefined),
+  },
+];
+
+for (const sdk of sdks) {
+  describe(`parallel refreshes by the ${sdk.name} client`, () => {
+    it('answers 5 calls sent at once after the access token expired, and keeps the connection', async () => {
+      const person = await personWithNotes(tp.url, hook, { search_notes: true });
+      const provider = new TestOAuthProvider(`Racer ${sdk.name}`);
+      const app = await connectThroughOAuth(sdk, person.user.mcpUrl, person.client, provider);
+      const call = (i: number) => app.callTool({ name: `${person.addonId}__search_notes`, arguments: { query: `q${i}` } });
+      assert.equal(((await call(0)) as { isError?: boolean }).isError, undefined);
+      const firstRefresh = provider.saved!.refresh_token;
+
+      // The server's clock moves past the access token's life: every call below is answered 401 first.
+      const real = tp.svc.clock;
+      tp.svc.clock = { now: () => new Date(Date.now() + (ACCESS_TOKEN_TTL_S + 60) * 1000) };
+      try {
+        const results = (await Promise.all([1, 2, 3, 4, 5].map(call))) as Array<{ isError?: boolean; content: Array<{ text: string }> }>;
+        assert.deepEqual(results.map((r) => r.content[0]!.text), ['found q1', 'found q2', 'found q3', 'found q4', 'found q5']);
+        assert.notEqual(provider.saved!.refresh_token, firstRefresh, 'the app refreshed');
+        // The connection is still there: the next call and a listing work, and the person still sees the app.
+        assert.equal(((await call(6)) as { isError?: boolean }).isError, undefined);
+        assert.equal((await app.listTools()).tools.length, 1);
+      } finally {
+        tp.svc.clock = real;
+      }
+      const connections = (await person.client.get('/api/connections')).body as Array<{ appName: string }>;
+      assert.deepEqual(connections.map((c) => c.appName), [provider.name]);
+      await app.close();
+    });
+  });
+}
