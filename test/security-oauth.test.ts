@@ -397,3 +397,117 @@ describe('OAuth: one issuer everywhere', () => {
     assert.ok(jwks.keys.some((k: { kid: string }) => k.kid === decodeProtectedHeader(tokens.body.access_token).kid));
   });
 });
+
+describe('OAuth: forms as browsers send them', () => {
+  const consentPage = async (person: Client, clientId: string, resource: string) => {
+    const { challenge } = pkce();
+    const page = await person.get(
+      authorizeQuery({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource, scope: 'tools', state: 'f' }),
+    );
+    assert.equal(page.status, 200, page.text.slice(0, 300));
+    return hiddenFields(page.text);
+  };
+
+  it('takes our own form with Origin null or none, and refuses one another site sent, however it is marked', async () => {
+    const { client, user, app } = await setup();
+    const own = new URL(tp.url).origin;
+    const foreign: Array<Record<string, string>> = [
+      { 'sec-fetch-site': 'cross-site', origin: 'null' },
+      { 'sec-fetch-site': 'same-site', origin: 'https://sub.example.com' },
+      { 'sec-fetch-site': 'cross-site', origin: own }, // a browser's word over a copied Origin
+      { origin: 'https://evil.example' },
+    ];
+    for (const headers of foreign) {
+      const res = await postForm(client, '/oauth/authorize/decision', { ...(await consentPage(client, app.client_id, user.mcpUrl)), decision: 'allow' }, headers);
+      assert.equal(res.status, 403, JSON.stringify(headers));
+      assert.match(res.text, /sent from another site/);
+    }
+    assert.equal((await client.get('/api/connections')).body.length, 0, 'nothing was issued');
+    const ours: Array<Record<string, string>> = [
+      { 'sec-fetch-site': 'same-origin', origin: 'null' }, // Chromium under no-referrer
+      { origin: 'null' }, // a browser without Fetch metadata, privacy mode
+      {}, // no Origin at all
+      { 'sec-fetch-site': 'same-origin', origin: own },
+    ];
+    for (const headers of ours) {
+      const res = await postForm(client, '/oauth/authorize/decision', { ...(await consentPage(client, app.client_id, user.mcpUrl)), decision: 'allow' }, headers);
+      assert.equal(res.status, 303, `${JSON.stringify(headers)}: ${res.text.slice(0, 200)}`);
+      assert.ok(new URL(res.headers.get('location')!).searchParams.get('code'));
+    }
+  });
+
+  it('signs in from the consent page with Origin null, and refuses the sign-in form from another site', async () => {
+    const { app, user, email, password } = await setup();
+    const { challenge } = pkce();
+    const q = authorizeQuery({ response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: user.mcpUrl });
+    const browser = new Client(tp.url);
+    const fields = hiddenFields((await browser.get(q)).text);
+    const cross = await postForm(browser, '/oauth/login', { ...fields, email, password }, { 'sec-fetch-site': 'cross-site', origin: 'null' });
+    assert.equal(cross.status, 403);
+    assert.equal(browser.cookies.has('tp_session'), false);
+    const ok = await postForm(browser, '/oauth/login', { ...fields, email, password }, { 'sec-fetch-site': 'same-origin', origin: 'null' });
+    assert.equal(ok.status, 303, ok.text.slice(0, 200));
+  });
+
+  it('sends pages that post forms with Referrer-Policy same-origin, so the browser sends the real Origin', async () => {
+    const { client, user, app } = await setup();
+    const { challenge } = pkce();
+    const q = authorizeQuery({ response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: user.mcpUrl });
+    for (const res of [await client.get(q), await new Client(tp.url).get(q)]) {
+      assert.equal(res.headers.get('referrer-policy'), 'same-origin');
+      assert.match(res.text, /<meta name="referrer" content="same-origin">/);
+    }
+    const decided = await postForm(client, '/oauth/authorize/decision', { ...hiddenFields((await client.get(q)).text), decision: 'deny' });
+    assert.equal(decided.headers.get('referrer-policy'), 'same-origin', 'the redirect to the app carries no Referer either');
+  });
+
+  it('answers a replayed consent form once: one connection, and a clear sentence for the replay', async () => {
+    const { client, user, app } = await setup();
+    const form = { ...(await consentPage(client, app.client_id, user.mcpUrl)), decision: 'allow' };
+    const first = await postForm(client, '/oauth/authorize/decision', form);
+    assert.equal(first.status, 303);
+    const again = await postForm(client, '/oauth/authorize/decision', form);
+    assert.equal(again.status, 409);
+    assert.equal(again.headers.get('location'), null);
+    assert.match(again.text, /already answered this request/);
+    assert.equal((await client.get('/api/connections')).body.length, 1);
+    // The first answer's code still works.
+    assert.ok(new URL(first.headers.get('location')!).searchParams.get('code'));
+  });
+
+  it('never sends a signed-out visitor to an unvouched redirect URI: a bad request is shown on our error page', async () => {
+    const { user, app } = await setup();
+    const { challenge } = pkce();
+    const base = { response_type: 'code', client_id: app.client_id, redirect_uri: HTTPS_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: user.mcpUrl, state: 'x' };
+    for (const bad of [{ scope: 'admin' }, { code_challenge: undefined }, { code_challenge_method: 'plain' }, { resource: 'https://elsewhere.example/mcp' }, { response_type: 'token' }]) {
+      const res = await new Client(tp.url).get(authorizeQuery({ ...base, ...bad }));
+      assert.equal(res.status, 400, JSON.stringify(bad));
+      assert.equal(res.headers.get('location'), null, JSON.stringify(bad));
+      assert.match(res.headers.get('content-type')!, /text\/html/);
+      assert.match(res.text, /sign-in link cannot be used/);
+    }
+  });
+
+  it('refuses redirect URIs that hand the code to an OS handler, name no host, or hide characters', async () => {
+    const c = new Client(tp.url);
+    for (const uri of [
+      'ms-msdt:/id PCWDiagnostic',
+      'ms-msdt:/cb',
+      'search-ms:query=x',
+      'shell:startup',
+      'myapp:/callback',
+      'https:///cb',
+      'https:///app.example.com/cb',
+      'https://app.example.com/c\u202Eb',
+      'https://app.example.com/cb\u200B',
+      'https://app\u00ADexample.com/cb',
+      'com.example.app:/cb\u2066',
+    ]) {
+      const res = await c.post('/oauth/register', { redirect_uris: [uri] });
+      assert.equal(res.status, 400, JSON.stringify(uri));
+      assert.equal(res.body.error, 'invalid_redirect_uri', uri);
+    }
+    const ok = await c.post('/oauth/register', { redirect_uris: ['com.example.app:/oauth', 'https://app.example.com/cb', 'http://127.0.0.1:3000/cb'] });
+    assert.equal(ok.status, 201, ok.text);
+  });
+});

@@ -45,7 +45,7 @@ export interface ConsentView {
 }
 
 export type AuthorizeOutcome =
-  | { kind: 'error-page'; status: 400 | 401 | 403; message: string }
+  | { kind: 'error-page'; status: 400 | 401 | 403 | 409; message: string }
   | { kind: 'redirect'; location: string }
   | { kind: 'login' }
   | { kind: 'consent'; view: ConsentView };
@@ -55,9 +55,10 @@ export interface PersonSession {
   csrfToken: string;
 }
 
-const page = (message: string, status: 400 | 401 | 403 = 400): AuthorizeOutcome => ({ kind: 'error-page', status, message });
+const page = (message: string, status: 400 | 401 | 403 | 409 = 400): AuthorizeOutcome => ({ kind: 'error-page', status, message });
 
-type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; outcome: AuthorizeOutcome };
+/** A refusal goes back to the app only once someone is signed in; `description` is what it says. */
+type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; outcome: AuthorizeOutcome; description?: string };
 
 /**
  * RFC 6749 §4.1.2.1: the client and redirect URI are checked first, and a failure there is shown to
@@ -85,6 +86,7 @@ async function checkRequest(svc: Services, params: URLSearchParams): Promise<Che
   const fail = (error: string, description: string): Checked => ({
     ok: false,
     outcome: { kind: 'redirect', location: withParams(redirectUri, { error, error_description: description, state, iss: issuerOf(svc) }) },
+    description,
   });
 
   for (const name of AUTHORIZE_PARAMS) {
@@ -159,6 +161,11 @@ function hostOf(uri: string): string {
 /** GET /oauth/authorize: an error page, an error redirect, the sign-in form, or the consent page. */
 export async function prepareAuthorization(svc: Services, params: URLSearchParams, session?: PersonSession): Promise<AuthorizeOutcome> {
   const checked = await checkRequest(svc, params);
+  // Signed out, nobody has vouched for the redirect URI of a client anyone can register: an error
+  // sent there would make Toolport an open redirector (RFC 9700 §4.11.2). Show it here instead.
+  if (!checked.ok && !session && checked.description) {
+    return page(`The app's sign-in link cannot be used: ${checked.description} Go back to the app and try again; if it keeps happening, tell the app's makers.`);
+  }
   if (!checked.ok) return checked.outcome;
   const req = checked.request;
   if (!session) return { kind: 'login' };
@@ -211,16 +218,23 @@ export async function decideAuthorization(
   const code = newToken('tpc_');
   const now = svc.clock.now();
   const grantId = newId('grt');
-  await svc.db.transaction(async (tx) => {
-    await tx.insert(oauthGrants).values({
-      id: grantId,
-      userId: session.userId,
-      clientId: req.client.id,
-      scope: req.scope,
-      resource: req.resource,
-      redirectUri: req.redirectUri,
-      createdAt: now,
-    });
+  // One form, one connection: a replayed form (a second click, the back button) finds its grant made.
+  const made = await svc.db.transaction(async (tx) => {
+    const [grant] = await tx
+      .insert(oauthGrants)
+      .values({
+        id: grantId,
+        userId: session.userId,
+        clientId: req.client.id,
+        scope: req.scope,
+        resource: req.resource,
+        redirectUri: req.redirectUri,
+        consentKey: sha256(form.get('csrf_token')!),
+        createdAt: now,
+      })
+      .onConflictDoNothing({ target: oauthGrants.consentKey })
+      .returning({ id: oauthGrants.id });
+    if (!grant) return false;
     await tx.insert(oauthCodes).values({
       codeHash: sha256(code),
       grantId,
@@ -231,6 +245,10 @@ export async function decideAuthorization(
       scope: req.scope,
       expiresAt: new Date(now.getTime() + CODE_TTL_MS),
     });
+    return true;
   });
+  if (!made) {
+    return page('You already answered this request, so nothing more was done. Go back to the app; if it is not connected, connect it again from there.', 409);
+  }
   return redirectTo(svc, req, { code });
 }

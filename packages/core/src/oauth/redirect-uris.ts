@@ -5,12 +5,15 @@ const FORBIDDEN_SCHEMES = new Set([
 ]);
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 export const MAX_REDIRECT_URI_LENGTH = 2000;
+/** Format characters (bidi controls, zero-width), private-use and unpaired surrogates, spaces other than U+0020. */
+const INVISIBLE = /[\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\ufe00-\ufe0f]/u;
 
 /** Why a redirect URI cannot be registered, or undefined when it can. */
 export function redirectUriProblem(raw: string): string | undefined {
   if (raw.length === 0 || raw.length > MAX_REDIRECT_URI_LENGTH) return `must be 1 to ${MAX_REDIRECT_URI_LENGTH} characters`;
   // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f\\]/.test(raw)) return 'must not contain spaces, control characters or backslashes';
+  if (INVISIBLE.test(raw)) return 'must not contain invisible or direction-changing characters';
   if (raw.includes('#')) return 'must not contain a fragment';
   let url: URL;
   try {
@@ -22,12 +25,15 @@ export function redirectUriProblem(raw: string): string | undefined {
   if (FORBIDDEN_SCHEMES.has(scheme)) return `must not use the ${scheme} scheme`;
   if (scheme === 'https:' || scheme === 'http:') {
     if (url.username || url.password || /^[a-z]+:\/\/[^/?]*@/i.test(raw)) return 'must not contain credentials';
-    if (!url.hostname) return 'must name a host';
+    // The URL parser reads `https:///cb` as host "cb": the host must be written where it belongs.
+    if (!url.hostname || /^https?:\/\/[/?]/i.test(raw)) return 'must name a host';
     if (scheme === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) return 'must use https, or http only on 127.0.0.1, [::1] or localhost';
     return undefined;
   }
-  // A private-use scheme for native apps (RFC 8252 §7.1), such as com.example.app:/callback.
+  // A private-use scheme for native apps (RFC 8252 §7.1) is a reverse domain name the app owns,
+  // such as com.example.app:/callback; a bare word may be an OS handler (ms-msdt:, search-ms:, shell:).
   if (!/^[a-z][a-z0-9+.-]*:$/.test(scheme)) return 'has an invalid scheme';
+  if (!/^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+:$/.test(scheme)) return 'must use https, loopback http, or a private-use scheme that is a reverse domain name (com.example.app:/callback)';
   return undefined;
 }
 
