@@ -46,6 +46,8 @@ export const tools = pgTable(
     destructive: boolean('destructive').notNull().default(false),
     readOnly: boolean('read_only').notNull().default(false),
     confirm: boolean('confirm').notNull().default(false),
+    /** The tool's own delivery timeout, shorter than the 30 s a call may take; null: 30 s. */
+    timeoutSeconds: integer('timeout_seconds'),
     inputSchema: jsonb('input_schema').notNull(),
     position: integer('position').notNull().default(0),
   },
