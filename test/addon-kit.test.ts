@@ -200,7 +200,7 @@ describe('addon-kit handler', () => {
     const before = logged.length;
     const res = await send(delivery('crash'));
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { error: GENERIC_FAILURE });
+    assert.deepEqual(res.body, { error: GENERIC_FAILURE, failed: true });
     assert.doesNotMatch(res.text, /hunter2/);
     assert.equal(logged.length, before + 1);
     assert.match(String((logged.at(-1) as Error).message), /hunter2/);

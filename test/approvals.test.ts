@@ -61,8 +61,11 @@ describe('approvals: deciding', () => {
     assert.ok(res.body.decidedAt);
 
     const decision = await asked.decision;
-    assert.deepEqual(decision, { status: 'allowed', approvalId: shown.id, decidedBy: 'dashboard' });
-    assert.equal(asked.progress[0], `Waiting for the person to approve in the Toolport dashboard or on their phone: ${tp.url}/approvals`);
+    assert.deepEqual(decision, { status: 'allowed', approvalId: shown.id, decidedBy: 'dashboard', decidedAt: new Date(res.body.decidedAt) });
+    assert.equal(
+      asked.progress[0],
+      `Waiting for the person to approve in the Toolport dashboard or on their phone: ${tp.url}/approvals. No answer within 30 seconds is no; the call is answered within 55 seconds in all.`,
+    );
     assert.deepEqual((await p.client.get('/api/approvals?status=pending')).body, []);
   });
 

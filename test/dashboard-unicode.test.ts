@@ -32,6 +32,7 @@ describe('dashboard: chart helpers', () => {
     assert.equal(kindOf('expired'), 'stopped');
     assert.equal(kindOf('failed'), 'failed');
     assert.equal(kindOf('refused'), 'failed');
+    assert.equal(kindOf('timed_out'), 'failed', 'the add-on did not answer: not a decision');
     assert.equal(median([5, 1, 3]), 3);
     assert.equal(median([4, 1, 3, 2]), 2.5);
     assert.equal(median([]), 0);

@@ -30,6 +30,22 @@ export interface CallContext {
   app: { name: string; clientId: string };
   /** The raw `webhook-id` header. */
   webhookId: string;
+  /**
+   * The person's approval of this call, when they allowed it (destructive tools), checked against
+   * the arguments this delivery carries; undefined when there is none or it does not match.
+   */
+  approval?: ApprovalReceipt;
+}
+
+/** Proof, inside the signed body, that a person allowed this exact call. */
+export interface ApprovalReceipt {
+  /** `apr_...` */
+  id: string;
+  decidedAt: Date;
+  /** Where the person decided: `dashboard` or `push`. */
+  channel: string;
+  /** `sha256:<hex>` of the arguments' JSON text the person was shown. */
+  argumentsHash: string;
 }
 
 export interface ToolDefinition<A extends ArgMap> {
@@ -40,6 +56,13 @@ export interface ToolDefinition<A extends ArgMap> {
   /** Toolport asks the person before every call. */
   destructive?: boolean;
   readOnly?: boolean;
+  /**
+   * Refuse any call that does not carry the person's approval of these exact arguments
+   * (`ctx.approval`), before `run` is called. For destructive tools whose `confirm` never skips.
+   */
+  requireApproval?: boolean;
+  /** Seconds a call may take here, 1 to 30 (the default); Toolport stops waiting after it. */
+  timeoutSeconds?: number;
   arguments?: A;
   run: (args: ArgsOf<A>, ctx: CallContext) => ToolAnswer | Promise<ToolAnswer>;
   /**
@@ -84,6 +107,7 @@ export interface ManifestTool {
   destructive?: boolean;
   readOnly?: boolean;
   confirm?: boolean;
+  timeoutSeconds?: number;
   arguments: ManifestArgument[];
 }
 
@@ -110,6 +134,7 @@ function manifestTool(name: string, t: Tool<any>): ManifestTool {
   if (t.destructive) out.destructive = true;
   if (t.readOnly) out.readOnly = true;
   if (t.confirm) out.confirm = true;
+  if (t.timeoutSeconds !== undefined) out.timeoutSeconds = t.timeoutSeconds;
   out.arguments = [];
   for (const [argName, arg] of Object.entries(t.arguments ?? {}) as Array<[string, ArgMap[string]]>) {
     const a: ManifestArgument = { name: argName, summary: arg.summary, kind: arg.kind };
@@ -124,6 +149,7 @@ export function defineAddon(def: AddonDefinition): Addon {
     if (!t || (t as Tool).__tool !== true) throw new TypeError(`tools.${name} must be made with tool({...}).`);
     if (typeof t.run !== 'function') throw new TypeError(`tools.${name} needs a run function.`);
     if (t.confirm !== undefined && typeof t.confirm !== 'function') throw new TypeError(`tools.${name}.confirm must be a function.`);
+    if (t.requireApproval && !t.destructive) throw new TypeError(`tools.${name}: requireApproval needs destructive: true (only destructive calls are approved).`);
   }
   return {
     definition: def,

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { checkArguments } from './arguments';
-import type { AddonDefinition, CallContext, ConfirmDescriptor, Tool, ToolAnswer } from './define';
+import type { AddonDefinition, ApprovalReceipt, CallContext, ConfirmDescriptor, Tool, ToolAnswer } from './define';
 import { isAddOnError } from './errors';
 
 export interface HandlerOptions {
@@ -34,6 +34,8 @@ export interface HandlerOptions {
 
 /** The sentence an app sees when `run` throws something other than AddOnError. */
 export const GENERIC_FAILURE = 'The add-on failed; try again later.';
+/** What a `requireApproval` tool answers to a call without a matching approval. */
+export const NOT_APPROVED = 'This call carries no approval from the person for these arguments, so it did not run.';
 const RESULT_LIMIT_BYTES = 64 * 1024;
 const REMEMBER_AT_MOST = 10_000;
 
@@ -121,6 +123,24 @@ interface Delivery {
   call?: { id?: unknown; deadline?: unknown; attempt?: unknown };
   user?: { id?: unknown };
   app?: { name?: unknown; clientId?: unknown };
+  approval?: { id?: unknown; decidedAt?: unknown; channel?: unknown; argumentsHash?: unknown };
+}
+
+/**
+ * The delivery's approval, if it is well formed and names the arguments this delivery carries.
+ * Toolport sends the arguments as the exact JSON text the person saw, and JSON.stringify of what
+ * JSON.parse read back gives that text again, so the digest can be recomputed here.
+ */
+function receiptOf(d: Delivery): ApprovalReceipt | undefined {
+  const a = d.approval;
+  if (!a || typeof a !== 'object') return undefined;
+  if (typeof a.id !== 'string' || typeof a.channel !== 'string' || typeof a.argumentsHash !== 'string' || typeof a.decidedAt !== 'string') return undefined;
+  const decidedAt = new Date(a.decidedAt);
+  if (!Number.isFinite(decidedAt.getTime())) return undefined;
+  const digest = `sha256:${createHash('sha256').update(JSON.stringify(d.arguments ?? {}), 'utf8').digest('hex')}`;
+  const sent = Buffer.from(a.argumentsHash);
+  if (sent.length !== digest.length || !timingSafeEqual(sent, Buffer.from(digest))) return undefined;
+  return { id: a.id, decidedAt, channel: a.channel, argumentsHash: a.argumentsHash };
 }
 
 export function createHandler(def: AddonDefinition, options: HandlerOptions): WebHandler {
@@ -164,6 +184,7 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
       },
       app: { name: String(d.app?.name ?? ''), clientId: String(d.app?.clientId ?? '') },
       webhookId,
+      approval: receiptOf(d),
     };
   }
 
@@ -172,7 +193,7 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
       const answer = answerOf(await t.run(args, ctx));
       if (!answer) {
         onError(new TypeError('run must return a string, { json }, { content } or { text }'), { tool: name, callId: ctx.callId });
-        return { error: GENERIC_FAILURE };
+        return { error: GENERIC_FAILURE, failed: true };
       }
       const size = Buffer.byteLength(JSON.stringify(answer));
       if (size > RESULT_LIMIT_BYTES) {
@@ -182,7 +203,8 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
     } catch (err) {
       if (isAddOnError(err)) return { error: err.message };
       onError(err, { tool: name, callId: ctx.callId });
-      return { error: GENERIC_FAILURE };
+      // `failed`: Toolport's delivery log then shows the add-on's code failing, not a refusal.
+      return { error: GENERIC_FAILURE, failed: true };
     }
   }
 
@@ -268,6 +290,7 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
     if (!ctx.userId) return json(400, { error: 'The delivery names no user.' });
 
     if (d.type === 'tool.confirm') return json(200, await confirmTool(t, name, checked.value, ctx));
+    if (t.requireApproval && !ctx.approval) return json(200, { error: NOT_APPROVED });
     return json(200, await remember([id, ctx.callId, ctx.userId, name].join("\u0000"), () => runTool(t, name, checked.value, ctx)));
   }
 

@@ -3,6 +3,7 @@ export type {
   Addon,
   AddonDefinition,
   AddonManifest,
+  ApprovalReceipt,
   CallContext,
   ConfirmDescriptor,
   ContentBlock,
@@ -14,7 +15,7 @@ export type {
 } from './define';
 export { text, number, boolean, choice, checkArguments } from './arguments';
 export type { Arg, ArgMap, ArgsOf, ArgumentKind } from './arguments';
-export { GENERIC_FAILURE } from './handler';
+export { GENERIC_FAILURE, NOT_APPROVED } from './handler';
 export type { HandlerOptions } from './handler';
 export { AddOnError, isAddOnError } from './errors';
 export { serveNode } from './node';

@@ -4,7 +4,8 @@ import type { Call } from './api';
 export type Kind = 'ok' | 'stopped' | 'failed';
 export function kindOf(outcome: string): Kind {
   if (/^(ok|success|succeeded|completed|done)$/i.test(outcome)) return 'ok';
-  if (/den|timeout|timed_out|expired|dismiss|revok|cancel/i.test(outcome)) return 'stopped';
+  // A delivery that timed out (timed_out) failed; an approval nobody answered (expired) was stopped.
+  if (/den|expired|dismiss|revok|cancel/i.test(outcome)) return 'stopped';
   return 'failed';
 }
 export const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };

@@ -35,7 +35,9 @@ export const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 const MAX_LISTED = 200;
 
 const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'tools'];
-const TOOL_KEYS = ['name', 'title', 'summary', 'destructive', 'readOnly', 'confirm', 'arguments', 'inputSchema'];
+const TOOL_KEYS = ['name', 'title', 'summary', 'destructive', 'readOnly', 'confirm', 'timeoutSeconds', 'arguments', 'inputSchema'];
+/** A call's delivery may take 30 s (DESIGN.md limits); a tool may ask for less, never more. */
+export const MAX_TOOL_TIMEOUT_SECONDS = 30;
 const ARGUMENT_KEYS = ['name', 'summary', 'kind', 'required'];
 const KIND_NAMES = ['text', 'number', 'choice'];
 /** Kind names developers reach for, and the kind they mean. */
@@ -329,6 +331,10 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   if (destructive && readOnly) {
     p.add(ptr(at, 'readOnly'), 'A tool cannot be both `destructive` and `readOnly`; keep the one that is true.');
   }
+  const timeoutSeconds = v.timeoutSeconds;
+  if (timeoutSeconds !== undefined && !(Number.isInteger(timeoutSeconds) && (timeoutSeconds as number) >= 1 && (timeoutSeconds as number) <= MAX_TOOL_TIMEOUT_SECONDS)) {
+    p.add(ptr(at, 'timeoutSeconds'), `\`timeoutSeconds\` must be a whole number of seconds from 1 to ${MAX_TOOL_TIMEOUT_SECONDS} (got ${show(timeoutSeconds)}).`);
+  }
 
   let args: ManifestArgument[] | undefined;
   let inputSchema: Record<string, unknown> | undefined;
@@ -363,6 +369,7 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   }
   if (p.list.length !== before || !toolName || title === undefined || summary === undefined) return undefined;
   const tool: ManifestTool = { name: toolName, title, summary, destructive, readOnly, confirm };
+  if (typeof timeoutSeconds === 'number') tool.timeoutSeconds = timeoutSeconds;
   if (inputSchema) tool.inputSchema = inputSchema;
   else tool.arguments = args ?? [];
   return tool;
@@ -429,6 +436,7 @@ export function checkManifest(input: unknown): ManifestCheck {
       compiled.push({
         name: t.name, title: t.title, summary: t.summary,
         destructive: t.destructive ?? false, readOnly: t.readOnly ?? false, confirm: t.confirm ?? false,
+        ...(t.timeoutSeconds ? { timeoutSeconds: t.timeoutSeconds } : {}),
         inputSchema,
       });
     });

@@ -43,6 +43,7 @@ function toolRows(addonId: string, compiled: CompiledTool[]) {
     destructive: t.destructive,
     readOnly: t.readOnly,
     confirm: t.confirm,
+    timeoutSeconds: t.timeoutSeconds ?? null,
     inputSchema: t.inputSchema,
     position,
   }));

@@ -22,6 +22,8 @@ export interface ManifestTool {
   destructive?: boolean;
   readOnly?: boolean;
   confirm?: boolean;
+  /** Seconds one call may take at the add-on, 1 to 30 (the default); see docs/addons.md "Time". */
+  timeoutSeconds?: number;
   arguments?: ManifestArgument[];
   /** Instead of `arguments`: a JSON Schema (2020-12) restricted to what can be enforced safely. */
   inputSchema?: Record<string, unknown>;
@@ -46,6 +48,7 @@ export interface CompiledTool {
   destructive: boolean;
   readOnly: boolean;
   confirm: boolean;
+  timeoutSeconds?: number;
   inputSchema: JsonSchema;
 }
 

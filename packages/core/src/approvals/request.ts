@@ -4,6 +4,7 @@ import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
 import { GATES_CHANNEL } from '../oauth/grants';
 import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
+import { CALL_BUDGET_MS } from '../calls/call-tool';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { CallOutcome } from '../queue/types';
 import type { Services } from '../services';
@@ -95,8 +96,8 @@ class Waiting {
     this.progress = req.progress;
   }
 
-  settle(status: FinalStatus, decidedBy: string | null) {
-    if (this.finish({ status, approvalId: this.id, decidedBy: decidedBy ?? undefined })) this.release();
+  settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null) {
+    if (this.finish({ status, approvalId: this.id, decidedBy: decidedBy ?? undefined, decidedAt: decidedAt ?? undefined })) this.release();
   }
 
   /** Ends the wait with `decision`, once; false if it had already ended. */
@@ -134,7 +135,7 @@ class Waiting {
       return;
     }
     if (!row) return this.settle('expired', 'timeout');
-    if (FINAL.has(row.status)) this.settle(row.status as FinalStatus, row.decidedBy);
+    if (FINAL.has(row.status)) this.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt);
   }
 
   /** Records `status` if nothing else was recorded first, else adopts what was. */
@@ -233,7 +234,9 @@ class ApprovalsImpl implements ApprovalsService {
     this.insertStatement = prepareInsert(svc.db);
     this.confirmDeadlineMs = opts.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS;
     this.progressEveryMs = opts.progressEveryMs ?? PROGRESS_EVERY_MS;
-    this.progressMessage = `Waiting for the person to approve in the Toolport dashboard or on their phone: ${svc.config.publicUrl}/approvals`;
+    this.progressMessage =
+      `Waiting for the person to approve in the Toolport dashboard or on their phone: ${svc.config.publicUrl}/approvals. ` +
+      `No answer within ${this.ttl} seconds is no; the call is answered within ${CALL_BUDGET_MS / 1000} seconds in all.`;
     this.gates = svc.bus.subscribe(GATES_CHANNEL, (msg) => void this.onGates(msg)).catch((err) => {
       svc.log.error('cannot follow revocations; approvals still expire', { err });
       return undefined;
@@ -261,11 +264,11 @@ class ApprovalsImpl implements ApprovalsService {
     for (let i = 0; i < ids.length; i += RECHECK_BATCH) {
       try {
         const decided = await this.svc.db
-          .select({ id: approvals.id, status: approvals.status, decidedBy: approvals.decidedBy })
+          .select({ id: approvals.id, status: approvals.status, decidedBy: approvals.decidedBy, decidedAt: approvals.decidedAt })
           .from(approvals)
           .where(and(inArray(approvals.id, ids.slice(i, i + RECHECK_BATCH)), ne(approvals.status, 'pending')));
         for (const row of decided) {
-          if (FINAL.has(row.status)) this.byId.get(row.id)?.settle(row.status as FinalStatus, row.decidedBy);
+          if (FINAL.has(row.status)) this.byId.get(row.id)?.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt);
         }
       } catch (err) {
         this.svc.log.warn('cannot look up the decisions missed while the bus was down; each wait still ends at its expiry', { err });

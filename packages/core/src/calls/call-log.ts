@@ -9,6 +9,7 @@ export type CallOutcomeName =
   | 'ok'
   | 'refused'
   | 'failed'
+  | 'timed_out'
   | 'invalid_arguments'
   | 'unknown_tool'
   | 'denied'

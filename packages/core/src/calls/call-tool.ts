@@ -10,10 +10,22 @@ import { endFailed, inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, ToolResult } from './types';
+import type { ContentBlock } from '../outbound/types';
+import { argumentsHash, type ApprovalReceipt } from '../queue/types';
 import type { CancelSignal } from '../cancel';
 
-/** A call has this long from dispatch to the add-on's answer (DESIGN.md limits). */
+/** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 export const CALL_DEADLINE_MS = 30_000;
+/**
+ * The whole call, from its arrival: the add-on's confirm step (5 s at most), the person's approval
+ * (30 s at most) and every delivery attempt fit in it. The SDK clients give up on a request after
+ * 60 s (DEFAULT_REQUEST_TIMEOUT_MSEC); 5 s short of that leaves room for the network both ways and a
+ * busy process, so the app always hears the outcome before it can believe the call timed out and
+ * retry it. After a full approval wait delivery still has about 20 s.
+ */
+export const CALL_BUDGET_MS = 55_000;
+/** Less than this left of the budget: the call is not sent at all (it could only time out). */
+const MIN_DELIVERY_MS = 1_000;
 /** A place among a person's waiting approvals outlives the longest wait: the add-on's description (5 s), the person (30 s). */
 const APPROVAL_PLACE_MS = 40_000;
 
@@ -96,6 +108,8 @@ type Logged = Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string;
 /** One call on its way: what its log row, metric and span need, whichever step ends it. */
 class CallRun {
   readonly started = performance.now();
+  /** Epoch ms by which the app is answered, whatever happens (CALL_BUDGET_MS). */
+  readonly budgetEnd = Date.now() + CALL_BUDGET_MS;
   constructor(
     readonly svc: Services,
     readonly actor: AppActor,
@@ -218,6 +232,25 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   );
 }
 
+const firstText = (content: ContentBlock[]): string => {
+  const block = content.find((b) => b.type === 'text' && typeof b.text === 'string');
+  return block ? (block.text as string) : '';
+};
+
+/**
+ * The approval an allowed call carries to its add-on, inside the signed body (DESIGN.md "Webhook
+ * protocol"): which approval, when and where the person decided, and the digest of the exact
+ * argument text they were shown, which is the text the add-on receives.
+ */
+function receiptOf(decision: ApprovalDecision, argumentsText: string): ApprovalReceipt {
+  return {
+    id: decision.approvalId ?? '',
+    decidedAt: (decision.decidedAt ?? new Date()).toISOString(),
+    channel: decision.decidedBy ?? 'dashboard',
+    argumentsHash: argumentsHash(argumentsText),
+  };
+}
+
 function afterApproval(run: CallRun, input: CallToolInput, call: Checked, decision: ApprovalDecision): ToolResult | Promise<ToolResult> {
   if (decision.status === 'allowed' || decision.status === 'skipped') return deliver(run, input, call, decision);
   run.log({ ...call.where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
@@ -235,6 +268,13 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     return text('The call was cancelled, so it did not run.', true);
   }
 
+  // Delivery gets the tool's time or what is left of the call's budget, whichever ends first.
+  const deadline = Math.min(Date.now() + (tool.timeoutSeconds ?? CALL_DEADLINE_MS / 1000) * 1000, run.budgetEnd);
+  if (deadline - Date.now() < MIN_DELIVERY_MS) {
+    void call.slot?.().catch(() => {});
+    run.log({ ...where, ...decided, outcome: 'timed_out', detail: 'budget' });
+    return text(`The call ran out of time before it could be sent to the add-on (a call has ${CALL_BUDGET_MS / 1000} seconds in all), so it did not run.`, true);
+  }
   const slot = addonSlot(svc, tool.addonId);
   const release = call.slot !== undefined ? call.slot : await svc.limiter.acquire(slot.key, slot.max, slot.ttlMs);
   if (!release) {
@@ -242,6 +282,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     return text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
   }
   let outcome: CallOutcome;
+  const sentAt = Date.now();
   try {
     // Enqueue to result; the BullMQ dispatcher puts this span's context in the job for the worker.
     outcome = await inSpan('dispatch', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId } }, async (dispatching) => {
@@ -254,7 +295,8 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
           arguments: call.argumentsText,
           subject: call.subject,
           app: { name: actor.appName, clientId: actor.clientId },
-          deadline: Date.now() + CALL_DEADLINE_MS,
+          deadline,
+          ...(decision?.status === 'allowed' ? { approval: receiptOf(decision, call.argumentsText) } : {}),
         },
         input.signal,
       );
@@ -271,12 +313,26 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
   }
   switch (outcome.kind) {
     case 'result':
+      if (outcome.isError) {
+        // The tool said it failed (MCP's isError): a tool error, for the app and in the log.
+        run.log({ ...where, ...decided, outcome: 'refused', detail: firstText(outcome.content).slice(0, 300) });
+        return { content: outcome.content, isError: true };
+      }
       run.log({ ...where, ...decided, outcome: 'ok' });
       return { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) };
     case 'refusal':
       run.log({ ...where, ...decided, outcome: 'refused', detail: outcome.message.slice(0, 300) });
       return text(outcome.message, true);
     case 'failure':
+      if (outcome.errorClass === 'deadline' || outcome.errorClass === 'timeout') {
+        run.log({ ...where, ...decided, outcome: 'timed_out', detail: outcome.errorClass });
+        const seconds = Math.max(1, Math.round((deadline - sentAt) / 1000));
+        return text(
+          `The add-on "${tool.addonName}" did not answer in time, so Toolport stopped waiting after ${seconds} seconds. ` +
+            (tool.destructive ? 'It may or may not have completed: check before trying again.' : 'Try again later.'),
+          true,
+        );
+      }
       run.log({ ...where, ...decided, outcome: 'failed', detail: outcome.errorClass });
       return text(outcome.message, true);
     default:

@@ -16,6 +16,8 @@ export interface EnabledTool {
   destructive: boolean;
   readOnly: boolean;
   confirm: boolean;
+  /** The tool's own delivery timeout, when shorter than a call's 30 s. */
+  timeoutSeconds: number | null;
   inputSchema: JsonSchema;
   webhookDisabled: boolean;
 }
@@ -95,6 +97,7 @@ export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string
     destructive: tool.destructive,
     readOnly: tool.readOnly,
     confirm: tool.confirm,
+    timeoutSeconds: tool.timeoutSeconds,
     inputSchema: tool.inputSchema as JsonSchema,
     webhookDisabled,
   };

@@ -33,6 +33,8 @@ export interface ApprovalDecision {
   status: ApprovalStatus;
   approvalId?: string;
   decidedBy?: string;
+  /** When the decision was recorded (for the receipt an allowed call carries). */
+  decidedAt?: Date;
 }
 
 /** Asks the person before a destructive call; resolves with the one recorded decision. */

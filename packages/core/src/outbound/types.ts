@@ -48,8 +48,10 @@ export type ContentBlock = Record<string, unknown> & { type: string };
 
 /** What an add-on's answer means, after parsing and checking it. */
 export type WebhookAnswer =
-  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown> }
-  | { kind: 'refusal'; message: string }
+  /** `isError`: the tool reported that it failed, as MCP's CallToolResult says it. */
+  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown>; isError?: boolean }
+  /** `failed`: not a refusal but the add-on's own code failing (the kit says so with `"failed": true`). */
+  | { kind: 'refusal'; message: string; failed?: boolean }
   | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
   | {
       kind: 'failure';

@@ -194,18 +194,24 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
     }
     case 'content': {
       if (!Array.isArray(parsed.content)) return bad('content must be a list of content blocks');
+      if (parsed.isError !== undefined && typeof parsed.isError !== 'boolean') return bad('isError must be true or false');
       const blocks: ContentBlock[] = [];
       for (const [i, b] of parsed.content.entries()) {
         const checked = checkBlock(b, i);
         if (typeof checked === 'string') return bad(checked);
         blocks.push(checked);
       }
-      return tooLarge(Buffer.byteLength(JSON.stringify(blocks))) ?? { kind: 'result', content: blocks };
+      if (parsed.isError !== true) return tooLarge(Buffer.byteLength(JSON.stringify(blocks))) ?? { kind: 'result', content: blocks };
+      // A tool error: the model still needs a sentence to act on when the add-on gave none.
+      const said = blocks.some((b) => b.type === 'text' && typeof b.text === 'string' && b.text.trim());
+      if (!said) blocks.unshift({ type: 'text', text: 'The tool reported an error without saying what went wrong.' });
+      return tooLarge(Buffer.byteLength(JSON.stringify(blocks))) ?? { kind: 'result', content: blocks, isError: true };
     }
     case 'error': {
       if (typeof parsed.error !== 'string') return bad('error must be a sentence (a string)');
       const message = cleanSentence(parsed.error, MAX_SENTENCE);
-      return message ? { kind: 'refusal', message } : bad('error is empty');
+      if (!message) return bad('error is empty');
+      return parsed.failed === true ? { kind: 'refusal', message, failed: true } : { kind: 'refusal', message };
     }
     case 'confirm': {
       const confirm = checkConfirm(parsed.confirm);

@@ -23,8 +23,6 @@ export const CANCEL_CHANNEL = 'calls:cancel';
 /** Bus channel carrying a call's outcome to whichever process waits for it. */
 export const resultChannel = (callId: string) => `result:${callId}`;
 
-/** One slow attempt may not eat the whole call: a hung connection still leaves room for a retry. */
-export const ATTEMPT_CAP_MS = 10_000;
 const TARGET_TTL_MS = 5_000;
 const TARGET_CACHE_MAX = 10_000;
 const MAX_ATTEMPTS = 6;
@@ -95,10 +93,14 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
 /** The webhook body of DESIGN.md, with the arguments' JSON text inserted byte for byte. */
 export function webhookBody(job: CallJob, attempt: number): string {
   const call = JSON.stringify({ id: job.callId, deadline: new Date(job.deadline).toISOString(), attempt });
+  const { approval } = job;
+  const receipt = approval
+    ? `,"approval":${JSON.stringify({ id: approval.id, decidedAt: approval.decidedAt, channel: approval.channel, argumentsHash: approval.argumentsHash })}`
+    : '';
   return (
     `{"type":${JSON.stringify(job.type)},"addon":${JSON.stringify(job.addonId)},"tool":${JSON.stringify(job.tool)},` +
     `"arguments":${job.arguments},"call":${call},"user":${JSON.stringify({ id: job.subject })},` +
-    `"app":${JSON.stringify({ name: job.app.name, clientId: job.app.clientId })}}`
+    `"app":${JSON.stringify({ name: job.app.name, clientId: job.app.clientId })}${receipt}}`
   );
 }
 
@@ -198,7 +200,9 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false };
   }
 
-  const deadline = Math.min(job.deadline, Date.now() + ATTEMPT_CAP_MS);
+  // Each attempt may take all the time the call has left: cut shorter, a slow tool would be sent
+  // again while its first attempt may still be working.
+  const deadline = job.deadline;
   const { answer, status, latencyMs } = await postWebhook({
     client: svc.outbound,
     url: target.webhookUrl,
@@ -212,8 +216,20 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
   });
 
   if (answer.kind !== 'failure') {
-    record(svc, job, attempt, span, { status, latencyMs, outcome: answer.kind });
-    return { outcome: answer, retryable: false };
+    // Past the deadline the app has been told the call timed out: the answer is not its result.
+    if (Date.now() > job.deadline) {
+      record(svc, job, attempt, span, { status, latencyMs, outcome: 'late', errorClass: 'deadline', detail: 'The add-on answered after the call had ended; the app was told it timed out.' });
+      return { outcome: tooLate(), retryable: false };
+    }
+    const failed = answer.kind === 'refusal' && answer.failed;
+    const isError = answer.kind === 'result' && answer.isError;
+    record(svc, job, attempt, span, {
+      status,
+      latencyMs,
+      outcome: failed ? 'addon_failed' : isError ? 'tool_error' : answer.kind,
+      ...(failed ? { errorClass: 'addon_failed', detail: `The add-on's code failed while handling the call and answered "${answer.message}". Its own logs have the details.` } : {}),
+    });
+    return { outcome: failed ? { kind: 'failure', errorClass: 'addon_failed', message: answer.message } : answer, retryable: false };
   }
   // The app hanging up is not the add-on failing.
   if (answer.errorClass !== 'cancelled') svc.metrics.webhookFailure(job.addonId, answer.errorClass);

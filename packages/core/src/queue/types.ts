@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
 import type { CancelSignal } from '../cancel';
 
@@ -13,8 +14,10 @@ export interface CallJob {
   /** The person's pseudonymous id for this add-on. */
   subject: string;
   app: { name: string; clientId: string };
-  /** Epoch ms after which nothing is delivered. */
+  /** Epoch ms after which nothing is delivered: each attempt is cut to it. */
   deadline: number;
+  /** The person's approval of this call, sent in the signed body (allowed destructive calls only). */
+  approval?: ApprovalReceipt;
   /**
    * W3C Trace Context of the dispatching span, set by the BullMQ dispatcher when a trace is being
    * recorded, so the worker's spans (another process) are its children. Never sent to the add-on.
@@ -28,9 +31,23 @@ export interface CallJob {
   replyTo?: string;
 }
 
+/** What an add-on receives as proof that a person allowed this exact call. */
+export interface ApprovalReceipt {
+  /** `apr_...`: the approval the person answered. */
+  id: string;
+  /** ISO 8601, when the allow was recorded. */
+  decidedAt: string;
+  /** Where the person decided: `dashboard` or `push`. */
+  channel: string;
+  /** `sha256:` and the hex SHA-256 of the call's `arguments` JSON text, as shown to the person and sent. */
+  argumentsHash: string;
+}
+
+export const argumentsHash = (argumentsText: string) => `sha256:${createHash('sha256').update(argumentsText, 'utf8').digest('hex')}`;
+
 /** What the waiting caller learns. `failure.message` is a short, safe sentence for the app. */
 export type CallOutcome =
-  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown> }
+  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown>; isError?: boolean }
   | { kind: 'refusal'; message: string }
   | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
   | { kind: 'failure'; errorClass: string; message: string };
