@@ -30,6 +30,13 @@ export const addonVersions = pgTable(
     version: integer('version').notNull(),
     manifest: jsonb('manifest').notNull(),
     warnings: jsonb('warnings').notNull().default([]),
+    /**
+     * The release's compiled tools (as the `tools` table holds the current one's): what a person
+     * who accepted this release keeps seeing until they review a later one. Null before releases.
+     */
+    tools: jsonb('tools'),
+    /** The developer's release notes, shown with the update. */
+    notes: text('notes'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.addonId, t.version] })],
@@ -85,6 +92,8 @@ export const toolSwitches = pgTable(
     addonId: text('addon_id').notNull(),
     toolName: text('tool_name').notNull(),
     enabled: boolean('enabled').notNull().default(false),
+    /** The release whose definition of this tool the person accepted; apps see that one until they review. */
+    acceptedVersion: integer('accepted_version'),
   },
   (t) => [primaryKey({ columns: [t.userId, t.addonId, t.toolName] })],
 );
