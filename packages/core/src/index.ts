@@ -118,6 +118,8 @@ export {
   SECRET_OVERLAP_MS,
 } from './addons/registry';
 export { listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';
+export { acceptUpdate, acceptedCounts, diffTool, toolDigest } from './installs/releases';
+export type { PendingUpdate, ToolChange } from './installs/releases';
 export { callTool, CALL_DEADLINE_MS } from './calls/call-tool';
 export { listCalls, recordCall } from './calls/call-log';
 export type { CallRecord, CallOutcomeName } from './calls/call-log';

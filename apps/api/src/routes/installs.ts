@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { installAddon, listCatalog, listInstalls, setToolSwitches, uninstallAddon } from '@toolport/core';
+import { acceptUpdate, installAddon, listCatalog, listInstalls, setToolSwitches, uninstallAddon } from '@toolport/core';
 import { requirePerson } from '../http/auth';
 import { readJson } from '../http/body';
 import { ctxOf } from '../http/ctx';
@@ -17,6 +17,9 @@ export const installRoutes = new Hono<AppEnv>()
   })
   .patch('/installs/:addon', async (c) =>
     c.json(await setToolSwitches({ ctx: ctxOf(c), addonId: c.req.param('addon'), input: await readJson(c) })),
+  )
+  .post('/installs/:addon/accept', async (c) =>
+    c.json(await acceptUpdate({ ctx: ctxOf(c), addonId: c.req.param('addon'), input: await readJson(c) })),
   )
   .delete('/installs/:addon', async (c) => {
     await uninstallAddon({ ctx: ctxOf(c), addonId: c.req.param('addon') });

@@ -34,7 +34,9 @@ export const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 /** Problems listed in one refusal; a manifest with more gets one last line counting the rest. */
 const MAX_LISTED = 200;
 
-const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'tools'];
+const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'releaseNotes', 'tools'];
+/** Release notes: shown to people reviewing the update, never to apps. */
+const RELEASE_NOTES_MAX = 1000;
 const TOOL_KEYS = ['name', 'title', 'summary', 'destructive', 'readOnly', 'confirm', 'timeoutSeconds', 'arguments', 'inputSchema'];
 /** A call's delivery may take 30 s (DESIGN.md limits); a tool may ask for less, never more. */
 export const MAX_TOOL_TIMEOUT_SECONDS = 30;
@@ -393,6 +395,8 @@ export function checkManifest(input: unknown): ManifestCheck {
     '2 to 30 characters: a lowercase letter, then lowercase letters, digits or hyphens', p);
   const addonName = text(input, 'name', '', p, { label: 'The name', max: MANIFEST_LIMITS.name, prose: false });
   const description = text(input, 'description', '', p, { label: 'The description', max: MANIFEST_LIMITS.description, allowEmpty: true });
+  const releaseNotes =
+    input.releaseNotes === undefined ? undefined : text(input, 'releaseNotes', '', p, { label: 'The release notes', max: RELEASE_NOTES_MAX, allowEmpty: true });
   const webhook = checkWebhook(input.webhook, '/webhook', p);
   let visibility: Manifest['visibility'] = 'private';
   if (input.visibility !== undefined) {
@@ -444,6 +448,7 @@ export function checkManifest(input: unknown): ManifestCheck {
   if (p.list.length) throw refusal(p.list);
 
   const manifest: Manifest = { id: id!, name: addonName!, description: description!, webhook: webhook!, visibility, tools };
+  if (releaseNotes) manifest.releaseNotes = releaseNotes;
   return { manifest, tools: compiled, warnings: lintManifest(manifest) };
 }
 

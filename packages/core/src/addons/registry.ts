@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound, validation } from '../errors';
@@ -9,6 +9,7 @@ import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } fr
 import { newSigningSecret } from '../outbound/signing';
 import { pingWebhook } from '../outbound/webhook';
 import { checkManifest } from './manifest';
+import { acceptedCounts } from '../installs/releases';
 import type { CompiledTool, ManifestCheck } from './types';
 
 /** How long a rotated-out signing secret keeps signing alongside the new one. */
@@ -78,7 +79,7 @@ export async function createAddon({ ctx, input }: { ctx: Ctx; input: unknown }) 
       .onConflictDoNothing()
       .returning({ id: addons.id });
     if (!row) return false;
-    await tx.insert(addonVersions).values({ addonId: manifest.id, version: 1, manifest, warnings });
+    await tx.insert(addonVersions).values({ addonId: manifest.id, version: 1, manifest, warnings, tools: compiled, notes: manifest.releaseNotes ?? null });
     if (compiled.length) await tx.insert(tools).values(toolRows(manifest.id, compiled));
     await tx.insert(addonSecrets).values({ id: newId('sec'), addonId: manifest.id, secretEnc: ctx.svc.secrets.webhookBox.seal(signingSecret) });
     return true;
@@ -121,9 +122,15 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
       .where(and(eq(addons.id, id), isNull(addons.deletedAt)))
       .returning({ version: addons.version });
     if (!row) throw notFound('That add-on');
-    await tx.insert(addonVersions).values({ addonId: id, version: row.version, manifest, warnings });
+    await tx.insert(addonVersions).values({ addonId: id, version: row.version, manifest, warnings, tools: compiled, notes: manifest.releaseNotes ?? null });
     await tx.delete(tools).where(eq(tools.addonId, id));
     if (compiled.length) await tx.insert(tools).values(toolRows(id, compiled));
+    // A tool this release removed is off: if a later release brings it back, it starts off like any
+    // new tool. The switch keeps the release it was accepted at, so the person's review lists it.
+    await tx
+      .update(toolSwitches)
+      .set({ enabled: false })
+      .where(and(eq(toolSwitches.addonId, id), compiled.length ? notInArray(toolSwitches.toolName, compiled.map((t) => t.name)) : undefined));
     return row.version;
   });
   await announce(ctx.svc, id);
@@ -187,13 +194,18 @@ export async function listAddons({ ctx }: { ctx: Ctx }) {
   return describeAll(ctx.svc, rows);
 }
 
+/** The add-on's releases, newest first, each with its notes and how many installs accepted it. */
 export async function listAddonVersions({ ctx, id }: { ctx: Ctx; id: string }) {
   await ownedAddon(ctx, id);
-  return ctx.svc.db
-    .select({ version: addonVersions.version, warnings: addonVersions.warnings, createdAt: addonVersions.createdAt })
-    .from(addonVersions)
-    .where(eq(addonVersions.addonId, id))
-    .orderBy(desc(addonVersions.version));
+  const [rows, accepted] = [
+    await ctx.svc.db
+      .select({ version: addonVersions.version, warnings: addonVersions.warnings, notes: addonVersions.notes, createdAt: addonVersions.createdAt })
+      .from(addonVersions)
+      .where(eq(addonVersions.addonId, id))
+      .orderBy(desc(addonVersions.version)),
+    await acceptedCounts(ctx, id),
+  ];
+  return rows.map((r) => ({ ...r, acceptedBy: accepted.get(r.version) ?? 0 }));
 }
 
 /** Removes an add-on for everyone; its id stays reserved forever. */

@@ -35,6 +35,8 @@ export interface Manifest {
   description: string;
   webhook: string;
   visibility?: 'private' | 'public';
+  /** What changed in this release, for the people who review it (up to 1,000 characters). */
+  releaseNotes?: string;
   tools: ManifestTool[];
 }
 

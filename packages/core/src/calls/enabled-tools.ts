@@ -1,7 +1,8 @@
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { and, asc, eq, isNull, ne, or } from 'drizzle-orm';
 import type { Services } from '../services';
-import { addons, installs, tools, toolSwitches } from '../db/schema/index';
-import type { JsonSchema } from '../addons/types';
+import { addons, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
+import type { CompiledTool, JsonSchema } from '../addons/types';
+import { toolDigest } from '../installs/releases';
 import { ADDONS_CHANNEL, TOOLS_CHANNEL } from '../events/channels';
 
 /** A tool as an app sees it: switched on, of an installed add-on the person may use. */
@@ -68,11 +69,21 @@ export class EnabledToolsCache {
 
 export async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledToolSet> {
   const rows = await svc.db
-    .select({ tool: tools, addonName: addons.name, webhookDisabledAt: addons.webhookDisabledAt })
+    .select({
+      tool: tools,
+      addonName: addons.name,
+      webhookDisabledAt: addons.webhookDisabledAt,
+      // Only for a switch behind the current release: that release's tools, to serve the accepted one.
+      accepted: addonVersions.tools,
+    })
     .from(toolSwitches)
     .innerJoin(installs, and(eq(installs.userId, toolSwitches.userId), eq(installs.addonId, toolSwitches.addonId)))
     .innerJoin(tools, and(eq(tools.addonId, toolSwitches.addonId), eq(tools.name, toolSwitches.toolName)))
     .innerJoin(addons, eq(addons.id, tools.addonId))
+    .leftJoin(
+      addonVersions,
+      and(eq(addonVersions.addonId, toolSwitches.addonId), eq(addonVersions.version, toolSwitches.acceptedVersion), ne(toolSwitches.acceptedVersion, addons.version)),
+    )
     .where(
       and(
         eq(toolSwitches.userId, userId),
@@ -82,7 +93,25 @@ export async function loadEnabledTools(svc: Services, userId: string): Promise<E
       ),
     )
     .orderBy(asc(tools.addonId), asc(tools.position));
-  return toolSet(rows.map(({ tool, addonName, webhookDisabledAt }) => toEnabledTool(tool, addonName, webhookDisabledAt !== null)));
+  return toolSet(
+    rows.map(({ tool, addonName, webhookDisabledAt, accepted }) => {
+      const current = toEnabledTool(tool, addonName, webhookDisabledAt !== null);
+      const before = (accepted as CompiledTool[] | null)?.find((t) => t.name === tool.name);
+      // Until the person reviews a release that changed this tool, apps see and calls use the
+      // definition they accepted (its text, arguments and safety flags).
+      if (!before || toolDigest(before) === toolDigest(tool as unknown as CompiledTool)) return current;
+      return {
+        ...current,
+        title: before.title,
+        summary: before.summary,
+        destructive: before.destructive,
+        readOnly: before.readOnly,
+        confirm: before.confirm,
+        timeoutSeconds: before.timeoutSeconds ?? null,
+        inputSchema: before.inputSchema,
+      };
+    }),
+  );
 }
 
 /** A stored tool row as the call path sees it. */

@@ -6,6 +6,8 @@ import type { FieldError } from '../errors';
 import { TOOLS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches } from '../db/schema/index';
+import type { CompiledTool } from '../addons/types';
+import { pendingUpdates } from './releases';
 
 /** Add-ons a person may see: public ones and their own, not deleted. */
 const visibleTo = (userId: string) =>
@@ -71,11 +73,26 @@ export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
         .where(and(eq(toolSwitches.userId, userId), inArray(toolSwitches.addonId, ids)))
     : [];
   const on = new Set(switches.filter((s) => s.enabled).map((s) => `${s.addonId}/${s.toolName}`));
-  return rows.map(({ addon, installedAt }) => ({
-    addon: { id: addon.id, name: addon.name, description: addon.description },
-    installedAt,
-    tools: (byAddon.get(addon.id) ?? []).map((t) => ({ ...toolView(t), enabled: on.has(`${addon.id}/${t.name}`) })),
-  }));
+  const updates = await pendingUpdates(
+    ctx,
+    new Map(rows.map(({ addon }) => [addon.id, { version: addon.version, tools: (byAddon.get(addon.id) ?? []) as unknown as CompiledTool[] }])),
+  );
+  return rows.map(({ addon, installedAt }) => {
+    const update = updates.get(addon.id);
+    const held = new Map((update?.tools ?? []).filter((c) => c.change === 'changed').map((c) => [c.name, c.before!]));
+    return {
+      addon: { id: addon.id, name: addon.name, description: addon.description, version: addon.version },
+      installedAt,
+      // A switched-on tool changed by a release not yet reviewed shows what apps still see of it.
+      tools: (byAddon.get(addon.id) ?? []).map((t) => ({
+        ...toolView(t),
+        ...(held.get(t.name) ?? {}),
+        enabled: on.has(`${addon.id}/${t.name}`),
+        ...(held.has(t.name) ? { updatePending: true } : {}),
+      })),
+      update: update ?? null,
+    };
+  });
 }
 
 /** Installs an add-on with every tool off (the third gate). Installing twice is harmless. */
@@ -121,10 +138,15 @@ export async function setToolSwitches({ ctx, addonId, input }: { ctx: Ctx; addon
   if (entries.length) {
     await ctx.svc.db
       .insert(toolSwitches)
-      .values(entries.map(([toolName, enabled]) => ({ userId, addonId, toolName, enabled: enabled as boolean })))
+      .values(entries.map(([toolName, enabled]) => ({ userId, addonId, toolName, enabled: enabled as boolean, acceptedVersion: install.addon.version })))
       .onConflictDoUpdate({
         target: [toolSwitches.userId, toolSwitches.addonId, toolSwitches.toolName],
-        set: { enabled: sql`excluded.enabled` },
+        // Switching a tool on accepts the definition the person sees now; a tool already on keeps
+        // the release it was accepted at (its update is accepted only by reviewing it).
+        set: {
+          enabled: sql`excluded.enabled`,
+          acceptedVersion: sql`case when ${toolSwitches.enabled} then ${toolSwitches.acceptedVersion} else excluded.accepted_version end`,
+        },
       });
   }
   await ctx.svc.bus.publish(TOOLS_CHANNEL, { userId });
