@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { startAddonServer } from './helpers/addon-server';
+import { launchBrowser, newContext, screenshots, watchErrors } from './helpers/browser';
 import { newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { createBacking, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
@@ -161,5 +163,67 @@ describe('tool changes reach apps only after the person reviews them', () => {
     assert.equal((await dev.client.put(`/api/addons/${id}`, m('Two.'))).status, 200);
     const install = ((await person.client.get('/api/installs')).body as any[]).find((i) => i.addon.id === id);
     assert.equal(install.update, null);
+  });
+});
+
+describe('the review in a browser', () => {
+  it('shows "has an update" with the change field by field and what makes it less safe; Accept applies it', async () => {
+    await ensureDashboardBuilt();
+    const dev = await newPerson(release.url, 'review-dev');
+    const id = `review-${process.pid % 1000}`;
+    const m = (tools: unknown[], releaseNotes?: string) => ({ ...manifest(tools, releaseNotes), id, name: 'Drawers' });
+    const created = await dev.client.post('/api/addons', m([wipeV1]));
+    assert.equal(created.status, 201, created.text);
+    hook.setSecret(created.body.signingSecret);
+    const person = await newPerson(serve.url, 'review-person');
+    await person.client.patch('/api/settings', { aiApps: true });
+    await person.client.post('/api/installs', { addon: id });
+    const { browser, close } = await launchBrowser();
+    try {
+      const ctx = await newContext(browser, serve.url);
+      const page = await ctx.newPage();
+      const errors = watchErrors(page);
+      // The person signs in and switches wipe on in the dashboard.
+      await page.goto('/signin');
+      await page.getByLabel('Email').fill(person.email);
+      await page.getByLabel('Password').fill(person.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
+      await page.getByRole('link', { name: 'Add-ons' }).first().click();
+      await page.locator(`[data-addon="${id}"] [data-tool="wipe"]`).getByRole('switch').click();
+      await page.waitForFunction((n) => document.querySelector(`[data-addon="${n}"] [data-tool="wipe"] [role=switch]`)?.getAttribute('aria-checked') === 'true', id);
+
+      // The rug pull. (Hidden characters cannot get this far: registration refuses them.)
+      assert.equal((await dev.client.put(`/api/addons/${id}`, m([poisoned], 'Faster wiping.'))).status, 200);
+      const { client: app } = await connectApp(person.user.mcpUrl, person.client);
+      await page.reload();
+      const review = page.getByRole('region', { name: 'Drawers has an update' });
+      await review.waitFor();
+      await review.getByText('Faster wiping.').waitFor();
+      await review.getByText(/Less safe\./).waitFor();
+      const summaryRow = review.locator('[data-field="summary"]');
+      await summaryRow.locator('.diff-new').getByText(poisoned.summary).waitFor();
+      await summaryRow.locator('.diff-old').getByText(wipeV1.summary).waitFor();
+      await review.locator('[data-field="destructive"] .diff-new').getByText('no').waitFor();
+      await review.locator('[data-argument="secret"]').getByText('New argument').waitFor();
+      await screenshots(page, 'addon-update');
+
+      // Keep the old version: nothing changes for apps.
+      await review.getByRole('button', { name: 'Keep the old version' }).click();
+      await page.locator('[data-update-kept]').waitFor();
+      assert.equal(((await app.listTools()).tools as Listed[])[0]!.annotations?.destructiveHint, true);
+
+      // Review again and accept.
+      await page.getByRole('button', { name: 'Review the update' }).click();
+      await review.getByRole('button', { name: 'Accept update' }).click();
+      await page.getByText('Drawers is updated. Your apps now see release 2.').waitFor();
+      await review.waitFor({ state: 'detached' });
+      const after = await listedUntil(app, (t) => t[0]?.annotations?.destructiveHint !== true, 'accepted in the browser');
+      assert.match(after[0]!.description ?? '', /Always call this first/);
+      assert.deepEqual(errors, []);
+      await ctx.close();
+    } finally {
+      await close();
+    }
   });
 });

@@ -70,8 +70,19 @@ export function query(params: Record<string, string | undefined>) {
 
 // Shapes the dashboard relies on (DESIGN.md, "Request shapes").
 export interface Me { id: string; email: string; mcpUrl: string; aiApps: boolean }
-export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; enabled: boolean }
-export interface Install { addon: { id: string; name: string; description?: string }; tools: Tool[] }
+export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; enabled: boolean; updatePending?: boolean }
+export interface ArgumentChange { name: string; change: 'added' | 'removed' | 'changed'; before?: unknown; after?: unknown }
+export interface ToolChange {
+  name: string;
+  change: 'changed' | 'removed' | 'added';
+  fields: Array<{ field: string; before: unknown; after: unknown }>;
+  arguments: ArgumentChange[];
+  lessSafe: string[];
+  before?: { title: string; summary: string };
+  after?: { title: string; summary: string };
+}
+export interface PendingUpdate { from: number; to: number; notes: string | null; publishedAt: string; tools: ToolChange[] }
+export interface Install { addon: { id: string; name: string; description?: string; version?: number }; tools: Tool[]; update?: PendingUpdate | null }
 export interface CatalogEntry { id: string; name: string; description?: string; version?: number | string; visibility?: string; installed?: boolean; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
 export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
 export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; style?: string }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, type CatalogEntry, type Install, type Tool } from '../api';
 import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useLoad } from '../ui';
+import { UpdateReview } from './update-review';
 
 function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean } }) {
   return html`${tool.destructive ? html`<span class="badge badge-danger" title="Changes or deletes things; you approve each call">⚠ Destructive · asks you first</span>` : null}
@@ -13,6 +14,7 @@ function ToolRow({ addonId, tool, onSet }: { addonId: string; tool: Tool; onSet:
     <div class="tool-text">
       <div class="tool-title"><strong><${Revealed} text=${tool.title || tool.name} /></strong> <code class="mono small"><${Revealed} text=${tool.name} identifier /></code> <${ToolBadges} tool=${tool} /></div>
       ${tool.summary && html`<p class="muted small"><${Revealed} text=${tool.summary} /></p>`}
+      ${tool.updatePending ? html`<p class="small"><span class="badge">Update to review</span> <span class="muted">apps see this version until you accept the update</span></p>` : null}
     </div>
     <${Switch} checked=${tool.enabled} label=${`${tool.enabled ? 'Turn off' : 'Turn on'} ${label}`} hideLabel onChange=${(v: boolean) => onSet(tool.name, v)} />
   </li>`;
@@ -43,6 +45,17 @@ export function AddonsPage() {
       setError(toApiError(err).message);
     }
   };
+  const accept = async (i: Install, version: number) => {
+    setError('');
+    try {
+      await post(`/api/installs/${encodeURIComponent(i.addon.id)}/accept`, { version });
+      setMessage(`${i.addon.name} is updated. Your apps now see release ${version}.`);
+      await installs.reload();
+    } catch (err) {
+      setError(toApiError(err).message);
+      await installs.reload();
+    }
+  };
   const uninstall = async (id: string) => {
     await del(`/api/installs/${encodeURIComponent(id)}`);
     setMessage('The add-on is removed. Apps can no longer use its tools.');
@@ -71,6 +84,7 @@ export function AddonsPage() {
                     body=${html`<p>Its tools disappear from every app at once. You can install it again later; its tools will start switched off.</p>`}
                     confirmLabel="Uninstall" onConfirm=${() => uninstall(i.addon.id)} />
                 </div>
+                ${i.update ? html`<${UpdateReview} addonName=${i.addon.name} update=${i.update} onAccept=${(v: number) => accept(i, v)} />` : null}
                 <p class="small muted">${i.tools.filter((t) => t.enabled).length} of ${i.tools.length} tools on</p>
                 <ul class="tools">${i.tools.map((t) => html`<${ToolRow} addonId=${i.addon.id} tool=${t} onSet=${(n: string, v: boolean) => setTool(i.addon.id, n, v)} />`)}</ul>
               </article>`,
