@@ -45,6 +45,8 @@ export interface Config {
   limits: Limits;
   /** Proxies in front of Toolport whose X-Forwarded-For entries are believed (0: use the socket's address). */
   trustedProxies: number;
+  /** Emails of the accounts that review public listings (TOOLPORT_OPERATORS), lower-cased. */
+  operators: string[];
   /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT); unset: spans are no-ops. */
   tracing?: TracingConfig;
   /** How long a destructive call waits for the person (APPROVAL_TIMEOUT_SECONDS): 30 by contract, shorter for tests. */
@@ -183,6 +185,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   };
   let trustedProxies = 0;
   if (env.TRUSTED_PROXIES && env.TRUSTED_PROXIES !== '0') trustedProxies = whole('TRUSTED_PROXIES', 0, 10);
+  const operators = (env.TOOLPORT_OPERATORS ?? '')
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean);
+  for (const e of operators) if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) problems.push(`TOOLPORT_OPERATORS: "${e}" is not an email address.`);
   const limits: Limits = {
     callsPerPersonPerMinute: whole('LIMIT_CALLS_PER_PERSON', 600, 1_000_000),
     callsPerAppPerMinute: whole('LIMIT_CALLS_PER_APP', 300, 1_000_000),
@@ -248,6 +255,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     embedded,
     limits,
     trustedProxies,
+    operators,
     tracing,
     approvalTimeoutSeconds,
   };

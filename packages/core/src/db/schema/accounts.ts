@@ -10,6 +10,8 @@ export const users = pgTable('users', {
   /** Opaque and rotatable: the only identifier in the person's MCP URL. */
   userKey: text('user_key').notNull().unique(),
   aiApps: boolean('ai_apps').notNull().default(false),
+  /** The name the catalog shows as the publisher of this person's public add-ons. */
+  displayName: text('display_name'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 

@@ -16,6 +16,14 @@ export const addons = pgTable(
     /** Set when the webhook answered 410 Gone; calls are refused until the developer pushes again. */
     webhookDisabledAt: ts('webhook_disabled_at'),
     version: integer('version').notNull().default(1),
+    /**
+     * The public listing, decided by an operator: `pending` from the developer's request (a public
+     * push) until `approved` or `rejected`; `delisted` when an operator took it down. Until
+     * approved only the developer can install it. Null: private.
+     */
+    listing: text('listing', { enum: ['pending', 'approved', 'rejected', 'delisted'] }),
+    listingReason: text('listing_reason'),
+    listingChangedAt: ts('listing_changed_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     deletedAt: ts('deleted_at'),
