@@ -196,7 +196,7 @@ describe('manifest: every violation, with its path', () => {
 
   it('refuses control characters and lone surrogates in text', () => {
     refusedAt(oneTool((t) => { t.title = 'Search\u0007'; }), '/tools/0/title', /control character U\+0007/);
-    refusedAt(oneTool((t) => { t.title = 'Search\u202e'; }), '/tools/0/title', /control character U\+202E/);
+    refusedAt(oneTool((t) => { t.title = 'Search\u202e'; }), '/tools/0/title', /contains U\+202E \(a bidi control\)/);
     refusedAt(oneTool((t) => { t.summary = 'Returns \ud800 notes.'; }), '/tools/0/summary', /lone UTF-16 surrogate/);
     // Newlines are fine in prose, not in a title.
     assert.ok(checkManifest(oneTool((t) => { t.summary = 'Finds notes.\nReturns their ids.'; })));
@@ -621,7 +621,7 @@ describe('manifest: lint warnings (never refusals)', () => {
     const [w] = warningsOf(m);
     assert.equal(w!.path, '/tools/0/name');
     assert.match(w!.message, /sounds destructive \("delete"\).*not marked `destructive: true`/);
-    assert.deepEqual(paths(oneTool((t) => { t.name = 'notify'; t.title = 'Send an email'; })), ['/tools/0/title']);
+    assert.deepEqual(paths(oneTool((t) => { t.name = 'team_news'; t.title = 'Send an email'; })), ['/tools/0/title']);
     assert.deepEqual(paths(oneTool((t) => { t.name = 'tidy'; t.title = 'Tidy up'; t.summary = 'Permanently purges old notes and returns how many.'; })), ['/tools/0/summary']);
     for (const name of ['publish_post', 'pay_invoice', 'transfer_funds', 'cancel_order', 'revoke_token', 'archive_note', 'unsubscribe', 'wipe', 'overwrite_file']) {
       assert.deepEqual(paths(oneTool((t) => { t.name = name; t.title = 'Tool'; t.summary = 'Returns ok.'; })), ['/tools/0/name'], name);

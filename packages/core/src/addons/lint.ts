@@ -8,8 +8,21 @@ const DESTRUCTIVE_VERBS = [
   'post', 'publish', 'unpublish', 'pay', 'transfer', 'cancel', 'revoke', 'archive', 'unsubscribe',
   'kill', 'terminate', 'reset', 'clear', 'truncate', 'charge', 'refund', 'withdraw', 'ban',
   'uninstall', 'deploy', 'submit', 'purchase', 'buy', 'trash', 'expunge', 'unlink', 'shred',
+  'notify', 'invite', 'upload', 'merge', 'retweet', 'repost', 'broadcast', 'approve', 'reject', 'decline',
+  'unfollow', 'suspend', 'deactivate', 'disable', 'revert', 'rollback', 'execute', 'exec', 'reboot',
+  'restart', 'shutdown', 'sell', 'donate', 'unlock', 'mute', 'kick', 'forget',
 ];
-const IRREGULAR: Record<string, string> = { sent: 'send', paid: 'pay', bought: 'buy', withdrew: 'withdraw', withdrawn: 'withdraw' };
+/**
+ * Verbs that are nouns as often ("order status", "email address", "message history"): they count
+ * only as the first word of a name, title or summary, and not when the summary starts by reading
+ * ("Returns the order's status").
+ */
+const NOUN_VERBS = [
+  'email', 'mail', 'message', 'tweet', 'sms', 'dm', 'share', 'book', 'order', 'reserve', 'rent', 'reply',
+  'forward', 'comment', 'follow', 'ship', 'invoice', 'bill', 'schedule', 'release', 'push', 'block',
+  'lock', 'close', 'tip', 'bid', 'checkout', 'dial',
+];
+const IRREGULAR: Record<string, string> = { sent: 'send', paid: 'pay', bought: 'buy', withdrew: 'withdraw', withdrawn: 'withdraw', sold: 'sell' };
 /** Verbs a tool name starts with when it only reads. */
 const READ_VERBS = new Set([
   'get', 'list', 'search', 'find', 'read', 'show', 'fetch', 'lookup', 'look', 'view', 'count', 'query',
@@ -17,38 +30,112 @@ const READ_VERBS = new Set([
   'reads', 'shows', 'fetches', 'looks', 'counts', 'describes', 'checks', 'returns',
 ]);
 
-/** Every inflection of each verb (deletes, deleted, deleting, dropped...) → the verb. */
-const DESTRUCTIVE_FORMS = (() => {
-  const forms = new Map<string, string>(Object.entries(IRREGULAR));
-  for (const v of DESTRUCTIVE_VERBS) {
+/** Every inflection of each verb (deletes, deleted, deleting, dropped, notifies...) → the verb. */
+const inflections = (verbs: readonly string[], irregular: Record<string, string> = {}) => {
+  const forms = new Map<string, string>(Object.entries(irregular));
+  for (const v of verbs) {
     const last = v[v.length - 1]!;
     const stem = last === 'e' ? v.slice(0, -1) : v;
-    for (const f of [v, v + 's', v + 'es', stem + 'ed', stem + 'ing', v + last + 'ed', v + last + 'ing', stem + 'ion']) {
+    const ied = /[^aeiou]y$/.test(v) ? [v.slice(0, -1) + 'ies', v.slice(0, -1) + 'ied'] : [];
+    for (const f of [v, v + 's', v + 'es', ...ied, stem + 'ed', stem + 'ing', v + last + 'ed', v + last + 'ing', stem + 'ion']) {
       if (!forms.has(f)) forms.set(f, v);
     }
   }
   return forms;
-})();
+};
+const DESTRUCTIVE_FORMS = inflections(DESTRUCTIVE_VERBS, IRREGULAR);
+const NOUN_VERB_FORMS = inflections(NOUN_VERBS);
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
-const words = (s: unknown) => str(s).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+/** Lowercase words, snake_case, camelCase and letters against digits split: "bulkEmail_2x" → bulk, email, 2, x. */
+const words = (s: unknown) =>
+  str(s)
+    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1 $2')
+    .replace(/(\p{L})(\p{N})|(\p{N})(\p{L})/gu, '$1$3 $2$4')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 
 /** The destructive verb a tool's name, title or summary uses, and where. */
 function soundsDestructive(tool: ManifestTool): { field: 'name' | 'title' | 'summary'; verb: string } | undefined {
   const fields = [
-    ['name', str(tool.name).split('_').filter(Boolean)],
+    ['name', words(tool.name)],
     ['title', words(tool.title).slice(0, 3)],
     ['summary', words(tool.summary).slice(0, 3)],
   ] as const;
+  // "order_status" that "Returns the status of an order": the noun, not the verb.
+  const summaryReads = READ_VERBS.has(words(tool.summary)[0] ?? '');
   for (const [field, tokens] of fields) {
     // "list_sent_emails", "Lists posts": the leading verb reads, the rest are nouns.
     if (tokens.length && READ_VERBS.has(tokens[0]!)) continue;
-    for (const t of tokens) {
-      const verb = DESTRUCTIVE_FORMS.get(t);
+    for (const [i, t] of tokens.entries()) {
+      // A name or title of one word ("tweet", "Email") is the verb, whatever the summary says.
+      const verb = DESTRUCTIVE_FORMS.get(t) ?? (i === 0 && (!summaryReads || tokens.length === 1) ? NOUN_VERB_FORMS.get(t) : undefined);
       if (verb) return { field, verb };
     }
   }
   return undefined;
+}
+
+/**
+ * Tool text that instructs the model instead of describing the tool (prompt injection as tool
+ * poisoning writes it), each kind with what to do instead. Matched on lowercased text with
+ * apostrophes and spaces made plain; the first match of each kind in a field is reported.
+ */
+const INSTRUCTIONS: ReadonlyArray<{ re: RegExp; says: string; instead: string }> = [
+  {
+    re: /\b(ignore|disregard|forget|override)\s+((all|any|the|your|these|those|every)\s+)*(previous|prior|earlier|above|preceding|other|system|instructions|rules|guidelines|prompts?)\b|\b(new|updated|real) instructions\b|\bsystem prompt\b|\byou are now\b|<\/?(important|system|instructions?)>/,
+    says: 'tells the model to set its instructions aside',
+    instead: 'apps and reviewers take this for prompt injection; say what the tool does and what it returns',
+  },
+  {
+    re: /\balways (call|use|run|invoke|choose|prefer|pick) this\b|\b(call|use|run|invoke) this( tool)? (first|before)\b|\bbefore (using|calling|running|invoking) (this|any|every|another|other)\b|\b(instead of|rather than) (any|other|the other|all other) tools?\b|\bmust (always )?be (called|used|run) (first|before)\b/,
+    says: 'tells the model when to call the tool',
+    instead: 'models choose tools by what they do, so say what it does and what it returns',
+  },
+  {
+    re: /\b(do not|don't|never) (tell|inform|show|alert|notify|let) (the |your )?(user|person|human|customer|owner)\b|\b(do not|don't|never) (mention|reveal|disclose)\b|\bwithout (telling|informing|notifying|alerting|showing) (the |your )?(user|person|human|them)\b|\b(silently|secretly|covertly)\b|\bkeep (this|it) (secret|hidden|private)\b|\bhide (this|it) from\b/,
+    says: 'tells the model to keep something from the person',
+    instead: 'a tool must never ask a model to hide what it does',
+  },
+  {
+    re: /\bwithout (first )?(asking|confirmation|confirming|approval|permission|consent|prompting)\b|\bwithout (the |their |your )?(user|person)'?s? (approval|permission|consent|confirmation)\b|\b(no need|not necessary|unnecessary) to (ask|confirm|check with)\b|\b(do not|don't|never) (ask|wait) for (permission|confirmation|approval|consent)\b|\b(do not|don't|never) ask the (user|person)\b/,
+    says: 'tells the model to act without asking the person',
+    instead: 'Toolport asks the person before a destructive call; mark the tool `destructive` instead of telling the model',
+  },
+  {
+    re: /(~|\$home|%userprofile%)[\/\\]|(^|[^\p{L}\p{N}])\.(ssh|env|aws|npmrc|netrc|pgpass|git-credentials|kube|docker)\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\/etc\/(passwd|shadow)\b|\bmcp\.json\b|\bapi[ _-]?keys?\b|\b(private|secret|ssh) keys?\b|\bpasswords?\b|\b(access|auth|bearer|refresh|session) tokens?\b|\bcredentials\b|\b(seed|recovery) phrases?\b|\b(whole|entire|full) conversation\b|\bprevious messages\b/u,
+    says: 'mentions secrets, local files or the conversation',
+    instead: 'a tool must not ask a model for keys, passwords, files or what the person said (the add-on holds its own credentials); if the tool only manages such things itself, word it so that no model reads it as a request',
+  },
+];
+
+const plain = (s: string) => s.toLowerCase().replace(/[\u2018\u2019\u02bc]/g, "'").replace(/\s+/g, ' ');
+
+/** Warnings for each kind of instruction found in `text`. */
+function instructionsIn(text: unknown, path: string, label: string, warn: (path: string, message: string) => void) {
+  if (typeof text !== 'string' || !text) return;
+  const s = plain(text);
+  for (const { re, says, instead } of INSTRUCTIONS) {
+    const m = re.exec(s);
+    if (!m) continue;
+    // The match to the end of its word: "~/.ssh/id_rsa", not "~/".
+    const rest = s.slice(m.index + m[0].length);
+    const word = m[0].endsWith('>') ? m[0] : m[0] + rest.slice(0, Math.max(0, rest.search(/\s|$/)));
+    const quoted = word.replace(/^[^\p{L}\p{N}~$%<./]+/u, '').replace(/[.,;:!?)"']+$/u, '').slice(0, 40);
+    warn(path, `${label} ${says} ("${quoted}"): ${instead}.`);
+  }
+}
+
+/** `description` and `title` anywhere in an inputSchema (as written out: no references left). */
+function schemaInstructions(node: unknown, path: string, warn: (path: string, message: string) => void, depth = 0) {
+  if (depth > 64 || typeof node !== 'object' || node === null) return;
+  if (Array.isArray(node)) return node.forEach((x, i) => schemaInstructions(x, ptr(path, i), warn, depth + 1));
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === 'description' || key === 'title') && typeof value === 'string') instructionsIn(value, ptr(path, key), `\`${key}\``, warn);
+    else if (key !== 'enum' && key !== 'const' && key !== 'default' && key !== 'examples') schemaInstructions(value, ptr(path, key), warn, depth + 1);
+  }
 }
 
 const SAYS_WHAT_IT_RETURNS =
@@ -67,6 +154,8 @@ export function lintManifest(manifest: Manifest): FieldError[] {
   const warn = (path: string, message: string) => out.push({ path, message });
 
   if (!manifest.description) warn('/description', 'The description is empty; people read it in the catalog before installing.');
+  instructionsIn(manifest.name, '/name', 'The name', warn);
+  instructionsIn(manifest.description, '/description', 'The description', warn);
   try {
     const url = new URL(str(manifest.webhook));
     if (url.protocol === 'http:' && url.hostname !== 'localhost' && url.hostname !== '127.0.0.1' && url.hostname !== '[::1]') {
@@ -95,9 +184,16 @@ export function lintManifest(manifest: Manifest): FieldError[] {
     if (!tool.destructive && !SAYS_WHAT_IT_RETURNS.test(str(tool.summary))) {
       warn(ptr(at, 'summary'), 'The summary does not say what the tool returns; models choose tools by it. Add, for example, "…and returns each note\'s id and title."');
     }
+    instructionsIn(tool.title, ptr(at, 'title'), 'The title', warn);
+    instructionsIn(tool.summary, ptr(at, 'summary'), 'The summary', warn);
+    schemaInstructions(tool.inputSchema, ptr(at, 'inputSchema'), warn);
     (Array.isArray(tool.arguments) ? tool.arguments : []).forEach((arg, j) => {
       if (!isPlainObject(arg)) return;
       const argAt = ptr(at, 'arguments', j);
+      instructionsIn(arg.summary, ptr(argAt, 'summary'), `The summary of \`${arg.name}\``, warn);
+      const argKind: unknown = arg.kind;
+      const choices: unknown[] = isPlainObject(argKind) && Array.isArray(argKind.choice) ? argKind.choice : [];
+      choices.forEach((c, k) => instructionsIn(c, ptr(argAt, 'kind', 'choice', k), 'This choice', warn));
       if (!arg.summary) {
         warn(ptr(argAt, 'summary'), `Argument \`${arg.name}\` has no summary; say what it is and in which unit or format, so a model can fill it.`);
       } else if (squash(str(arg.summary)) === squash(str(arg.name))) {

@@ -67,6 +67,157 @@ const show = (v: unknown) => {
   return s.length > 40 ? s.slice(0, 37) + '...' : s;
 };
 
+/*
+ * Invisible text. Everything a model reads of a manifest must be what a person reviewing it sees:
+ * tag characters spell out ASCII no font shows, zero-width characters and variation selectors
+ * carry hidden bits or split a word so that no check recognises it, bidi controls reorder what is
+ * shown. So format (Cf), private-use (Co) and default-ignorable characters are refused, except in
+ * the places where they are part of ordinary writing (docs/addons.md "Invisible characters"):
+ * - U+FE0E / U+FE0F (text / emoji presentation) right after an emoji character;
+ * - U+200D (zero-width joiner) between two emoji, as in 👩‍💻, 👍🏽‍... or ❤️‍🔥;
+ * - U+200C / U+200D between two letters or marks of one script that spells with them (Persian
+ *   می‌خواهم, Devanagari क्‍ष);
+ * - the tag characters of the three flags Unicode recommends (England, Scotland, Wales).
+ */
+const INVISIBLE = /[\p{Cf}\p{Co}\p{Default_Ignorable_Code_Point}]/u;
+const BIDI_CONTROL = /\p{Bidi_Control}/u;
+const VARIATION_SELECTOR = /\p{Variation_Selector}/u;
+const EMOJI = /\p{Emoji}/u;
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+const EMOJI_MODIFIER = /\p{Emoji_Modifier}/u;
+const LETTER_OR_MARK = /[\p{L}\p{M}]/u;
+/** Scripts whose spelling uses U+200C and U+200D between letters. */
+const JOINING_SCRIPTS = [
+  'Arabic', 'Syriac', 'Nko', 'Devanagari', 'Bengali', 'Gurmukhi', 'Gujarati', 'Oriya', 'Tamil', 'Telugu',
+  'Kannada', 'Malayalam', 'Sinhala', 'Khmer', 'Myanmar',
+].map((s) => new RegExp(`\\p{Script_Extensions=${s}}`, 'u'));
+/** The RGI subdivision flags: U+1F3F4, these tag letters, U+E007F. */
+const TAG_FLAGS = new Set(['gbeng', 'gbsct', 'gbwls']);
+const ZERO_WIDTH: Record<number, string> = {
+  0x00ad: 'a soft hyphen', 0x180e: 'a zero-width Mongolian vowel separator', 0x200b: 'a zero-width space',
+  0x200c: 'a zero-width non-joiner', 0x200d: 'a zero-width joiner', 0x2060: 'a word joiner',
+  0x2061: 'an invisible function application', 0x2062: 'an invisible times', 0x2063: 'an invisible separator',
+  0x2064: 'an invisible plus', 0xfeff: 'a zero-width no-break space, or byte order mark',
+};
+
+const ch = (cp: number | undefined) => (cp === undefined ? '' : String.fromCodePoint(cp));
+/** `cp` ends an emoji: a pictograph, a pictograph with its emoji selector, or a skin tone. */
+const endsEmoji = (cps: number[], i: number) =>
+  PICTOGRAPHIC.test(ch(cps[i])) ||
+  ((cps[i] === 0xfe0f || EMOJI_MODIFIER.test(ch(cps[i]))) && PICTOGRAPHIC.test(ch(cps[i - 1])));
+
+/** How many code points from `i` (a tag character) form an allowed flag's tags, or 0. */
+function flagTags(cps: number[], i: number): number {
+  if (cps[i - 1] !== 0x1f3f4) return 0;
+  let end = i;
+  while (end < cps.length && cps[end]! >= 0xe0020 && cps[end]! <= 0xe007e) end++;
+  if (cps[end] !== 0xe007f) return 0;
+  const letters = String.fromCharCode(...cps.slice(i, end).map((c) => c - 0xe0000));
+  return TAG_FLAGS.has(letters) ? end - i + 1 : 0;
+}
+
+/** Whether the invisible `cps[i]` is written where it belongs (see above). */
+function allowedInvisible(cps: number[], i: number): boolean {
+  const cp = cps[i]!;
+  const before = cps[i - 1];
+  if (cp === 0xfe0e || cp === 0xfe0f) return before !== undefined && EMOJI.test(ch(before)) && !VARIATION_SELECTOR.test(ch(before));
+  if (cp === 0x200d && i > 0 && endsEmoji(cps, i - 1) && PICTOGRAPHIC.test(ch(cps[i + 1]))) return true;
+  if (cp === 0x200c || cp === 0x200d) {
+    const [a, b] = [ch(before), ch(cps[i + 1])];
+    return LETTER_OR_MARK.test(a) && LETTER_OR_MARK.test(b) && JOINING_SCRIPTS.some((s) => s.test(a) && s.test(b));
+  }
+  return false;
+}
+
+/** What the invisible `cp` is, and why it cannot stay. */
+function invisibleKind(cp: number): { kind: string; why: string } {
+  const c = ch(cp);
+  if (cp >= 0xe0000 && cp <= 0xe007f) return { kind: 'a tag character', why: 'which spells out text the model reads and no one sees' };
+  if (BIDI_CONTROL.test(c)) return { kind: 'a bidi control', why: 'which would hide or reorder text the model reads' };
+  if (cp === 0x200d) return { kind: 'a zero-width joiner outside an emoji', why: 'which is invisible there: it can hide text from the people who review the tool, or split a word' };
+  if (cp === 0x200c) return { kind: 'a zero-width non-joiner outside a word that spells with it', why: 'which is invisible: it can hide text from the people who review the tool, or split a word' };
+  if (ZERO_WIDTH[cp]) return { kind: ZERO_WIDTH[cp], why: 'which is invisible: it can hide text from the people who review the tool, or split a word' };
+  if (cp === 0xfe0e || cp === 0xfe0f) return { kind: 'a variation selector not right after an emoji', why: 'which shows as nothing there and can carry hidden data' };
+  if (VARIATION_SELECTOR.test(c)) return { kind: 'a variation selector', why: 'which shows as nothing and can carry hidden data after any character' };
+  if (/\p{Co}/u.test(c)) return { kind: 'a private-use character', why: 'which has no agreed meaning: every font shows it differently, and it can carry hidden data' };
+  if (/\p{Cf}/u.test(c)) return { kind: 'an invisible format character', why: 'which can hide or change text the model reads' };
+  return { kind: 'a character that shows as nothing', why: 'which can hide text from the people who review the tool' };
+}
+
+/**
+ * Why text a model reads cannot be used as it is (see INVISIBLE), or null: the first invisible
+ * character as U+XXXX, its kind and its place (in characters, from 1), and how many there are.
+ */
+export function invisibleProblem(s: string): string | null {
+  if (!INVISIBLE.test(s)) return null;
+  const cps = Array.from(s, (c) => c.codePointAt(0)!);
+  let first: { cp: number; at: number } | undefined;
+  let count = 0;
+  for (let i = 0; i < cps.length; i++) {
+    const cp = cps[i]!;
+    if (!INVISIBLE.test(ch(cp))) continue;
+    if (cp >= 0xe0020 && cp <= 0xe007e) {
+      const flag = flagTags(cps, i);
+      if (flag) {
+        i += flag - 1;
+        continue;
+      }
+    }
+    if (allowedInvisible(cps, i)) continue;
+    count++;
+    first ??= { cp, at: i + 1 };
+  }
+  if (!first) return null;
+  const { kind, why } = invisibleKind(first.cp);
+  const hex = first.cp.toString(16).toUpperCase().padStart(4, '0');
+  const more = count > 1 ? ` (and ${count - 1} more invisible character${count > 2 ? 's' : ''})` : '';
+  return `contains U+${hex} (${kind}) at character ${first.at}, ${why}; remove it${more}`;
+}
+
+/** What schema.ts says of a bidi control in schema text; invisibleInSchema says it more plainly. */
+const SCHEMA_BIDI_MESSAGE = /control character U\+(202[A-E]|206[6-9])\b/;
+
+/**
+ * Invisible characters in the text of an inputSchema that reaches the app: every `description` and
+ * `title`, property names, and the strings of `enum`, `const`, `default` and `examples`, wherever
+ * they are written (definitions included). Returns the paths it refused.
+ */
+function invisibleInSchema(node: unknown, path: string, p: Problems, refused = new Set<string>(), depth = 0): Set<string> {
+  if (depth > 64 || typeof node !== 'object' || node === null) return refused;
+  const add = (at: string, label: string, problem: string) => {
+    p.add(at, `${label} ${problem}.`);
+    refused.add(at);
+  };
+  const literal = (v: unknown, at: string, d: number): void => {
+    if (d > 64) return;
+    if (typeof v === 'string') {
+      const problem = invisibleProblem(v);
+      if (problem) add(at, 'This value', problem);
+    } else if (Array.isArray(v)) v.forEach((x, i) => literal(x, ptr(at, i), d + 1));
+    else if (isPlainObject(v)) for (const [k, x] of Object.entries(v)) literal(x, ptr(at, k), d + 1);
+  };
+  if (Array.isArray(node)) {
+    node.forEach((x, i) => invisibleInSchema(x, ptr(path, i), p, refused, depth + 1));
+    return refused;
+  }
+  for (const [key, value] of Object.entries(node)) {
+    const at = ptr(path, key);
+    if ((key === 'description' || key === 'title') && typeof value === 'string') {
+      const problem = invisibleProblem(value);
+      if (problem) add(at, `\`${key}\``, problem);
+    } else if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') {
+      literal(value, at, depth + 1);
+    } else if (key === 'properties' && isPlainObject(value)) {
+      for (const [name, sub] of Object.entries(value)) {
+        const problem = invisibleProblem(name);
+        if (problem) add(ptr(at, name), 'The property name', problem);
+        invisibleInSchema(sub, ptr(at, name), p, refused, depth + 1);
+      }
+    } else invisibleInSchema(value, at, p, refused, depth + 1);
+  }
+  return refused;
+}
+
 function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
@@ -118,7 +269,7 @@ function text(
     p.add(at, `${label} must be a string (got ${show(v)}).`);
     return undefined;
   }
-  const problem = textProblem(v, prose);
+  const problem = invisibleProblem(v) ?? textProblem(v, prose);
   if (problem) {
     p.add(at, `${label} ${problem}.`);
     return undefined;
@@ -280,6 +431,9 @@ function checkChoice(body: unknown, at: string, p: Problems): ArgumentKind | und
   body.forEach((c, i) => {
     const cAt = ptr(at, i);
     if (typeof c !== 'string') return p.add(cAt, `Each choice must be a string (got ${show(c)}).`);
+    // Not quoted: the quote would carry the invisible character into the message.
+    const invisible = invisibleProblem(c);
+    if (invisible) return p.add(cAt, `This choice ${invisible}.`);
     const problem = textProblem(c, false);
     if (problem) return p.add(cAt, `The choice ${show(c)} ${problem}.`);
     // Arguments are normalised to NFC before comparison, so the choices are too.
@@ -344,7 +498,11 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
     p.add(ptr(at, 'inputSchema'), 'Give either `arguments` or `inputSchema`, not both.');
   }
   if (v.inputSchema !== undefined) {
-    inputSchema = checkInputSchema(v.inputSchema, ptr(at, 'inputSchema'), p.list, schemas);
+    const schemaErrors: FieldError[] = [];
+    inputSchema = checkInputSchema(v.inputSchema, ptr(at, 'inputSchema'), schemaErrors, schemas);
+    // A bidi control is reported once, by the plainer sentence of invisibleInSchema.
+    const invisible = invisibleInSchema(v.inputSchema, ptr(at, 'inputSchema'), p);
+    for (const e of schemaErrors) if (!(invisible.has(e.path) && SCHEMA_BIDI_MESSAGE.test(e.message))) p.list.push(e);
   }
   if (v.arguments !== undefined) {
     const list = v.arguments;
