@@ -21,7 +21,7 @@ import { Redis } from 'ioredis';
 import { createLogger, parseConfig } from '@toolport/core';
 import { startServer } from '../apps/api/src/server';
 import { startAddonServer, personWithNotes } from '../test/helpers/addon-server';
-import { freePort, REDIS_TEST_URL, startToolport } from '../test/helpers/target';
+import { freePort, OPERATOR_EMAIL, REDIS_TEST_URL, startToolport } from '../test/helpers/target';
 import { request } from './lib/http';
 import { connect } from './lib/setup';
 
@@ -51,7 +51,7 @@ const limits = { LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_PER_APP: '100000'
 let tp: { config: { publicUrl: string }; svc: { approvals?: unknown }; stop(): Promise<void> };
 if (process.env.PROBE_FILE === '1') {
   const port = await freePort();
-  const config = parseConfig({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'toolport-probe-')), ...limits });
+  const config = parseConfig({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'toolport-probe-')), TOOLPORT_OPERATORS: OPERATOR_EMAIL, ...limits });
   const server = await startServer(config, { log: createLogger({}, true) });
   tp = { config, svc: server.svc, stop: () => server.close() };
 } else tp = await startToolport({ env: limits, log: createLogger({}, true) });

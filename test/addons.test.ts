@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
-import { Client, newPerson } from './helpers/http';
+import { Client, listPublicly, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
@@ -140,6 +140,7 @@ describe('catalog, installs and switches', () => {
     const pub = uid('pub');
     const priv = uid('priv');
     await dev.api.post('/api/addons', notesManifest(pub, hook.url, { visibility: 'public' }));
+    await listPublicly(tp.url, pub);
     await dev.api.post('/api/addons', notesManifest(priv, hook.url));
     const ids = (await other.client.get('/api/catalog')).body.map((a: any) => a.id);
     assert.ok(ids.includes(pub));
@@ -154,6 +155,7 @@ describe('catalog, installs and switches', () => {
     const person = await newPerson(tp.url);
     const id = uid('pub');
     await dev.api.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+    await listPublicly(tp.url, id);
     const inst = await person.client.post('/api/installs', { addon: id });
     assert.equal(inst.status, 201);
     assert.ok(inst.body.tools.every((t: any) => t.enabled === false));

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { defineAddon, NOT_APPROVED, serveNode, text, tool, type CallContext } from '@toolport/addon-kit';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
-import { newPerson, type Client } from './helpers/http';
+import { listPublicly, newPerson, type Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -222,6 +222,7 @@ describe('the approval receipt, through the kit', () => {
       const created = await dev.client.post('/api/addons', addon.manifest({ webhook }));
       assert.equal(created.status, 201, created.text);
       secrets = [created.body.signingSecret];
+      await listPublicly(tp.url, addonId);
     }
     const person = await newPerson(tp.url, 'kit-person');
     for (const [method, path, body] of [

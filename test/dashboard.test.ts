@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { launchBrowser, newContext, phoneOverflow, screenshots, watchErrors } from './helpers/browser';
-import { Client, newPerson } from './helpers/http';
+import { Client, listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -311,6 +311,7 @@ describe('the dashboard in a browser', () => {
       tools: [{ name: 'forecast', title: 'Forecast', summary: 'Returns the hourly forecast for a city as JSON.', arguments: [{ name: 'city', summary: 'The city.', kind: { text: { maxLength: 80 } } }] }],
     });
     assert.equal(weather.status, 201, weather.text);
+    await listPublicly(tp.url, 'weather');
 
     await page.getByRole('link', { name: 'Add-ons' }).first().click();
     await page.getByRole('button', { name: 'Install Weather' }).waitFor();

@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, screenshots, watchErrors } from './helpers/browser';
-import { newPerson } from './helpers/http';
+import { listPublicly, newPerson } from './helpers/http';
 import { BrowserAppProvider, decideInBrowser, startCallbackServer, type CallbackServer } from './helpers/journey';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -42,6 +42,7 @@ before(async () => {
   const created = await dev.client.post('/api/addons', notesManifest('notes', addon.url, { visibility: 'public' }));
   assert.equal(created.status, 201, created.text);
   addon.setSecret(created.body.signingSecret);
+  await listPublicly(tp.url, 'notes');
   // A destructive call is described by the add-on first; `{confirm: null}` would skip the approval.
   addon.onConfirm((b) => ({ confirm: { message: `Delete the note ${b.arguments.id}?`, style: 'destructive' } }));
 });

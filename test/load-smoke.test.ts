@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
-import { newPerson } from './helpers/http';
+import { listPublicly, newPerson } from './helpers/http';
 import { openEvents } from './approvals-helpers';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { spawnToolport, type ToolportProcess } from './helpers/private-services';
@@ -123,6 +123,7 @@ describe('load smoke', { concurrency: false }, () => {
     manifest.tools = manifest.tools.map((tool: any) => (tool.name === 'delete_note' ? { ...tool, confirm: false } : tool));
     const created = await dev.client.post('/api/addons', manifest);
     assert.equal(created.status, 201, created.text);
+    await listPublicly(tp.url, addonId);
     hook.setSecret(created.body.signingSecret);
     const person = await newPerson(tp.url);
     await person.client.patch('/api/settings', { aiApps: true });

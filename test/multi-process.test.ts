@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
-import { newPerson } from './helpers/http';
+import { listPublicly, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { openEvents, openEventsWhenFree } from './approvals-helpers';
 import { MAX_STREAMS_PER_PERSON } from '@toolport/core';
@@ -59,6 +59,7 @@ describe('two API processes and two workers on one Postgres and one Redis', { sk
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
+    await listPublicly(publicUrl, id);
     const person = await newPerson(publicUrl);
     await person.client.patch('/api/settings', { aiApps: true });
     await person.client.post('/api/installs', { addon: id });

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, screenshots, watchErrors } from './helpers/browser';
-import { newPerson } from './helpers/http';
+import { listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { createBacking, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
 
@@ -69,6 +69,7 @@ describe('tool changes reach apps only after the person reviews them', () => {
     const created = await dev.client.post('/api/addons', manifest([wipeV1, search]));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
+    await listPublicly(release.url, addonId);
     const person = await newPerson(serve.url, 'drawers-person');
     for (const [method, path, body] of [
       ['PATCH', '/api/settings', { aiApps: true }],
@@ -156,6 +157,7 @@ describe('tool changes reach apps only after the person reviews them', () => {
     const created = await dev.client.post('/api/addons', m('One.'));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
+    await listPublicly(release.url, id);
     const person = await newPerson(serve.url, 'quiet-person');
     await person.client.patch('/api/settings', { aiApps: true });
     await person.client.post('/api/installs', { addon: id });
@@ -175,6 +177,7 @@ describe('the review in a browser', () => {
     const created = await dev.client.post('/api/addons', m([wipeV1]));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
+    await listPublicly(release.url, id);
     const person = await newPerson(serve.url, 'review-person');
     await person.client.patch('/api/settings', { aiApps: true });
     await person.client.post('/api/installs', { addon: id });

@@ -5,7 +5,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { ConfigError, parseConfig, type Logger } from '@toolport/core';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
-import { newPerson } from './helpers/http';
+import { listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, TARGET, type Toolport } from './helpers/target';
 
@@ -66,6 +66,7 @@ async function personWithNotes(tools: Record<string, boolean>) {
   const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
   assert.equal(created.status, 201, created.text);
   hook.setSecret(created.body.signingSecret);
+  await listPublicly(tp.url, id);
   const person = await newPerson(tp.url);
   assert.equal((await person.client.patch('/api/settings', { aiApps: true })).status, 200);
   assert.equal((await person.client.post('/api/installs', { addon: id })).status, 201);

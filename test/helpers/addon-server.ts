@@ -119,7 +119,7 @@ export async function personWithNotes(
   /** Changes the manifest before it is registered. */
   edit: (manifest: ReturnType<typeof notesManifest>) => void = () => {},
 ) {
-  const { newPerson } = await import('./http');
+  const { newPerson, listPublicly } = await import('./http');
   const dev = await newPerson(baseUrl, 'dev');
   const addonId = `${prefix}-${process.pid % 1000}-${installed++}`;
   const manifest = notesManifest(addonId, hook.url, { visibility: 'public' });
@@ -127,6 +127,7 @@ export async function personWithNotes(
   const created = await dev.client.post('/api/addons', manifest);
   if (created.status !== 201) throw new Error(`registration failed: ${created.status} ${created.text}`);
   hook.setSecret(created.body.signingSecret);
+  await listPublicly(baseUrl, addonId);
   const person = await newPerson(baseUrl);
   for (const [method, path, body] of [
     ['PATCH', '/api/settings', { aiApps: true }],

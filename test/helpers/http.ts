@@ -52,3 +52,35 @@ export async function newPerson(baseUrl: string, label = 'person') {
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
   return { client, email, password: 'correct horse battery', user: res.body.user as { id: string; email: string; mcpUrl: string } };
 }
+
+const operators = new Map<string, Promise<Client>>();
+/** The deployment's operator (test/helpers/target.ts OPERATOR_EMAIL), signed in once per server. */
+export function operatorOf(baseUrl: string): Promise<Client> {
+  let op = operators.get(baseUrl);
+  if (!op) {
+    op = (async () => {
+      const client = new Client(baseUrl);
+      const creds = { email: 'operator@toolport.test', password: 'operator password here' };
+      const up = await client.post('/api/session/signup', creds);
+      if (up.status === 409) {
+        const back = await client.post('/api/session/login', creds);
+        if (back.status !== 200) throw new Error(`operator sign-in failed: ${back.status} ${back.text}`);
+      } else if (up.status !== 201) throw new Error(`operator signup failed: ${up.status} ${up.text}`);
+      return client;
+    })();
+    op.catch(() => operators.delete(baseUrl));
+    operators.set(baseUrl, op);
+  }
+  return op;
+}
+
+/** An operator approves the public listing a developer asked for, so other people can install it. */
+export async function listPublicly(baseUrl: string, addonId: string) {
+  let res = await (await operatorOf(baseUrl)).post(`/api/operator/listings/${encodeURIComponent(addonId)}/decision`, { decision: 'approve' });
+  if (res.status === 401) {
+    // Another server once answered on this URL: sign the operator in here.
+    operators.delete(baseUrl);
+    res = await (await operatorOf(baseUrl)).post(`/api/operator/listings/${encodeURIComponent(addonId)}/decision`, { decision: 'approve' });
+  }
+  if (res.status !== 200) throw new Error(`approving the listing of ${addonId} failed: ${res.status} ${res.text}`);
+}

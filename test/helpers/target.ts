@@ -55,12 +55,15 @@ export function newSigningKey(): string {
   return privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
 }
 
+/** The operator every test deployment has (TOOLPORT_OPERATORS): it approves public listings. */
+export const OPERATOR_EMAIL = 'operator@toolport.test';
+
 export async function createBacking(opts: BackingOptions = {}): Promise<Backing> {
   const { target = TARGET, label = 'tp_test', pgAdminUrl = PG_ADMIN_URL, redisUrl = REDIS_TEST_URL } = opts;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-test-'));
   if (target === 'embedded') {
     return {
-      env: { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true' },
+      env: { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true', TOOLPORT_OPERATORS: OPERATOR_EMAIL },
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
@@ -79,6 +82,7 @@ export async function createBacking(opts: BackingOptions = {}): Promise<Backing>
       TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
       TOOLPORT_SIGNING_KEYS: newSigningKey(),
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      TOOLPORT_OPERATORS: OPERATOR_EMAIL,
     },
     async drop() {
       const a = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });

@@ -20,6 +20,7 @@ import { settingsRoutes } from './routes/settings';
 import { approvalRoutes } from './routes/approvals';
 import { eventRoutes } from './routes/events';
 import { pushRoutes } from './routes/push';
+import { operatorRoutes } from './routes/operator';
 
 /** The whole public HTTP surface, as one Hono app over the given services; `inFlight` counts its requests. */
 export function createApp(svc: Services, inFlight?: RequestsInFlight) {
@@ -39,7 +40,8 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', callRoutes)
     .route('/', approvalRoutes)
     .route('/', eventRoutes)
-    .route('/', pushRoutes);
+    .route('/', pushRoutes)
+    .route('/', operatorRoutes);
   api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);
   app.route('/', healthRoutes);

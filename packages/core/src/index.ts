@@ -119,6 +119,8 @@ export {
 } from './addons/registry';
 export { listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';
 export { acceptUpdate, acceptedCounts, diffTool, toolDigest } from './installs/releases';
+export { decideListing, isOperator, listListings, visibleTo } from './addons/listings';
+export type { ListingStatus } from './addons/listings';
 export type { PendingUpdate, ToolChange } from './installs/releases';
 export { callTool, CALL_DEADLINE_MS } from './calls/call-tool';
 export { listCalls, recordCall } from './calls/call-log';

@@ -10,6 +10,7 @@ import { newSigningSecret } from '../outbound/signing';
 import { pingWebhook } from '../outbound/webhook';
 import { checkManifest } from './manifest';
 import { acceptedCounts } from '../installs/releases';
+import { listingAfterPush } from './listings';
 import type { CompiledTool, ManifestCheck } from './types';
 
 /** How long a rotated-out signing secret keeps signing alongside the new one. */
@@ -75,6 +76,8 @@ export async function createAddon({ ctx, input }: { ctx: Ctx; input: unknown }) 
         visibility: manifest.visibility ?? 'private',
         webhookUrl: manifest.webhook,
         version: 1,
+        listing: listingAfterPush(manifest.visibility ?? 'private', null),
+        listingChangedAt: ctx.svc.clock.now(),
       })
       .onConflictDoNothing()
       .returning({ id: addons.id });
@@ -116,6 +119,9 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
         visibility: manifest.visibility ?? 'private',
         webhookUrl: manifest.webhook,
         webhookDisabledAt: null,
+        ...(listingAfterPush(manifest.visibility ?? 'private', current.listing) !== current.listing
+          ? { listing: listingAfterPush(manifest.visibility ?? 'private', current.listing), listingReason: null, listingChangedAt: ctx.svc.clock.now() }
+          : {}),
         version: sql`${addons.version} + 1`,
         updatedAt: ctx.svc.clock.now(),
       })
@@ -143,6 +149,8 @@ function describe(row: typeof addons.$inferSelect, toolList: Array<typeof tools.
     name: row.name,
     description: row.description,
     visibility: row.visibility,
+    /** The public listing's review: pending, approved, rejected (with the operator's reason) or delisted. */
+    listing: row.listing ? { status: row.listing, reason: row.listingReason, changedAt: row.listingChangedAt } : null,
     webhook: row.webhookUrl,
     webhookDisabled: row.webhookDisabledAt !== null,
     version: row.version,

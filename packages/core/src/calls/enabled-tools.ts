@@ -89,7 +89,7 @@ export async function loadEnabledTools(svc: Services, userId: string): Promise<E
         eq(toolSwitches.userId, userId),
         eq(toolSwitches.enabled, true),
         isNull(addons.deletedAt),
-        or(eq(addons.visibility, 'public'), eq(addons.ownerId, userId)),
+        or(and(eq(addons.visibility, 'public'), eq(addons.listing, 'approved')), eq(addons.ownerId, userId)),
       ),
     )
     .orderBy(asc(tools.addonId), asc(tools.position));

@@ -5,13 +5,11 @@ import { notFound, validation } from '../errors';
 import type { FieldError } from '../errors';
 import { TOOLS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
-import { addons, installs, tools, toolSwitches } from '../db/schema/index';
+import { addons, installs, tools, toolSwitches, users } from '../db/schema/index';
 import type { CompiledTool } from '../addons/types';
 import { pendingUpdates } from './releases';
+import { visibleTo } from '../addons/listings';
 
-/** Add-ons a person may see: public ones and their own, not deleted. */
-const visibleTo = (userId: string) =>
-  and(isNull(addons.deletedAt), or(eq(addons.visibility, 'public'), eq(addons.ownerId, userId)));
 
 async function toolsOf(svc: Services, addonIds: string[]) {
   if (!addonIds.length) return new Map<string, Array<typeof tools.$inferSelect>>();
@@ -29,22 +27,36 @@ const toolView = (t: typeof tools.$inferSelect) => ({
   readOnly: t.readOnly,
 });
 
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+};
+
+/** The catalog: listed add-ons and the person's own, each naming its publisher and its latest release. */
 export async function listCatalog({ ctx }: { ctx: Ctx }) {
   const userId = personId(ctx);
   const rows = await ctx.svc.db
-    .select({ addon: addons, installedAt: installs.createdAt })
+    .select({ addon: addons, installedAt: installs.createdAt, publisher: users.displayName })
     .from(addons)
+    .innerJoin(users, eq(users.id, addons.ownerId))
     .leftJoin(installs, and(eq(installs.addonId, addons.id), eq(installs.userId, userId)))
     .where(visibleTo(userId))
     .orderBy(asc(addons.name));
   const byAddon = await toolsOf(ctx.svc, rows.map((r) => r.addon.id));
-  return rows.map(({ addon, installedAt }) => ({
+  return rows.map(({ addon, installedAt, publisher }) => ({
     id: addon.id,
     name: addon.name,
     description: addon.description,
     visibility: addon.visibility,
     mine: addon.ownerId === userId,
     installed: installedAt !== null,
+    // The developer's own name for themselves and where the webhook runs: who you would be trusting.
+    publisher: { name: publisher, webhookHost: hostOf(addon.webhookUrl) },
+    release: { version: addon.version, publishedAt: addon.updatedAt.toISOString() },
+    ...(addon.ownerId === userId ? { listing: addon.listing } : {}),
     tools: (byAddon.get(addon.id) ?? []).map(toolView),
   }));
 }
@@ -58,11 +70,12 @@ async function installView(ctx: Ctx, addonId: string) {
 
 export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
   const userId = personId(ctx);
+  // Every install of an add-on that exists, a delisted one too: the person is told its tools are off.
   const rows = await ctx.svc.db
     .select({ addon: addons, installedAt: installs.createdAt })
     .from(installs)
     .innerJoin(addons, eq(addons.id, installs.addonId))
-    .where(and(eq(installs.userId, userId), visibleTo(userId), only ? eq(installs.addonId, only) : undefined))
+    .where(and(eq(installs.userId, userId), isNull(addons.deletedAt), only ? eq(installs.addonId, only) : undefined))
     .orderBy(asc(addons.name));
   const ids = rows.map((r) => r.addon.id);
   const byAddon = await toolsOf(ctx.svc, ids);
@@ -80,9 +93,12 @@ export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
   return rows.map(({ addon, installedAt }) => {
     const update = updates.get(addon.id);
     const held = new Map((update?.tools ?? []).filter((c) => c.change === 'changed').map((c) => [c.name, c.before!]));
+    const listed = addon.ownerId === userId || (addon.visibility === 'public' && addon.listing === 'approved');
     return {
       addon: { id: addon.id, name: addon.name, description: addon.description, version: addon.version },
       installedAt,
+      // Taken off the catalog (delisted, or made private): its tools reach no app.
+      ...(listed ? {} : { heldOff: addon.listing === 'delisted' ? 'delisted' : 'unlisted' }),
       // A switched-on tool changed by a release not yet reviewed shows what apps still see of it.
       tools: (byAddon.get(addon.id) ?? []).map((t) => ({
         ...toolView(t),

@@ -1,0 +1,100 @@
+import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { notFound, ToolportError, validation } from '../errors';
+import { ADDONS_CHANNEL } from '../events/channels';
+import type { Services } from '../services';
+import { addons, installs, users } from '../db/schema/index';
+
+/**
+ * Public listings (DESIGN.md catalog): a developer asks by pushing `"visibility": "public"`, an
+ * operator (an account whose email is in TOOLPORT_OPERATORS) approves or rejects, and may later
+ * delist. Until approved, and once delisted, only the developer can install the add-on; existing
+ * installs of a delisted add-on stay, with their tools off for apps, and the person is told.
+ */
+export type ListingStatus = 'pending' | 'approved' | 'rejected' | 'delisted';
+
+/** The listing a push leaves: a public push asks for review unless the add-on is already listed. */
+export function listingAfterPush(visibility: 'private' | 'public', current: ListingStatus | null): ListingStatus | null {
+  if (visibility === 'private') return current === 'delisted' ? 'delisted' : null;
+  return current === 'approved' ? 'approved' : 'pending';
+}
+
+/** Add-ons a person may see and install: listed ones, and their own. Not deleted. */
+export const visibleTo = (userId: string) =>
+  and(isNull(addons.deletedAt), or(and(eq(addons.visibility, 'public'), eq(addons.listing, 'approved')), eq(addons.ownerId, userId)));
+
+async function requireOperator(ctx: Ctx): Promise<string> {
+  const userId = personId(ctx);
+  if (!(await isOperator(ctx.svc, userId))) throw new ToolportError('FORBIDDEN', 'Only Toolport’s operators review listings.');
+  return userId;
+}
+
+export async function isOperator(svc: Services, userId: string): Promise<boolean> {
+  if (!svc.config.operators.length) return false;
+  const [row] = await svc.db.select({ email: users.email }).from(users).where(eq(users.id, userId));
+  return !!row && svc.config.operators.includes(row.email.toLowerCase());
+}
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+};
+
+/** The review queue: pending requests first (oldest first), then the other decided listings. */
+export async function listListings({ ctx, status }: { ctx: Ctx; status?: string }) {
+  await requireOperator(ctx);
+  const wanted = status === undefined || status === 'pending' ? ['pending'] : status === 'all' ? ['pending', 'approved', 'rejected', 'delisted'] : undefined;
+  if (!wanted) throw validation('Unknown status filter.', [{ path: '/status', message: 'Use pending or all.' }]);
+  const rows = await ctx.svc.db
+    .select({ addon: addons, publisher: users.displayName, installs: sql<number>`(select count(*) from ${installs} where ${installs.addonId} = ${addons.id})::int` })
+    .from(addons)
+    .innerJoin(users, eq(users.id, addons.ownerId))
+    .where(and(isNull(addons.deletedAt), inArray(addons.listing, wanted as ListingStatus[])))
+    .orderBy(desc(sql`${addons.listing} = 'pending'`), asc(addons.listingChangedAt));
+  return rows.map(({ addon, publisher, installs: count }) => ({
+    addonId: addon.id,
+    name: addon.name,
+    description: addon.description,
+    status: addon.listing!,
+    reason: addon.listingReason,
+    requestedAt: addon.listingChangedAt?.toISOString() ?? null,
+    version: addon.version,
+    publisher: { name: publisher, webhookHost: hostOf(addon.webhookUrl) },
+    installs: count,
+  }));
+}
+
+const DECISIONS = { approve: 'approved', reject: 'rejected', delist: 'delisted' } as const;
+
+/**
+ * An operator's decision: approve or reject a pending request, delist an approved add-on (or a
+ * pending one). A reason is shown to the developer. Announced, so every process's caches of
+ * people's tools drop the add-on at once.
+ */
+export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
+  await requireOperator(ctx);
+  const body = (input ?? {}) as { decision?: unknown; reason?: unknown };
+  const decision = typeof body.decision === 'string' && body.decision in DECISIONS ? (body.decision as keyof typeof DECISIONS) : undefined;
+  const errors = [];
+  if (!decision) errors.push({ path: '/decision', message: 'Use "approve", "reject" or "delist".' });
+  if (body.reason !== undefined && (typeof body.reason !== 'string' || body.reason.length > 500)) errors.push({ path: '/reason', message: 'Give the reason as text of up to 500 characters.' });
+  if (errors.length || !decision) throw validation('The decision is not valid.', errors);
+  const from: ListingStatus[] = decision === 'delist' ? ['approved', 'pending'] : ['pending'];
+  const [row] = await ctx.svc.db
+    .update(addons)
+    .set({ listing: DECISIONS[decision], listingReason: typeof body.reason === 'string' ? body.reason.trim() || null : null, listingChangedAt: ctx.svc.clock.now() })
+    .where(and(eq(addons.id, addonId), isNull(addons.deletedAt), inArray(addons.listing, from)))
+    .returning({ id: addons.id, listing: addons.listing });
+  if (!row) {
+    const [found] = await ctx.svc.db.select({ listing: addons.listing }).from(addons).where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
+    if (!found || !found.listing) throw notFound('That listing');
+    throw new ToolportError('CONFLICT', `This listing is ${found.listing}; "${decision}" applies to ${from.join(' or ')} listings.`, { status: found.listing });
+  }
+  // Every process drops its cached tool lists: a delisted add-on's tools leave every app at once.
+  await ctx.svc.bus.publish(ADDONS_CHANNEL, { addonId });
+  return { addonId, status: row.listing! };
+}

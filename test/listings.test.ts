@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { notesManifest, startAddonServer } from './helpers/addon-server';
+import { newPerson, operatorOf } from './helpers/http';
+import { connectApp } from './helpers/mcp';
+import { startToolport, type Toolport } from './helpers/target';
+
+/**
+ * Issue #23, a catalog people can trust: a public listing is a request an operator decides; until
+ * approved only the developer can install it; a delisted add-on's tools leave every app.
+ */
+let tp: Toolport;
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+before(async () => {
+  tp = await startToolport();
+  hook = await startAddonServer({ search_notes: () => ({ text: 'found' }) });
+});
+after(async () => {
+  await hook?.close();
+  await tp?.stop();
+});
+
+let n = 0;
+const newId = () => `listed-${process.pid % 1000}-${n++}`;
+
+describe('public listings are reviewed by an operator', () => {
+  it('keeps a requested listing to its developer until an operator approves it; then names its publisher', async () => {
+    const dev = await newPerson(tp.url, 'lister');
+    const id = newId();
+    const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+    assert.equal(created.status, 201, created.text);
+    hook.setSecret(created.body.signingSecret);
+    assert.equal((await dev.client.get(`/api/addons/${id}`)).body.listing.status, 'pending');
+
+    const person = await newPerson(tp.url, 'browser');
+    assert.ok(!((await person.client.get('/api/catalog')).body as any[]).some((a) => a.id === id), 'not in anyone else\'s catalog');
+    assert.equal((await person.client.post('/api/installs', { addon: id })).status, 404);
+    assert.equal((await dev.client.post('/api/installs', { addon: id })).status, 201, 'the developer can install it');
+
+    // Only operators see the queue or decide.
+    assert.equal((await person.client.get('/api/operator/listings')).status, 403);
+    assert.equal((await dev.client.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 403, 'not even the developer');
+    // Someone else's key cannot change the request either.
+    const stranger = await newPerson(tp.url, 'stranger');
+    assert.equal((await stranger.client.put(`/api/addons/${id}`, notesManifest(id, hook.url, { visibility: 'public' }))).status, 404);
+
+    const op = await operatorOf(tp.url);
+    const queue = (await op.get('/api/operator/listings')).body as any[];
+    const entry = queue.find((q) => q.addonId === id);
+    assert.equal(entry.status, 'pending');
+    assert.equal(entry.publisher.webhookHost, new URL(hook.url).host);
+    const bad = await op.post(`/api/operator/listings/${id}/decision`, { decision: 'maybe' });
+    assert.equal(bad.status, 422);
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 200);
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 409, 'decided once');
+
+    const listed = ((await person.client.get('/api/catalog')).body as any[]).find((a) => a.id === id);
+    assert.ok(listed, 'listed now');
+    assert.equal(listed.publisher.webhookHost, new URL(hook.url).host);
+    assert.equal(listed.release.version, 1);
+    assert.ok(Date.parse(listed.release.publishedAt));
+    assert.equal((await person.client.post('/api/installs', { addon: id })).status, 201);
+    // A new release of an approved listing stays listed.
+    assert.equal((await dev.client.put(`/api/addons/${id}`, notesManifest(id, hook.url, { visibility: 'public', description: 'Two.' }))).status, 200);
+    assert.equal((await dev.client.get(`/api/addons/${id}`)).body.listing.status, 'approved');
+  });
+
+  it('tells the developer why a request was rejected', async () => {
+    const dev = await newPerson(tp.url, 'rejected');
+    const id = newId();
+    const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+    hook.setSecret(created.body.signingSecret);
+    const op = await operatorOf(tp.url);
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'reject', reason: 'The summaries do not say what the tools return.' })).status, 200);
+    const mine = (await dev.client.get(`/api/addons/${id}`)).body;
+    assert.deepEqual([mine.listing.status, mine.listing.reason], ['rejected', 'The summaries do not say what the tools return.']);
+    // Pushing again asks again.
+    assert.equal((await dev.client.put(`/api/addons/${id}`, notesManifest(id, hook.url, { visibility: 'public' }))).status, 200);
+    assert.equal((await dev.client.get(`/api/addons/${id}`)).body.listing.status, 'pending');
+  });
+
+  it('takes a delisted add-on\'s tools off every app at once and tells the person why', async () => {
+    const dev = await newPerson(tp.url, 'delisted');
+    const id = newId();
+    const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+    hook.setSecret(created.body.signingSecret);
+    const op = await operatorOf(tp.url);
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 200);
+    const person = await newPerson(tp.url, 'installed');
+    await person.client.patch('/api/settings', { aiApps: true });
+    await person.client.post('/api/installs', { addon: id });
+    await person.client.patch(`/api/installs/${id}`, { tools: { search_notes: true } });
+    const { client: app } = await connectApp(person.user.mcpUrl, person.client);
+    assert.equal((await app.listTools()).tools.length, 1);
+
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'delist', reason: 'Reported for phishing.' })).status, 200);
+    let tools = (await app.listTools()).tools;
+    for (let i = 0; i < 50 && tools.length; i++) {
+      await sleep(100);
+      tools = (await app.listTools()).tools;
+    }
+    assert.equal(tools.length, 0, 'the app no longer sees its tools');
+    const call = (await app.callTool({ name: `${id}__search_notes`, arguments: { query: 'x' } })) as { isError?: boolean };
+    assert.equal(call.isError, true);
+    const install = ((await person.client.get('/api/installs')).body as any[]).find((i) => i.addon.id === id);
+    assert.equal(install.heldOff, 'delisted', 'the person is told');
+    const later = await newPerson(tp.url, 'later');
+    assert.ok(!((await later.client.get('/api/catalog')).body as any[]).some((a) => a.id === id), 'off the catalog');
+  });
+});
