@@ -255,15 +255,34 @@ describe('answers', () => {
     assert.deepEqual((await answerTo(json(200, { error: 'No such note.' }), 'tool.confirm')).answer, { kind: 'refusal', message: 'No such note.' });
   });
 
-  it('refuses confirm descriptors outside the limits', async () => {
+  it('cuts confirm descriptors to their bounds, and leaves out rows without a value (as Raycast does)', async () => {
+    const read = async (confirm: unknown) => (await answerTo(json(200, { confirm }), 'tool.confirm')).answer;
+    const long = await read({ message: 'x'.repeat(501) });
+    assert.equal(long.kind, 'confirm');
+    if (long.kind === 'confirm') {
+      assert.equal(long.confirm!.message, `${'x'.repeat(499)}…`);
+      assert.equal(long.cut, 'Shown cut to fit: confirm.message cut from 501 to 500 characters.');
+    }
+    const many = await read({ message: 'ok', info: Array.from({ length: 21 }, (_, i) => ({ name: `n${i}`, value: 'v' })) });
+    if (many.kind !== 'confirm') assert.fail(`not a confirm: ${JSON.stringify(many)}`);
+    assert.equal(many.confirm!.info!.length, 20);
+    assert.equal(many.confirm!.infoOmitted, 1);
+    const wide = await read({ message: 'ok', info: [{ name: 'n', value: 'v'.repeat(201) }] });
+    if (wide.kind !== 'confirm') assert.fail(`not a confirm: ${JSON.stringify(wide)}`);
+    assert.deepEqual(wide.confirm!.info, [{ name: 'n', value: `${'v'.repeat(199)}…` }]);
+    assert.deepEqual(await read({ message: 'ok', info: [{ name: 'n' }, { name: 'm', value: null }, { name: 'k', value: 'v' }] }), {
+      kind: 'confirm',
+      confirm: { message: 'ok', info: [{ name: 'k', value: 'v' }] },
+    });
+  });
+
+  it('refuses confirm descriptors of the wrong shape', async () => {
     const bad = [
-      { message: 'x'.repeat(501) },
       { message: '' },
       { message: 5 },
       { message: 'ok', style: 'scary' },
-      { message: 'ok', info: Array.from({ length: 21 }, (_, i) => ({ name: `n${i}`, value: 'v' })) },
-      { message: 'ok', info: [{ name: 'n', value: 'v'.repeat(201) }] },
-      { message: 'ok', info: [{ name: 'n' }] },
+      { message: 'ok', info: [{ value: 'v' }] },
+      { message: 'ok', info: [{ name: 'n', value: 3 }] },
       { message: 'ok', info: 'n=v' },
       'yes',
     ];

@@ -1,73 +1,13 @@
 import assert from 'node:assert/strict';
-import { createDecipheriv, createECDH, createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { approvals as approvalsTable, pushSubscriptions } from '../packages/core/src/db/schema/index';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { ask, pendingFor, sleep } from './approvals-helpers';
-
-/** A push service on 127.0.0.1: records what it is sent, answers what the test says. */
-async function startPushService() {
-  const received: Array<{ path: string; headers: IncomingHttpHeaders; body: Buffer }> = [];
-  let status = 201;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    answer(s: number) {
-      status = s;
-    },
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
-}
-
-/** A browser's side of a push subscription: its own P-256 key pair and auth secret. */
-function newBrowserKeys() {
-  const ecdh = createECDH('prime256v1');
-  ecdh.generateKeys();
-  const auth = randomBytes(16);
-  return { ecdh, auth, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } };
-}
-
-const hmac = (key: Buffer, data: Buffer) => createHmac('sha256', key).update(data).digest();
-
-/** RFC 8291 (Web Push message encryption) over RFC 8188 aes128gcm, as a browser decrypts it. */
-function decryptPush(body: Buffer, ecdh: ReturnType<typeof createECDH>, auth: Buffer): string {
-  const salt = body.subarray(0, 16);
-  const rs = body.readUInt32BE(16);
-  const idlen = body[20]!;
-  const serverPublic = body.subarray(21, 21 + idlen);
-  const ciphertext = body.subarray(21 + idlen);
-  assert.equal(idlen, 65, 'the keyid is the sender’s uncompressed P-256 key');
-  assert.ok(ciphertext.length <= rs, 'one record');
-
-  const ecdhSecret = ecdh.computeSecret(serverPublic);
-  const keyInfo = Buffer.concat([Buffer.from('WebPush: info\0'), ecdh.getPublicKey(), serverPublic]);
-  const ikm = hmac(hmac(auth, ecdhSecret), Buffer.concat([keyInfo, Buffer.from([1])]));
-  const prk = hmac(salt, ikm);
-  const cek = hmac(prk, Buffer.from('Content-Encoding: aes128gcm\0\x01')).subarray(0, 16);
-  const nonce = hmac(prk, Buffer.from('Content-Encoding: nonce\0\x01')).subarray(0, 12);
-
-  const decipher = createDecipheriv('aes-128-gcm', cek, nonce);
-  decipher.setAuthTag(ciphertext.subarray(ciphertext.length - 16));
-  const padded = Buffer.concat([decipher.update(ciphertext.subarray(0, ciphertext.length - 16)), decipher.final()]);
-  // The last record ends with the delimiter 0x02, then zero padding.
-  let end = padded.length - 1;
-  while (end >= 0 && padded[end] === 0) end--;
-  assert.equal(padded[end], 2, 'last-record delimiter');
-  return padded.subarray(0, end).toString('utf8');
-}
+import { ask, destructiveTool, pendingFor, sleep } from './approvals-helpers';
+import { revealText } from '../apps/dashboard/src/app/unicode';
+import { decryptPush, newBrowserKeys, startPushService } from './helpers/push-service';
 
 let tp: Toolport;
 let push: Awaited<ReturnType<typeof startPushService>>;
@@ -144,8 +84,8 @@ describe('web push', () => {
     const shown = await pendingFor(p.client, asked.nonce);
     assert.equal(payload.approvalId, shown.id);
     assert.equal(payload.expiresAt, shown.expiresAt);
-    assert.match(payload.title, /Claude/);
-    assert.match(payload.body, /Notes · delete_note/);
+    assert.equal(payload.title, 'Claude wants to run “Delete a note”');
+    assert.ok(payload.body.startsWith('Delete a note · Notes: '), payload.body);
     assert.ok(payload.body.includes(asked.nonce), 'the arguments are summarised');
     assert.equal(typeof payload.actionToken, 'string');
 
@@ -169,6 +109,34 @@ describe('web push', () => {
     const replay = await anon.post('/api/push/decision', { approvalId: payload.approvalId, decision: 'deny', token: payload.actionToken });
     assert.equal(replay.status, 409);
     assert.equal(replay.body.decision.status, 'allowed');
+  });
+
+  it('names the tool by its title and add-on, and spells out hidden characters exactly as the dashboard does', async () => {
+    const p = await newPerson(tp.url);
+    const browser = newBrowserKeys();
+    const path = `/push/${randomBytes(6).toString('hex')}`;
+    assert.equal((await p.client.post('/api/push/subscribe', { endpoint: `${push.base}${path}`, keys: browser.keys })).status, 201);
+    // A right-to-left override in an argument, a Cyrillic а in the app's name, a zero-width space in the add-on's.
+    const argumentsText = JSON.stringify({ id: 'invoice\u202Efdp.exe' });
+    const appName = 'Cl\u0430ude';
+    const decision = approvals().request({
+      callId: `call_${randomBytes(16).toString('base64url')}`,
+      userId: p.user.id,
+      clientId: 'cli_test',
+      appName,
+      tool: destructiveTool({ addonName: 'Notes\u200B' }),
+      argumentsText,
+      subject: 'usr_pseudonym',
+    });
+    const [msg] = await pushesTo(path, 1);
+    const payload = JSON.parse(decryptPush(msg!.body, browser.ecdh, browser.auth));
+    assert.equal(payload.title, `${revealText(appName, true)} wants to run “Delete a note”`);
+    assert.equal(payload.title, 'Cl⟦U+0430⟧ude wants to run “Delete a note”');
+    assert.equal(payload.body, `Delete a note · ${revealText('Notes\u200B', true)}: ${revealText(argumentsText)}`);
+    assert.equal(payload.body, 'Delete a note · Notes⟦U+200B⟧: {"id":"invoice⟦U+202E⟧fdp.exe"}');
+    assert.doesNotMatch(`${payload.title}${payload.body}`, /[\u202E\u200B\u0430]/u, 'no raw hidden or look-alike character');
+    await new Client(tp.url).post('/api/push/decision', { approvalId: payload.approvalId, decision: 'deny', token: payload.actionToken });
+    assert.equal((await decision).status, 'denied');
   });
 
   it('does not wait for the push service before showing the approval', async () => {

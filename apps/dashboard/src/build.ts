@@ -88,6 +88,8 @@ export function sourceHash(): string {
   };
   walk(path.join(dashboardDir, 'src'));
   walk(path.join(dashboardDir, 'public'));
+  // Bundled from core (the rule the Web Push body shares).
+  h.update(readFileSync(path.join(dashboardDir, '../../packages/core/src/text/reveal.ts')));
   h.update(readFileSync(path.join(dashboardDir, 'package.json'))); // dependency versions
   return h.digest('hex').slice(0, 16);
 }

@@ -9,6 +9,7 @@ import { AppsPage } from './pages/apps';
 import { ApprovalsPage } from './pages/approvals';
 import { ActivityPage } from './pages/activity';
 import { AddonDetailPage, DeveloperPage, KeysPage } from './pages/developer';
+import { OperatorPage } from './pages/operator';
 import { interceptLinks, navigate, usePath } from './router';
 import { live, me, startLive, stopLive, useStore } from './store';
 import { html, PageHeader } from './ui';
@@ -45,7 +46,7 @@ function Shell({ person, path }: { person: Me; path: string }) {
       <header class="sidebar">
         <a class="brand" href="/"><img src="/icon.svg" alt="" width="28" height="28" /><span>Toolport</span></a>
         <nav aria-label="Main">
-          <ul class="nav">${nav.map(
+          <ul class="nav">${[...nav, ...(person.operator ? [{ href: '/operator', label: 'Listings' }] : [])].map(
             (n) => html`<li><a href=${n.href} aria-current=${current(path, n.href) ? 'page' : undefined}>${n.label}${n.href === '/approvals' && pending.length > 0
               ? html` <span class="count" aria-label=${`${pending.length} waiting`}>${pending.length}</span>`
               : null}</a></li>`,
@@ -68,6 +69,7 @@ function page(path: string, person: Me) {
   if (path === '/activity') return html`<${ActivityPage} />`;
   if (path === '/developer') return html`<${DeveloperPage} />`;
   if (path === '/developer/keys') return html`<${KeysPage} />`;
+  if (path === '/operator') return html`<${OperatorPage} />`;
   const m = /^\/developer\/addons\/([^/]+)$/.exec(path);
   if (m) return html`<${AddonDetailPage} id=${decodeURIComponent(m[1]!)} key=${m[1]} />`;
   return html`<${PageHeader} title="Page not found" lead=${html`There is nothing at this address. <a href="/">Go home</a>.`} />`;

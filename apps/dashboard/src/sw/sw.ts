@@ -1,7 +1,7 @@
 /**
  * The dashboard's service worker, served at /sw.js with Service-Worker-Allowed: /. It only shows
- * approval pushes and answers their Allow/Deny actions; it caches nothing, so a new build is never
- * hidden behind a stale cache.
+ * approval pushes and answers their Allow/Deny actions and their dismissal; it caches nothing, so
+ * a new build is never hidden behind a stale cache.
  */
 interface PushPayload { approvalId: string; title?: string; body?: string; actionToken: string }
 
@@ -42,7 +42,7 @@ sw.addEventListener('push', (e: PushEvent) => {
   e.waitUntil(sw.registration.showNotification(p.title ?? 'Approve a tool call?', options));
 });
 
-async function decide(p: PushPayload, decision: 'allow' | 'deny') {
+async function decide(p: PushPayload, decision: 'allow' | 'deny' | 'dismiss') {
   const res = await fetch('/api/push/decision', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -62,11 +62,27 @@ async function openApprovals() {
   return sw.clients.openWindow('/approvals');
 }
 
+/**
+ * Approvals whose notification this worker closed itself after a click. The spec fires no
+ * notificationclose for that close(); a browser that did must not race the Allow just sent.
+ */
+const answered = new Set<string>();
+
 sw.addEventListener('notificationclick', (e: NotificationEvent) => {
   const p = e.notification.data as PushPayload | undefined;
+  if (p && typeof p.approvalId === 'string') answered.add(p.approvalId);
   e.notification.close();
   if (p && (e.action === 'allow' || e.action === 'deny')) {
     // If the decision cannot be sent, open the dashboard so the person can answer there.
     e.waitUntil(decide(p, e.action).catch(() => openApprovals()));
   } else e.waitUntil(openApprovals());
+});
+
+// Closing the notification (a swipe, its close button, "clear all") answers it: the call ends as
+// dismissed at once instead of waiting out its 30 s. The request starts before waitUntil, which
+// only keeps the worker alive for it.
+sw.addEventListener('notificationclose', (e: NotificationEvent) => {
+  const p = e.notification.data as PushPayload | undefined;
+  if (!p || typeof p.approvalId !== 'string' || typeof p.actionToken !== 'string' || answered.has(p.approvalId)) return;
+  e.waitUntil(decide(p, 'dismiss').catch(() => {}));
 });

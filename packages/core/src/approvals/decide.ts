@@ -4,6 +4,7 @@ import { personId } from '../context';
 import { conflict, notFound, ToolportError, validation } from '../errors';
 import type { Services } from '../services';
 import { approvals } from '../db/schema/index';
+import { withNames, type NamedApproval } from './names';
 import { approvalActionTokenValid } from './push';
 import {
   announceDecided,
@@ -15,13 +16,12 @@ import {
   toView,
   transition,
   type ApprovalRow,
-  type ApprovalView,
   type RecordedDecision,
 } from './records';
 
 const DECIDED_SHOWN = 50;
 
-export type ListedApproval = ApprovalView & Partial<Omit<RecordedDecision, 'id'>>;
+export type ListedApproval = NamedApproval & Partial<Omit<RecordedDecision, 'id'>>;
 
 /** The person's pending approvals; with `status=all`, also their last 50 decided ones. */
 export async function listApprovals({ ctx, status = 'pending' }: { ctx: Ctx; status?: string }): Promise<ListedApproval[]> {
@@ -39,11 +39,11 @@ export async function listApprovals({ ctx, status = 'pending' }: { ctx: Ctx; sta
     .limit(DECIDED_SHOWN);
   return [
     ...pending.map((p) => ({ ...p, status: 'pending' as const, decidedBy: null, decidedAt: null })),
-    ...decided.map((row) => ({ ...toView(row), ...toDecision(row) })),
+    ...(await withNames(ctx.svc, userId, decided.map((row) => ({ ...toView(row), ...toDecision(row) })))),
   ];
 }
 
-export async function listPending(svc: Services, userId: string): Promise<ApprovalView[]> {
+export async function listPending(svc: Services, userId: string): Promise<NamedApproval[]> {
   const rows = await svc.db
     .select()
     .from(approvals)
@@ -57,7 +57,7 @@ export async function listPending(svc: Services, userId: string): Promise<Approv
       ),
     )
     .orderBy(approvals.createdAt);
-  return rows.map(toView);
+  return withNames(svc, userId, rows.map(toView));
 }
 
 /** Approvals of the person decided since `since` (a reconnecting dashboard drops their cards). */
@@ -71,10 +71,15 @@ export async function listDecidedSince(svc: Services, userId: string, since: Dat
   return rows;
 }
 
-function readDecision(input: unknown): 'allowed' | 'denied' {
+type Decision = 'allowed' | 'denied' | 'dismissed';
+
+/** A notification can also be dismissed (closed without an answer); the dashboard's card cannot. */
+function readDecision(input: unknown, from: 'dashboard' | 'push'): Decision {
   const decision = (input as { decision?: unknown } | null)?.decision;
   if (decision === 'allow') return 'allowed';
   if (decision === 'deny') return 'denied';
+  if (decision === 'dismiss' && from === 'push') return 'dismissed';
+  if (from === 'push') throw validation('Say allow, deny or dismiss.', [{ path: '/decision', message: 'Use "allow", "deny" or "dismiss".' }]);
   throw validation('Say allow or deny.', [{ path: '/decision', message: 'Use "allow" or "deny".' }]);
 }
 
@@ -112,11 +117,11 @@ async function decide(
   svc: Services,
   userId: string,
   id: string,
-  status: 'allowed' | 'denied',
+  status: Decision,
   decidedBy: string,
   retry = true,
 ): Promise<RecordedDecision> {
-  // An allow needs a live holder to run the call; a deny of a call nobody holds is still the person's answer.
+  // An allow needs a live holder to run the call; a deny (or dismissal) of a call nobody holds is still the person's answer.
   const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, held: status === 'allowed' });
   if (row) {
     await wake(svc, id);
@@ -146,18 +151,19 @@ async function decide(
 }
 
 export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<RecordedDecision> {
-  const status = readDecision(input);
+  const status = readDecision(input, 'dashboard');
   if (id.length > 64) throw notFound('That approval');
   return decide(ctx.svc, personId(ctx), id, status, 'dashboard');
 }
 
 /**
- * A decision from a notification's action, without a session: the token is the capability. A
- * forged token changes nothing; a replayed or late one meets the already-recorded decision.
+ * A decision from a notification's action, or its dismissal, without a session: the token is the
+ * capability. A forged token (or another approval's) changes nothing; a replayed or late one meets
+ * the already-recorded decision.
  */
 export async function decideApprovalWithToken({ ctx, input }: { ctx: Ctx; input: unknown }): Promise<RecordedDecision> {
   const body = (input ?? {}) as { approvalId?: unknown; token?: unknown };
-  const status = readDecision(input);
+  const status = readDecision(input, 'push');
   const { approvalId, token } = body;
   const refused = new ToolportError('UNAUTHORIZED', 'This approval link is not valid.');
   if (typeof approvalId !== 'string' || approvalId.length > 64 || typeof token !== 'string' || token.length > 128) throw refused;

@@ -2,7 +2,8 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { limitExceeded } from '../errors';
 import { listDecidedSince, listPending } from './decide';
-import { userChannel, type UserEvent } from './records';
+import { withNames } from './names';
+import { userChannel, type ApprovalView, type UserEvent } from './records';
 
 /** Open dashboard streams per person, across every API process when Redis is configured. */
 export const MAX_STREAMS_PER_PERSON = 10;
@@ -42,10 +43,27 @@ export async function openApprovalEvents({
     void lease.release().catch(() => {});
   };
 
+  let closed = false;
+  // A new approval on the bus carries the row's ids: its names are looked up before it is sent,
+  // and every event waits for the one before, so a decision never overtakes its approval.
+  let order = Promise.resolve();
+  const forward = (e: UserEvent) => {
+    order = order.then(async () => {
+      let out = e;
+      if (e.event === 'approval') {
+        try {
+          out = { ...e, data: (await withNames(svc, userId, [e.data as ApprovalView]))[0] };
+        } catch (err) {
+          svc.log.warn('cannot name an approval; sending its ids', { err, approvalId: e.id });
+        }
+      }
+      if (!closed) send(out);
+    }).catch((err) => svc.log.warn('cannot send an approval event', { err }));
+  };
   let unsubscribe: (() => Promise<void>) | undefined;
   try {
     // Subscribed before reading: an approval made meanwhile is sent twice at worst, never missed.
-    unsubscribe = await svc.bus.subscribe(userChannel(userId), (m) => send(m as UserEvent));
+    unsubscribe = await svc.bus.subscribe(userChannel(userId), (m) => forward(m as UserEvent));
     if (lastEventId) {
       for (const d of await listDecidedSince(svc, userId, new Date(Date.now() - CATCH_UP_MS))) {
         send({ event: 'approval.decided', id: `${d.id}.decided`, data: { id: d.id, status: d.status } });
@@ -57,7 +75,6 @@ export async function openApprovalEvents({
     release();
     throw err;
   }
-  let closed = false;
   return {
     async close() {
       if (closed) return;

@@ -8,6 +8,7 @@ import { newId } from '../ids';
 import { addressRange } from '../outbound/address';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
+import { revealText } from '../text/reveal';
 import { pushSubscriptions, serviceSecrets } from '../db/schema/index';
 import type { ApprovalRow } from './records';
 
@@ -145,9 +146,11 @@ export const approvalActionToken = (svc: Services, row: Pick<ApprovalRow, 'id' |
 export const approvalActionTokenValid = (svc: Services, row: Pick<ApprovalRow, 'id' | 'userId' | 'expiresAt'>, token: string) =>
   svc.secrets.approvalActionTokenValid(actionValue(row), token);
 
+/** Cut to `max` characters; never inside a ⟦U+XXXX⟧, which would hide what it reveals. */
 const clip = (text: string, max: number) => {
   const chars = Array.from(text);
-  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
+  if (chars.length <= max) return text;
+  return `${chars.slice(0, max - 1).join('').replace(/⟦[^⟧]*$/, '')}…`;
 };
 
 export interface ApprovalPush {
@@ -157,14 +160,19 @@ export interface ApprovalPush {
   confirm: ConfirmDescriptor | null;
 }
 
-/** The notification's JSON, before encryption: small enough for the 4 KB push record. */
+/**
+ * The notification's JSON, before encryption: small enough for the 4 KB push record. Hidden and
+ * look-alike characters are spelled out by the dashboard's own rule (names as identifiers): a
+ * notification cannot mark them any other way.
+ */
 export function approvalPushPayload(svc: Services, p: ApprovalPush) {
   const { row } = p;
-  const lead = p.confirm?.message ? `${p.confirm.message} ` : '';
+  const tool = `${revealText(p.toolTitle, true)} · ${revealText(p.addonName, true)}`;
+  const lead = p.confirm?.message ? ` ${revealText(p.confirm.message)}` : '';
   return {
     approvalId: row.id,
-    title: clip(`${row.appName} wants to run “${p.toolTitle}”`, 100),
-    body: clip(`${lead}${p.addonName} · ${row.toolName} ${row.arguments}`, BODY_CHARS),
+    title: clip(`${revealText(row.appName, true)} wants to run “${revealText(p.toolTitle, true)}”`, 100),
+    body: clip(`${tool}:${lead} ${revealText(row.arguments)}`, BODY_CHARS),
     expiresAt: row.expiresAt.toISOString(),
     actionToken: approvalActionToken(svc, row),
     url: `${svc.config.publicUrl}/approvals`,

@@ -17,7 +17,7 @@ export const stillHeld = sql`((${approvals.heldUntil} is null or ${approvals.hel
 const holderGone = sql`(${approvals.heldUntil} <= now() or (${approvals.holderId} is not null and not ${holderAlive}))`;
 /** A holder row this long past its lease belongs to a process long gone. */
 const FORGET_HOLDERS_AFTER = '1 hour';
-export type FinalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked';
+export type FinalStatus = 'allowed' | 'denied' | 'dismissed' | 'expired' | 'cancelled' | 'revoked';
 
 /**
  * Bus channel on which `{ id }` says an approval was decided (or ended): every API process hears it

@@ -55,7 +55,7 @@ export interface ApprovalsService extends Approvals {
   close(): Promise<void>;
 }
 
-const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'expired', 'cancelled', 'revoked']);
+const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'dismissed', 'expired', 'cancelled', 'revoked']);
 /** Waiting approvals looked up per statement after the bus reconnects. */
 const RECHECK_BATCH = 1_000;
 

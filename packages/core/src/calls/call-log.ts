@@ -13,6 +13,7 @@ export type CallOutcomeName =
   | 'invalid_arguments'
   | 'unknown_tool'
   | 'denied'
+  | 'dismissed'
   | 'expired'
   | 'cancelled'
   | 'revoked'

@@ -33,6 +33,7 @@ const text = (t: string, isError = false): ToolResult => ({ content: [{ type: 't
 
 const approvalSentences = (timeoutSeconds: number): Record<Exclude<ApprovalDecision['status'], 'allowed' | 'skipped'>, string> => ({
   denied: 'The person denied this call. Do not retry it unless they ask you to.',
+  dismissed: 'The person dismissed the approval request without allowing it, so the call did not run. Do not retry it unless they ask you to.',
   expired: `The person did not answer the approval request within ${timeoutSeconds} seconds, so the call did not run.`,
   cancelled: 'The call was cancelled before the person decided, so it did not run.',
   revoked: 'This app’s access was revoked (or AI apps were turned off) while waiting for approval, so the call did not run.',

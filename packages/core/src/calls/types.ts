@@ -27,7 +27,7 @@ export interface ApprovalRequest {
   onHold?: () => void;
 }
 
-export type ApprovalStatus = 'allowed' | 'denied' | 'expired' | 'cancelled' | 'revoked' | 'skipped';
+export type ApprovalStatus = 'allowed' | 'denied' | 'dismissed' | 'expired' | 'cancelled' | 'revoked' | 'skipped';
 
 export interface ApprovalDecision {
   status: ApprovalStatus;

@@ -37,9 +37,12 @@ export interface OutboundClient {
   close(): void;
 }
 
+/** An add-on's description of a call, as the person sees it: bounded, never refused for its size. */
 export interface ConfirmDescriptor {
   message: string;
   info?: Array<{ name: string; value: string }>;
+  /** Info rows past the first 20, left out (the person is told how many). */
+  infoOmitted?: number;
   style?: 'destructive' | 'default';
 }
 
@@ -52,7 +55,12 @@ export type WebhookAnswer =
   | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown>; isError?: boolean }
   /** `failed`: not a refusal but the add-on's own code failing (the kit says so with `"failed": true`). */
   | { kind: 'refusal'; message: string; failed?: boolean }
-  | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
+  | {
+      kind: 'confirm';
+      confirm: ConfirmDescriptor | null;
+      /** For the developer's delivery log: what was cut to fit the bounds. */
+      cut?: string;
+    }
   | {
       kind: 'failure';
       errorClass: OutboundErrorClass | 'http_status' | 'gone' | 'bad_answer' | 'redirect' | 'deadline';

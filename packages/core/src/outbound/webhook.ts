@@ -5,7 +5,8 @@ import { ToolportError } from '../errors';
 import { inSpan } from '../tracing';
 import { OutboundError } from './http-client';
 import { signatureHeaders } from './signing';
-import type { ConfirmDescriptor, ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
+import { MAX_CONFIRM_BYTES, readConfirm } from './confirm';
+import type { ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
 import type { CancelSignal } from '../cancel';
 
 export type WebhookKind = 'tool.call' | 'tool.confirm' | 'ping';
@@ -37,8 +38,6 @@ export interface WebhookDelivery {
 
 export const MAX_RESULT_BYTES = 64 * 1024;
 const MAX_SENTENCE = 500;
-const MAX_INFO = 20;
-const MAX_INFO_TEXT = 200;
 const DETAIL_SNIPPET = 200;
 const USER_AGENT = 'Toolport-Webhooks/1';
 
@@ -128,35 +127,6 @@ function checkBlock(b: unknown, i: number): ContentBlock | string {
   return problem ? `${at}.${problem}` : out;
 }
 
-function checkConfirm(c: unknown): ConfirmDescriptor | null | string {
-  if (c === null) return null;
-  if (!isObject(c)) return 'confirm must be null or an object';
-  if (typeof c.message !== 'string') return 'confirm.message must be a string';
-  const message = cleanSentence(c.message, Number.MAX_SAFE_INTEGER);
-  if (!message) return 'confirm.message is empty';
-  // Shown to the person deciding: refused rather than cut, so nothing is silently hidden.
-  if (Array.from(message).length > MAX_SENTENCE) return `confirm.message is longer than ${MAX_SENTENCE} characters`;
-  const out: ConfirmDescriptor = { message };
-  if (c.info !== undefined) {
-    if (!Array.isArray(c.info) || c.info.length > MAX_INFO) return `confirm.info must be a list of at most ${MAX_INFO}`;
-    const info: Array<{ name: string; value: string }> = [];
-    for (const [i, item] of c.info.entries()) {
-      if (!isObject(item) || typeof item.name !== 'string' || typeof item.value !== 'string') return `confirm.info[${i}] needs a name and a value, both strings`;
-      const name = cleanSentence(item.name, Number.MAX_SAFE_INTEGER);
-      const value = cleanSentence(item.value, Number.MAX_SAFE_INTEGER);
-      if (!name) return `confirm.info[${i}].name is empty`;
-      if (Array.from(name).length > MAX_INFO_TEXT || Array.from(value).length > MAX_INFO_TEXT) return `confirm.info[${i}] is longer than ${MAX_INFO_TEXT} characters`;
-      info.push({ name, value });
-    }
-    out.info = info;
-  }
-  if (c.style !== undefined) {
-    if (c.style !== 'destructive' && c.style !== 'default') return 'confirm.style must be "destructive" or "default"';
-    out.style = c.style;
-  }
-  return out;
-}
-
 /** Reads a 2xx answer by the rules of DESIGN.md "Answers". */
 function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: number): WebhookAnswer {
   const status = res.status;
@@ -214,8 +184,8 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
       return parsed.failed === true ? { kind: 'refusal', message, failed: true } : { kind: 'refusal', message };
     }
     case 'confirm': {
-      const confirm = checkConfirm(parsed.confirm);
-      return typeof confirm === 'string' ? bad(confirm) : { kind: 'confirm', confirm };
+      const read = readConfirm(parsed.confirm);
+      return typeof read === 'string' ? bad(read) : { kind: 'confirm', ...read };
     }
     default:
       return bad('unexpected answer');
@@ -280,7 +250,9 @@ async function sendWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
   let res: OutboundResponse;
   try {
     // JSON escaping can double a text on the wire, so read more than the result cap to tell "too large" apart.
-    res = await client.request({ url, method: 'POST', headers, body, deadline, maxBytes: maxResultBytes * 2 + 4096, signal });
+    // A confirm is read whole up to its own cap and cut to its bounds after (outbound/confirm.ts).
+    const maxBytes = kind === 'tool.confirm' ? MAX_CONFIRM_BYTES : maxResultBytes * 2 + 4096;
+    res = await client.request({ url, method: 'POST', headers, body, deadline, maxBytes, signal });
   } catch (err) {
     if (!(err instanceof OutboundError)) throw err;
     return { answer: failure(err.errorClass, !FINAL_CLASSES.has(err.errorClass), err.message), latencyMs: latency() };

@@ -228,6 +228,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       latencyMs,
       outcome: failed ? 'addon_failed' : isError ? 'tool_error' : answer.kind,
       ...(failed ? { errorClass: 'addon_failed', detail: `The add-on's code failed while handling the call and answered "${answer.message}". Its own logs have the details.` } : {}),
+      ...(answer.kind === 'confirm' && answer.cut ? { detail: answer.cut } : {}),
     });
     return { outcome: failed ? { kind: 'failure', errorClass: 'addon_failed', message: answer.message } : answer, retryable: false };
   }

@@ -3,7 +3,7 @@ import { ApiError, get, query, type Call, type Page } from '../api';
 import { CallsChart, kindOf, LatencyChart } from '../chart';
 import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
 
-const outcomes = ['ok', 'denied', 'expired', 'cancelled', 'refused', 'failed', 'timed_out', 'invalid_arguments'];
+const outcomes = ['ok', 'denied', 'dismissed', 'expired', 'cancelled', 'refused', 'failed', 'timed_out', 'invalid_arguments'];
 
 /** The call log: newest first, filtered by app, add-on and outcome, paged with "load more". */
 export function ActivityPage() {

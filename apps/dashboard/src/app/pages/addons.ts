@@ -84,6 +84,11 @@ export function AddonsPage() {
                     body=${html`<p>Its tools disappear from every app at once. You can install it again later; its tools will start switched off.</p>`}
                     confirmLabel="Uninstall" onConfirm=${() => uninstall(i.addon.id)} />
                 </div>
+                ${i.heldOff
+                  ? html`<${Notice} kind="error">${i.heldOff === 'delisted'
+                      ? 'Toolport’s operators took this add-on off the catalog, so its tools are off for all your apps. You can uninstall it.'
+                      : 'Its developer took this add-on off the catalog, so its tools are off for all your apps. You can uninstall it.'}<//>`
+                  : null}
                 ${i.update ? html`<${UpdateReview} addonName=${i.addon.name} update=${i.update} onAccept=${(v: number) => accept(i, v)} />` : null}
                 <p class="small muted">${i.tools.filter((t) => t.enabled).length} of ${i.tools.length} tools on</p>
                 <ul class="tools">${i.tools.map((t) => html`<${ToolRow} addonId=${i.addon.id} tool=${t} onSet=${(n: string, v: boolean) => setTool(i.addon.id, n, v)} />`)}</ul>
@@ -100,6 +105,8 @@ export function AddonsPage() {
                 <h3 id=${`cat-${c.id}`}><${Revealed} text=${c.name} /></h3>
                 <p class="small"><code class="mono muted"><${Revealed} text=${c.id} identifier /></code>${c.visibility === 'private' ? html` <span class="badge">Private · yours</span>` : null}</p>
                 ${c.description && html`<p class="muted"><${Revealed} text=${c.description} /></p>`}
+                <p class="small muted publisher">By ${c.publisher?.name ? html`<strong><${Revealed} text=${c.publisher.name} /></strong>` : 'an unnamed developer'}${c.publisher?.webhookHost ? html` · runs on <code class="mono">${c.publisher.webhookHost}</code>` : null}${c.release ? html` · release ${c.release.version}, ${new Date(c.release.publishedAt).toLocaleDateString()}` : null}</p>
+                ${c.mine && c.listing === 'pending' ? html`<p class="small"><span class="badge">Waiting for review</span> only you can install it until Toolport approves the listing</p>` : null}
                 ${c.tools?.length ? html`<p class="small muted">${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}${c.tools.some((t) => t.destructive) ? html` · <span class="text-danger">some destructive</span>` : null}</p>` : null}
                 <button type="button" class="btn btn-primary" aria-label=${`Install ${c.name}`} onClick=${() => install(c)}>Install</button>
               </article>`,

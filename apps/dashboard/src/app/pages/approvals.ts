@@ -39,12 +39,18 @@ function Countdown({ expiresAt }: { expiresAt: string }) {
   </div>`;
 }
 
+/** The tool's title and the add-on's name; the ids only when the API sent no names. */
+function namesOf(a: Approval) {
+  return { tool: a.toolTitle || nameOf(a.tool), addon: a.addonName || nameOf(a.addon) };
+}
+
+const omittedSentence = (n: number) => `${n} more ${n === 1 ? 'detail was' : 'details were'} left out by Toolport (too many to show).`;
+
 function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome: string, note?: string) => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const app = nameOf(a.app);
-  const addon = nameOf(a.addon);
-  const tool = nameOf(a.tool);
+  const { addon, tool } = namesOf(a);
   const confirm = a.confirm ?? null;
   const decide = async (decision: 'allow' | 'deny') => {
     setBusy(true);
@@ -66,11 +72,12 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
   };
   return html`<article class=${`card approval ${confirm?.style === 'destructive' ? 'approval-destructive' : ''}`} data-approval=${a.id} aria-labelledby=${`apr-${a.id}`}>
     <h2 class="h3" id=${`apr-${a.id}`}>
-      <span class="who"><${Revealed} text=${app} identifier /></span>${' wants to run '}<code class="mono"><${Revealed} text=${tool} identifier /></code>${' from '}<span class="who"><${Revealed} text=${addon} identifier /></span>
+      <span class="who"><${Revealed} text=${app} identifier /></span>${' wants to run '}<span class="tool-name" data-tool-name><strong><${Revealed} text=${tool} identifier /></strong>${' · '}<${Revealed} text=${addon} identifier /></span>
     </h2>
     ${confirm && html`<div class=${`confirm confirm-${confirm.style === 'destructive' ? 'danger' : 'info'}`}>
       ${confirm.message && html`<p><${Revealed} text=${confirm.message} /></p>`}
       ${confirm.info?.length ? html`<dl class="info">${confirm.info.map((i) => html`<div><dt><${Revealed} text=${String(i.name)} /></dt><dd><${Revealed} text=${String(i.value)} /></dd></div>`)}</dl>` : null}
+      ${confirm.infoOmitted ? html`<p class="omitted muted small" data-info-omitted>${omittedSentence(confirm.infoOmitted)}</p>` : null}
     </div>`}
     <h3 class="small-h">Arguments, exactly as they will be sent</h3>
     <${Arguments} args=${a.arguments} />
@@ -170,7 +177,7 @@ export function ApprovalsPage() {
       <h2 id="recent-h" class="h3">Just decided</h2>
       <ul class="list compact">${recent.map(
         (r) => html`<li class="list-item small" data-decided=${r.a.id}>
-          <span><code class="mono"><${Revealed} text=${nameOf(r.a.tool)} identifier /></code> from <${Revealed} text=${nameOf(r.a.addon)} identifier /> for <${Revealed} text=${nameOf(r.a.app)} identifier /></span>
+          <span><strong><${Revealed} text=${namesOf(r.a).tool} identifier /></strong> · <${Revealed} text=${namesOf(r.a).addon} identifier /> for <${Revealed} text=${nameOf(r.a.app)} identifier /></span>
           <span><span class=${`badge ${/allow/.test(r.outcome) ? 'badge-ok' : 'badge-danger'}`}>${r.outcome}</span>${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
         </li>`,
       )}</ul>

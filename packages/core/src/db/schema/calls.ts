@@ -17,7 +17,7 @@ export const approvals = pgTable(
     /** The exact JSON text that will be sent if allowed. */
     arguments: text('arguments').notNull(),
     confirm: jsonb('confirm'),
-    status: text('status', { enum: ['pending', 'allowed', 'denied', 'expired', 'cancelled', 'revoked'] })
+    status: text('status', { enum: ['pending', 'allowed', 'denied', 'dismissed', 'expired', 'cancelled', 'revoked'] })
       .notNull()
       .default('pending'),
     decidedBy: text('decided_by'),
