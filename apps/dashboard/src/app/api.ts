@@ -85,8 +85,9 @@ export interface PendingUpdate { from: number; to: number; notes: string | null;
 export interface Install { addon: { id: string; name: string; description?: string; version?: number }; tools: Tool[]; update?: PendingUpdate | null; heldOff?: 'delisted' | 'unlisted' }
 export interface CatalogEntry { id: string; name: string; description?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
 export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
-export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; style?: string }
-export interface Approval { id: string; app: string | { name?: string }; addon: string | { id?: string; name?: string }; tool: string | { name?: string; title?: string }; arguments: unknown; confirm?: Confirm | null; expiresAt: string }
+export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; infoOmitted?: number; style?: string }
+/** `addon` and `tool` are ids; `addonName` and `toolTitle` what the person knows them by. */
+export interface Approval { id: string; app: string | { name?: string }; addon: string | { id?: string; name?: string }; tool: string | { name?: string; title?: string }; addonName?: string; toolTitle?: string; arguments: unknown; confirm?: Confirm | null; expiresAt: string }
 export interface Call { id: string; app: string; addon: string; tool: string; decision?: string | null; decidedBy?: string | null; outcome: string; latencyMs?: number | null; createdAt: string }
 export interface Page<T> { items: T[]; nextCursor?: string | null }
 export interface Key { id: string; name: string; hint?: string; createdAt?: string; lastUsedAt?: string | null }
