@@ -10,7 +10,8 @@ export type ToolAnswer = string | { text: string } | { json: unknown } | { conte
 /** What a `confirm` handler returns; `null` tells Toolport this call needs no approval. */
 export interface ConfirmDescriptor {
   message: string;
-  info?: Array<{ name: string; value: string }>;
+  /** A line without a value is not shown (as Raycast has it). */
+  info?: Array<{ name: string; value?: string }>;
   style?: 'destructive' | 'default';
 }
 
