@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, gt, inArray, sql } from 'drizzle-orm';
+import { and, eq, gt, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { dummyPasswordHash, hashPassword, sha256, verifyPassword } from '../crypto';
@@ -11,7 +11,6 @@ import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
 
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
-const THROTTLE = { maxFailures: 5, windowMs: 15 * 60 * 1000, lockMs: 15 * 60 * 1000 };
 
 export interface PublicUser {
   id: string;
@@ -53,46 +52,123 @@ export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
   return { user: toPublic(ctx.svc, row), session };
 }
 
-/** Sign-in with throttling per email and per client address, shared through the database. */
-export async function login({ ctx, input, clientAddress }: { ctx: Ctx; input: unknown; clientAddress?: string }) {
-  const { email, password } = readCredentials(input);
-  const keys = [`email:${email}`, ...(clientAddress ? [`ip:${clientAddress}`] : [])];
-  const now = ctx.svc.clock.now();
-  const locks = await ctx.svc.db
-    .select()
-    .from(loginThrottle)
-    .where(and(inArray(loginThrottle.key, keys), gt(loginThrottle.lockedUntil, now)));
-  if (locks.length) {
-    const until = Math.max(...locks.map((l) => l.lockedUntil!.getTime()));
-    throw limitExceeded('Too many failed sign-ins. Try again later.', Math.ceil((until - now.getTime()) / 1000));
-  }
-  const [row] = await ctx.svc.db.select().from(users).where(eq(users.email, email));
-  const ok = await verifyPassword(password, row?.passwordHash ?? (await dummyPasswordHash()));
-  if (!row || !ok) {
-    await recordFailure(ctx.svc, keys, now);
-    throw unauthorized('The email or password is wrong.');
-  }
-  await ctx.svc.db.delete(loginThrottle).where(eq(loginThrottle.key, `email:${email}`));
-  const session = await createSession(ctx.svc, row.id);
-  return { user: toPublic(ctx.svc, row), session };
+/**
+ * Sign-in limits (docs/security.md, "Sign-in"), modelled on the brute-force protection of the large
+ * identity providers: failures are counted per account *and* client address, so an attacker's
+ * address is locked for the account while the person at their own address is not; and per address
+ * across accounts, against credential stuffing. Each attempt takes its place in both counts before
+ * the password is checked (one conditional upsert per key, shared by every API process through the
+ * database), so a burst of parallel attempts gets no more passwords checked than the allowance.
+ */
+export const SIGNIN_LIMITS = {
+  /** Wrong passwords for one account from one address in a window; the next attempts are refused. */
+  perAccountAndAddress: 5,
+  /** Wrong passwords from one address across all accounts in a window. */
+  perAddress: 20,
+  windowMs: 15 * 60 * 1000,
+  /** How long a count that reached its limit refuses, from the attempt that reached it. */
+  lockMs: 15 * 60 * 1000,
+};
+
+interface Reservation {
+  key: string;
+  limit: number;
+  /** This attempt's place in the count (1 = the first of the window). */
+  place: number;
+  /** The window this place belongs to, as Postgres wrote it (text keeps its exact value). */
+  windowStart: string;
 }
 
-async function recordFailure(svc: Services, keys: string[], now: Date) {
-  const at = now.toISOString();
-  const windowStart = new Date(now.getTime() - THROTTLE.windowMs).toISOString();
-  const lockUntil = new Date(now.getTime() + THROTTLE.lockMs).toISOString();
-  for (const key of keys) {
-    // One statement per key: restart the window if it is old, count, lock at the threshold.
-    const limit = key.startsWith('ip:') ? THROTTLE.maxFailures * 4 : THROTTLE.maxFailures;
-    await svc.db.execute(sql`
-      insert into login_throttle (key, failures, window_start) values (${key}, 1, ${at}::timestamptz)
-      on conflict (key) do update set
-        failures = case when login_throttle.window_start < ${windowStart}::timestamptz then 1 else login_throttle.failures + 1 end,
-        window_start = case when login_throttle.window_start < ${windowStart}::timestamptz then ${at}::timestamptz else login_throttle.window_start end,
-        locked_until = case
-          when login_throttle.window_start >= ${windowStart}::timestamptz and login_throttle.failures + 1 >= ${limit}
-          then ${lockUntil}::timestamptz else login_throttle.locked_until end`);
+const rowsOf = <T>(result: unknown) => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
+
+export async function login({ ctx, input, clientAddress }: { ctx: Ctx; input: unknown; clientAddress?: string }) {
+  const { email, password } = readCredentials(input);
+  const svc = ctx.svc;
+  const address = clientAddress || 'unknown';
+  const pair = await reserve(svc, `pair:${email}|${address}`, SIGNIN_LIMITS.perAccountAndAddress);
+  if ('retryAfterSeconds' in pair) {
+    throw limitExceeded(`Too many failed sign-ins to this account from your network. Try again in ${minutes(pair.retryAfterSeconds)}.`, pair.retryAfterSeconds);
   }
+  const ip = clientAddress ? await reserve(svc, `ip:${clientAddress}`, SIGNIN_LIMITS.perAddress) : undefined;
+  if (ip && 'retryAfterSeconds' in ip) {
+    await giveBack(svc, pair);
+    throw limitExceeded(`Too many failed sign-ins from your network. Try again in ${minutes(ip.retryAfterSeconds)}.`, ip.retryAfterSeconds);
+  }
+  // Only attempts holding a place in both counts get here. An unknown email is checked against a
+  // dummy hash and stays counted like a wrong password: the same answer, the same time.
+  const [row] = await svc.db.select().from(users).where(eq(users.email, email));
+  const ok = await verifyPassword(password, row?.passwordHash ?? (await dummyPasswordHash()));
+  if (!row || !ok) throw unauthorized('The email or password is wrong.');
+  // The right password: its address's count for the account starts over, and the address gets its
+  // place back, so successful sign-ins never spend the allowance.
+  await Promise.all([resetPair(svc, pair), ip && giveBack(svc, ip)]);
+  const session = await createSession(svc, row.id);
+  return { user: toPublic(svc, row), session };
+}
+
+const minutes = (seconds: number) => {
+  const m = Math.max(1, Math.ceil(seconds / 60));
+  return m === 1 ? '1 minute' : `${m} minutes`;
+};
+
+/**
+ * Takes this attempt's place in the count of `key`, or says how long the key refuses. One statement:
+ * the row lock of the upsert orders concurrent attempts, and the `where` refuses every one past the
+ * limit (or while locked) before anything else happens. A window older than `windowMs` starts over.
+ */
+async function reserve(svc: Services, key: string, limit: number): Promise<Reservation | { retryAfterSeconds: number }> {
+  for (let tries = 0; ; tries++) {
+    const now = svc.clock.now();
+    const at = now.toISOString();
+    const old = new Date(now.getTime() - SIGNIN_LIMITS.windowMs).toISOString();
+    const lockUntil = new Date(now.getTime() + SIGNIN_LIMITS.lockMs).toISOString();
+    const taken = rowsOf<{ failures: number; window_start: string }>(
+      await svc.db.execute(sql`
+        insert into login_throttle as t (key, failures, window_start, locked_until)
+        values (${key}, 1, ${at}::timestamptz, null)
+        on conflict (key) do update set
+          failures = case when t.window_start <= ${old}::timestamptz then 1 else t.failures + 1 end,
+          window_start = case when t.window_start <= ${old}::timestamptz then ${at}::timestamptz else t.window_start end,
+          locked_until = case when t.window_start > ${old}::timestamptz and t.failures + 1 >= ${limit}::int
+            then ${lockUntil}::timestamptz else null end
+        where (t.locked_until is null or t.locked_until <= ${at}::timestamptz)
+          and (t.window_start <= ${old}::timestamptz or t.failures < ${limit}::int)
+        returning failures, window_start::text as window_start`),
+    );
+    if (taken[0]) return { key, limit, place: Number(taken[0].failures), windowStart: taken[0].window_start };
+    const [held] = await svc.db.select().from(loginThrottle).where(eq(loginThrottle.key, key));
+    const until = Math.max(
+      held?.lockedUntil?.getTime() ?? 0,
+      held && held.failures >= limit ? held.windowStart.getTime() + SIGNIN_LIMITS.windowMs : 0,
+    );
+    const retryAfterSeconds = Math.ceil((until - now.getTime()) / 1000);
+    // A success or a give-back freed a place between the two statements: try once more.
+    if (retryAfterSeconds > 0 || tries > 0) return { retryAfterSeconds: Math.max(1, retryAfterSeconds) };
+  }
+}
+
+/** Hands this attempt's place back (a success on the address count, or a refusal by the other key). */
+async function giveBack(svc: Services, r: Reservation) {
+  await svc.db.execute(sql`
+    update login_throttle set
+      failures = failures - 1,
+      locked_until = case when failures - 1 >= ${r.limit}::int then locked_until else null end
+    where key = ${r.key} and window_start = ${r.windowStart}::timestamptz and failures > 0`);
+}
+
+/**
+ * After the right password the count of the account and address starts over. If attempts took
+ * places after this one meanwhile (a burst still being checked), only this place is given back, so
+ * they stay counted and the burst still gets no more than the allowance checked.
+ */
+async function resetPair(svc: Services, r: Reservation) {
+  const gone = rowsOf<{ key: string }>(
+    await svc.db.execute(sql`
+      delete from login_throttle
+      where key = ${r.key} and window_start = ${r.windowStart}::timestamptz and failures = ${r.place}::int
+      returning key`),
+  );
+  if (!gone.length) await giveBack(svc, r);
 }
 
 export interface SessionToken {

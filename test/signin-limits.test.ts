@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { hashPassword } from '@toolport/core/crypto';
+import { users } from '@toolport/core/db/schema/index';
+import { newId } from '@toolport/core/ids';
+import { Client, newPerson, type Reply } from './helpers/http';
+import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
+import { authorizeQuery, hiddenFields, pkce, postForm, register, REDIRECT } from './oauth-flow';
+
+/**
+ * Sign-in limits under concurrency (docs/security.md, "Sign-in"): wrong passwords are counted before
+ * the password is checked, per account and client address, so no burst gets more than the allowance
+ * checked, and an attacker's address never locks the person out from their own.
+ */
+const ALLOWED_FAILURES = 5; // per account and address, per 15 minutes
+const ADDRESS_FAILURES = 20; // per address, across accounts
+
+let tp: Toolport;
+before(async () => { tp = await startToolport({ env: { TRUSTED_PROXIES: '1' } }); });
+after(async () => { await tp?.stop(); });
+
+const login = (url: string, email: string, password: string, from?: string) =>
+  new Client(url).post('/api/session/login', { email, password }, from ? { 'x-forwarded-for': from } : {});
+
+/** 99 wrong passwords and the right one, all at once; the right one is sent last. */
+async function burst(urls: string[], email: string, password: string, from?: string) {
+  const attempts = Array.from({ length: 100 }, (_, i) => (i === 99 ? password : `wrong password ${i}`));
+  const replies = await Promise.all(attempts.map((p, i) => login(urls[i % urls.length]!, email, p, from)));
+  return { replies, right: replies[99]! };
+}
+
+function assertBounded(t: TestContext, replies: Reply[], right: Reply) {
+  const count = (s: number) => replies.filter((r) => r.status === s).length;
+  const seen = `statuses seen: 401 × ${count(401)}, 429 × ${count(429)}, 200 × ${count(200)}`;
+  t.diagnostic(seen);
+  assert.equal(count(401) + count(429) + count(200), replies.length, seen);
+  assert.ok(count(401) <= ALLOWED_FAILURES, `at most ${ALLOWED_FAILURES} wrong passwords checked; ${seen}`);
+  assert.ok(count(401) >= 1, seen);
+  assert.ok(replies.slice(0, 99).every((r) => r.status !== 200), 'no wrong password gets in');
+  assert.ok(count(429) >= replies.length - ALLOWED_FAILURES - 1, seen);
+  for (const r of replies.filter((x) => x.status === 429)) {
+    assert.equal(r.body.detail.startsWith('Too many failed sign-ins'), true, r.body.detail);
+    assert.ok(Number(r.headers.get('retry-after')) > 0);
+  }
+  // Sent last, the right password finds the allowance spent: refused like the others, never after
+  // the 99 wrong ones were all checked (what the old read-then-write lock did).
+  assert.equal(right.status, 429, seen);
+}
+
+describe('sign-in limits under concurrency', () => {
+  it('checks at most 5 of 100 parallel attempts on one account from one address, and refuses the rest with a clear sentence', async (t) => {
+    const { email, password, user } = await newPerson(tp.url);
+    const from = '203.0.113.10';
+    const { replies, right } = await burst([tp.url], email, password, from);
+    assertBounded(t, replies, right);
+
+    const refused = await login(tp.url, email, password, from);
+    assert.equal(refused.status, 429, 'the address stays refused for this account');
+    assert.equal(refused.headers.get('content-type'), 'application/problem+json');
+    assert.match(refused.body.detail, /^Too many failed sign-ins to this account from your network\. Try again in \d+ minutes?\.$/);
+    const seconds = Number(refused.headers.get('retry-after'));
+    assert.ok(seconds > 0 && seconds <= 15 * 60, `Retry-After ${seconds}`);
+
+    // The OAuth sign-in form shares the count.
+    const app = await register(tp.url);
+    const q = authorizeQuery({ response_type: 'code', client_id: app.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', resource: user.mcpUrl });
+    const browser = new Client(tp.url);
+    const form = await browser.get(q, { 'x-forwarded-for': from });
+    const page = await postForm(browser, '/oauth/login', { ...hiddenFields(form.text), email, password }, { 'x-forwarded-for': from });
+    assert.equal(page.status, 429);
+    assert.match(page.text, /Too many failed sign-ins to this account from your network/);
+    assert.ok(Number(page.headers.get('retry-after')) > 0);
+  });
+
+  it('holds the same bound across two API processes on one database', { skip: TARGET !== 'services' && 'needs Postgres (two processes share it)' }, async (t) => {
+    const backing: Backing = await createBacking({ label: 'tp_signin' });
+    const procs: ChildProcess[] = [];
+    try {
+      const ports = [await freePort(), await freePort()];
+      const publicUrl = `http://127.0.0.1:${ports[0]}`;
+      // Both start at once: starting is most of this test's time.
+      await Promise.all(ports.map(async (port) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+          env: { ...process.env, ...backing.env, ROLE: 'api', PORT: String(port), PUBLIC_URL: publicUrl },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
+        procs.push(child);
+        let ready = false;
+        for (let i = 0; i < 600 && !ready; i++) {
+          ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+          if (!ready) await sleep(100);
+        }
+        assert.ok(ready, `API process on ${port} did not become ready`);
+      }));
+      const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+      const { email, password } = await newPerson(urls[0]!);
+      // No trusted proxies: both processes count the socket's address, 127.0.0.1.
+      const { replies, right } = await burst(urls, email, password);
+      assertBounded(t, replies, right);
+      const split = urls.map((_, k) => replies.filter((r, i) => i % urls.length === k && r.status === 429).length);
+      assert.ok(split.every((n) => n > 0), `both processes refused attempts: ${split}`);
+      for (const url of urls) assert.equal((await login(url, email, password)).status, 429, `${url} refuses the right password too`);
+    } finally {
+      for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+      await backing.drop();
+    }
+  });
+
+  it('locks the attacker\'s address for the account, never the person at their own address', async () => {
+    const { email, password } = await newPerson(tp.url);
+    const attacker = '198.51.100.66';
+    const person = '192.0.2.23';
+    for (let i = 0; i < ALLOWED_FAILURES; i++) assert.equal((await login(tp.url, email, `guess ${i}`, attacker)).status, 401);
+    const refused = await login(tp.url, email, password, attacker);
+    assert.equal(refused.status, 429, 'the attacker\'s address is refused even the right password');
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+
+    const mine = await login(tp.url, email, password, person);
+    assert.equal(mine.status, 200, 'the person signs in from another address');
+    assert.equal(mine.body.user.email, email);
+    assert.equal((await login(tp.url, email, 'one typo', person)).status, 401, 'and has their own allowance there');
+    assert.equal((await login(tp.url, email, password, person)).status, 200);
+    assert.equal((await login(tp.url, email, password, attacker)).status, 429, 'the person\'s sign-in does not unlock the attacker');
+
+    const clock = tp.svc.clock;
+    try {
+      tp.svc.clock = { now: () => new Date(Date.now() + 15 * 60 * 1000 + 1000) };
+      assert.equal((await login(tp.url, email, password, attacker)).status, 200, 'the lock ends with its 15 minutes');
+    } finally {
+      tp.svc.clock = clock;
+    }
+  });
+
+  it('does not spend an address\'s allowance on successful sign-ins, and a success resets only its own address\'s count', async () => {
+    // 30 people sign in from one address (ten at a time), then the address still has its 20 failures.
+    // The accounts are written straight to the database with one hash: sign-ups would cost 30 scrypts.
+    const office = '192.0.2.77';
+    const password = 'correct horse battery';
+    const passwordHash = await hashPassword(password);
+    const people = Array.from({ length: 30 }, (_, i) => ({ email: `office-${i}-${process.pid}@example.com`, password }));
+    await tp.svc.db.insert(users).values(people.map((p) => ({ id: newId('usr'), email: p.email, passwordHash, userKey: randomBytes(18).toString('base64url') })));
+    for (let i = 0; i < people.length; i += 10) {
+      const batch = await Promise.all(people.slice(i, i + 10).map((p) => login(tp.url, p.email, p.password, office)));
+      assert.deepEqual(batch.map((r) => r.status), Array(10).fill(200));
+    }
+    const failed = await Promise.all(Array.from({ length: ADDRESS_FAILURES - 1 }, (_, i) => login(tp.url, `nobody-${i}@example.com`, 'wrong password', office)));
+    assert.deepEqual(failed.map((r) => r.status), Array(ADDRESS_FAILURES - 1).fill(401));
+    assert.equal((await login(tp.url, 'nobody-last@example.com', 'wrong password', office)).status, 401, 'the 20th failure is still checked');
+    const stuffed = await login(tp.url, people[0]!.email, password, office);
+    assert.equal(stuffed.status, 429, 'then the address is refused, for every account');
+    assert.match(stuffed.body.detail, /^Too many failed sign-ins from your network\. Try again in \d+ minutes?\.$/);
+
+    // A typo at home and 4 guesses from elsewhere: the person's success at home starts the count there
+    // over (5 fresh failures allowed), and keeps the other address's.
+    const { email, password: right } = await newPerson(tp.url);
+    const home = '192.0.2.88';
+    const other = '192.0.2.99';
+    for (let i = 0; i < ALLOWED_FAILURES - 1; i++) assert.equal((await login(tp.url, email, `guess ${i}`, other)).status, 401);
+    assert.equal((await login(tp.url, email, 'one typo', home)).status, 401);
+    assert.equal((await login(tp.url, email, right, home)).status, 200);
+    for (let i = 0; i < ALLOWED_FAILURES; i++) assert.equal((await login(tp.url, email, `again ${i}`, home)).status, 401, `a fresh allowance after the success (${i})`);
+    assert.equal((await login(tp.url, email, right, home)).status, 429);
+    assert.equal((await login(tp.url, email, 'last guess', other)).status, 401, 'the other address keeps its 4 failures: this is its 5th');
+    assert.equal((await login(tp.url, email, right, other)).status, 429);
+  });
+});
