@@ -14,7 +14,7 @@ describe('accounts', () => {
     assert.match(user.mcpUrl, new RegExp(`^${tp.url}/u/[A-Za-z0-9_-]{20,}/mcp$`));
     const me = await client.get('/api/me');
     assert.equal(me.status, 200);
-    assert.deepEqual(me.body, { ...user, aiApps: false });
+    assert.deepEqual(me.body, { ...user, aiApps: false, operator: false });
 
     const out = await client.post('/api/session/logout');
     assert.equal(out.status, 204);
@@ -91,10 +91,13 @@ describe('accounts', () => {
 
   it('turns AI apps on and off through /api/settings', async () => {
     const { client } = await newPerson(tp.url);
-    assert.deepEqual((await client.get('/api/settings')).body, { aiApps: false });
+    assert.deepEqual((await client.get('/api/settings')).body, { aiApps: false, displayName: null });
     const on = await client.patch('/api/settings', { aiApps: true });
     assert.equal(on.status, 200);
-    assert.deepEqual(on.body, { aiApps: true });
+    assert.deepEqual(on.body, { aiApps: true, displayName: null });
+    assert.equal((await client.patch('/api/settings', { displayName: 'Acme\u202E' })).status, 422, 'no hidden characters in a publisher name');
+    assert.equal((await client.patch('/api/settings', { displayName: '' })).status, 422);
+    assert.deepEqual((await client.patch('/api/settings', { displayName: ' Acme Tools ' })).body, { aiApps: true, displayName: 'Acme Tools' });
     assert.equal((await client.get('/api/me')).body.aiApps, true);
     assert.equal((await client.patch('/api/settings', { aiApps: 'yes' })).status, 422);
     assert.equal((await client.patch('/api/settings', { colour: 'red' })).status, 422);

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
+import { launchBrowser, newContext, screenshots, watchErrors } from './helpers/browser';
 import { newPerson, operatorOf } from './helpers/http';
 import { connectApp } from './helpers/mcp';
-import { startToolport, type Toolport } from './helpers/target';
+import { OPERATOR_EMAIL, startToolport, type Toolport } from './helpers/target';
 
 /**
  * Issue #23, a catalog people can trust: a public listing is a request an operator decides; until
@@ -107,5 +109,43 @@ describe('public listings are reviewed by an operator', () => {
     assert.equal(install.heldOff, 'delisted', 'the person is told');
     const later = await newPerson(tp.url, 'later');
     assert.ok(!((await later.client.get('/api/catalog')).body as any[]).some((a) => a.id === id), 'off the catalog');
+  });
+});
+
+describe('the operator page in a browser', () => {
+  it('shows the request with its publisher; Approve lists it in the catalog with who publishes it', async () => {
+    await ensureDashboardBuilt();
+    const dev = await newPerson(tp.url, 'shown');
+    assert.equal((await dev.client.patch('/api/settings', { displayName: 'Acme Notes Ltd' })).status, 200);
+    const id = newId();
+    const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+    hook.setSecret(created.body.signingSecret);
+    await operatorOf(tp.url); // the operator's account exists
+    const { browser, close } = await launchBrowser();
+    try {
+      const ctx = await newContext(browser, tp.url);
+      const page = await ctx.newPage();
+      const errors = watchErrors(page);
+      await page.goto('/signin');
+      await page.getByLabel('Email').fill(OPERATOR_EMAIL);
+      await page.getByLabel('Password').fill('operator password here');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('link', { name: 'Listings' }).click();
+      const card = page.locator(`[data-listing="${id}"]`);
+      await card.getByText('Acme Notes Ltd').waitFor();
+      await card.getByText(new URL(hook.url).host).waitFor();
+      await screenshots(page, 'operator-listings');
+      await card.getByRole('button', { name: 'Approve Notes' }).click();
+      await page.getByText('Notes: listed.').waitFor();
+      assert.deepEqual(errors, []);
+      await ctx.close();
+    } finally {
+      await close();
+    }
+    const person = await newPerson(tp.url, 'sees');
+    const listed = ((await person.client.get('/api/catalog')).body as any[]).find((a) => a.id === id);
+    assert.equal(listed.publisher.name, 'Acme Notes Ltd');
+    // Someone who is not an operator has no Listings page.
+    assert.equal((await person.client.get('/api/me')).body.operator, false);
   });
 });

@@ -9,6 +9,7 @@ import { newId, newToken } from '../ids';
 import { GATES_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
+import { invisibleProblem } from '../addons/manifest';
 
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
@@ -199,25 +200,43 @@ export async function readSession(svc: Services, token: string) {
   return row;
 }
 
-export async function getMe({ ctx }: { ctx: Ctx }): Promise<PublicUser> {
+export async function getMe({ ctx }: { ctx: Ctx }): Promise<PublicUser & { operator: boolean }> {
   const [row] = await ctx.svc.db.select().from(users).where(eq(users.id, personId(ctx)));
   if (!row) throw unauthorized();
-  return toPublic(ctx.svc, row);
+  // Operators review public listings (TOOLPORT_OPERATORS); the dashboard shows them that page.
+  return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.email.toLowerCase()) };
 }
 
 export async function getSettings({ ctx }: { ctx: Ctx }) {
-  const me = await getMe({ ctx });
-  return { aiApps: me.aiApps };
+  const [row] = await ctx.svc.db.select({ aiApps: users.aiApps, displayName: users.displayName }).from(users).where(eq(users.id, personId(ctx)));
+  if (!row) throw unauthorized();
+  return { aiApps: row.aiApps, displayName: row.displayName };
+}
+
+/** The publisher name the catalog shows: 1 to 60 characters, nothing hidden (as in manifests). */
+function readDisplayName(v: unknown, errors: FieldError[]): string | null | undefined {
+  if (v === undefined) return undefined;
+  if (v === null) return null;
+  const name = typeof v === 'string' ? v.normalize('NFC').trim() : undefined;
+  if (name === undefined || name.length < 1 || Array.from(name).length > 60) {
+    errors.push({ path: '/displayName', message: 'Give a name of 1 to 60 characters, or null to have none.' });
+    return undefined;
+  }
+  const hidden = invisibleProblem(name);
+  if (hidden) errors.push({ path: '/displayName', message: `The name ${hidden}.` });
+  return name;
 }
 
 export async function updateSettings({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const body = (input ?? {}) as Record<string, unknown>;
   const errors: FieldError[] = [];
   if (typeof input !== 'object' || input === null || Array.isArray(input)) errors.push({ path: '', message: 'Send a JSON object.' });
-  for (const key of Object.keys(body)) if (key !== 'aiApps') errors.push({ path: `/${key}`, message: 'This setting does not exist.' });
+  for (const key of Object.keys(body)) if (key !== 'aiApps' && key !== 'displayName') errors.push({ path: `/${key}`, message: 'This setting does not exist.' });
   if ('aiApps' in body && typeof body.aiApps !== 'boolean') errors.push({ path: '/aiApps', message: 'Use true or false.' });
+  const displayName = readDisplayName(body.displayName, errors);
   if (errors.length) throw validation('The settings are not valid.', errors);
   const userId = personId(ctx);
+  if (displayName !== undefined) await ctx.svc.db.update(users).set({ displayName }).where(eq(users.id, userId));
   if (typeof body.aiApps === 'boolean') {
     await ctx.svc.db.update(users).set({ aiApps: body.aiApps }).where(eq(users.id, userId));
     await ctx.svc.bus.publish(GATES_CHANNEL, { userId });
