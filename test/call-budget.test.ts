@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { defineAddon, NOT_APPROVED, serveNode, text, tool, type CallContext } from '@toolport/addon-kit';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
-import { listPublicly, newPerson, type Client } from './helpers/http';
+import { installFor, listPublicly, newPerson, type Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -225,14 +225,7 @@ describe('the approval receipt, through the kit', () => {
       await listPublicly(tp.url, addonId);
     }
     const person = await newPerson(tp.url, 'kit-person');
-    for (const [method, path, body] of [
-      ['PATCH', '/api/settings', { aiApps: true }],
-      ['POST', '/api/installs', { addon: addonId }],
-      ['PATCH', `/api/installs/${addonId}`, { tools: { wipe: true, boom: true } }],
-    ] as const) {
-      const res = await person.client.request(method, path, body);
-      assert.ok(res.status < 300, `${method} ${path}: ${res.text}`);
-    }
+    await installFor(person, addonId, { wipe: true, boom: true });
     return { dev, person };
   }
 

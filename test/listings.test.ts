@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
-import { launchBrowser, newContext, screenshots, watchErrors } from './helpers/browser';
-import { newPerson, operatorOf } from './helpers/http';
+import { launchBrowser, newContext, screenshots, signInOnDashboard, watchErrors } from './helpers/browser';
+import { installFor, newPerson, OPERATOR_PASSWORD, operatorOf } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { OPERATOR_EMAIL, startToolport, type Toolport } from './helpers/target';
 
@@ -90,9 +90,7 @@ describe('public listings are reviewed by an operator', () => {
     const op = await operatorOf(tp.url);
     assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 200);
     const person = await newPerson(tp.url, 'installed');
-    await person.client.patch('/api/settings', { aiApps: true });
-    await person.client.post('/api/installs', { addon: id });
-    await person.client.patch(`/api/installs/${id}`, { tools: { search_notes: true } });
+    await installFor(person, id, { search_notes: true });
     const { client: app } = await connectApp(person.user.mcpUrl, person.client);
     assert.equal((await app.listTools()).tools.length, 1);
 
@@ -126,10 +124,7 @@ describe('the operator page in a browser', () => {
       const ctx = await newContext(browser, tp.url);
       const page = await ctx.newPage();
       const errors = watchErrors(page);
-      await page.goto('/signin');
-      await page.getByLabel('Email').fill(OPERATOR_EMAIL);
-      await page.getByLabel('Password').fill('operator password here');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signInOnDashboard(page, OPERATOR_EMAIL, OPERATOR_PASSWORD);
       await page.getByRole('link', { name: 'Listings' }).click();
       const card = page.locator(`[data-listing="${id}"]`);
       await card.getByText('Acme Notes Ltd').waitFor();

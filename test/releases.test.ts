@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { startAddonServer } from './helpers/addon-server';
-import { launchBrowser, newContext, screenshots, watchErrors } from './helpers/browser';
-import { listPublicly, newPerson } from './helpers/http';
+import { launchBrowser, newContext, screenshots, signInOnDashboard, watchErrors } from './helpers/browser';
+import { installFor, listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { createBacking, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
 
@@ -71,14 +71,7 @@ describe('tool changes reach apps only after the person reviews them', () => {
     hook.setSecret(created.body.signingSecret);
     await listPublicly(release.url, addonId);
     const person = await newPerson(serve.url, 'drawers-person');
-    for (const [method, path, body] of [
-      ['PATCH', '/api/settings', { aiApps: true }],
-      ['POST', '/api/installs', { addon: addonId }],
-      ['PATCH', `/api/installs/${addonId}`, { tools: { wipe: true, search: true } }],
-    ] as const) {
-      const res = await person.client.request(method, path, body);
-      assert.ok(res.status < 300, `${method} ${path}: ${res.text}`);
-    }
+    await installFor(person, addonId, { wipe: true, search: true });
     const { client: app } = await connectApp(person.user.mcpUrl, person.client);
     const wipeName = `${addonId}__wipe`;
     const searchName = `${addonId}__search`;
@@ -187,11 +180,7 @@ describe('the review in a browser', () => {
       const page = await ctx.newPage();
       const errors = watchErrors(page);
       // The person signs in and switches wipe on in the dashboard.
-      await page.goto('/signin');
-      await page.getByLabel('Email').fill(person.email);
-      await page.getByLabel('Password').fill(person.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
+      await signInOnDashboard(page, person.email, person.password);
       await page.getByRole('link', { name: 'Add-ons' }).first().click();
       await page.locator(`[data-addon="${id}"] [data-tool="wipe"]`).getByRole('switch').click();
       await page.waitForFunction((n) => document.querySelector(`[data-addon="${n}"] [data-tool="wipe"] [role=switch]`)?.getAttribute('aria-checked') === 'true', id);

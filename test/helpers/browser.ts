@@ -61,3 +61,12 @@ export async function screenshots(page: Page, name: string) {
   if (overflow > 0) phoneOverflow.push({ name, px: overflow });
   return { phoneOverflowPx: overflow };
 }
+
+/** Signs in on the dashboard's own form, as a person types it, and waits for Home. */
+export async function signInOnDashboard(page: Page, email: string, password: string) {
+  await page.goto('/signin');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
+}

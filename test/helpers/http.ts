@@ -53,6 +53,8 @@ export async function newPerson(baseUrl: string, label = 'person') {
   return { client, email, password: 'correct horse battery', user: res.body.user as { id: string; email: string; mcpUrl: string } };
 }
 
+/** The password of the deployment's operator account (OPERATOR_EMAIL in target.ts). */
+export const OPERATOR_PASSWORD = 'operator password here';
 const operators = new Map<string, Promise<Client>>();
 /** The deployment's operator (test/helpers/target.ts OPERATOR_EMAIL), signed in once per server. */
 export function operatorOf(baseUrl: string): Promise<Client> {
@@ -60,7 +62,7 @@ export function operatorOf(baseUrl: string): Promise<Client> {
   if (!op) {
     op = (async () => {
       const client = new Client(baseUrl);
-      const creds = { email: 'operator@toolport.test', password: 'operator password here' };
+      const creds = { email: 'operator@toolport.test', password: OPERATOR_PASSWORD };
       const up = await client.post('/api/session/signup', creds);
       if (up.status === 409) {
         const back = await client.post('/api/session/login', creds);
@@ -83,4 +85,16 @@ export async function listPublicly(baseUrl: string, addonId: string) {
     res = await (await operatorOf(baseUrl)).post(`/api/operator/listings/${encodeURIComponent(addonId)}/decision`, { decision: 'approve' });
   }
   if (res.status !== 200) throw new Error(`approving the listing of ${addonId} failed: ${res.status} ${res.text}`);
+}
+
+/** The person turns AI apps on, installs the add-on and switches `tools` on (the three gates). */
+export async function installFor(person: { client: Client }, addonId: string, tools: Record<string, boolean>) {
+  for (const [method, path, body] of [
+    ['PATCH', '/api/settings', { aiApps: true }],
+    ['POST', '/api/installs', { addon: addonId }],
+    ['PATCH', `/api/installs/${addonId}`, { tools }],
+  ] as const) {
+    const res = await person.client.request(method, path, body);
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+  }
 }
