@@ -180,6 +180,20 @@ const cases: Record<string, Check> = {
     await is404(B.client.delete(`/api/installs/${A.addonId}`), 'uninstall');
     assert.ok(JSON.stringify((await A.client.get('/api/installs')).body).includes(A.addonId));
   },
+  'POST /api/installs/:addon/accept': async () => {
+    // B has no install of A's add-on: accepting an update of it is someone else's install.
+    await is404(B.client.post(`/api/installs/${A.addonId}/accept`, { version: 1 }), 'accept an update');
+  },
+  'GET /api/operator/listings': async () => {
+    // Neither person is an operator: the queue is not theirs to read.
+    const res = await B.client.get('/api/operator/listings');
+    assert.equal(res.status, 403, res.text);
+  },
+  'POST /api/operator/listings/:addonId/decision': async () => {
+    const res = await B.client.post(`/api/operator/listings/${A.addonId}/decision`, { decision: 'delist' });
+    assert.equal(res.status, 403, res.text);
+    assert.ok(JSON.stringify((await A.client.get('/api/installs')).body).includes(A.addonId), 'A still has it');
+  },
   'GET /api/calls': ownOnly('GET', '/api/calls'),
   'GET /api/approvals': async () => {
     for (const status of ['pending', 'all']) await ownOnly('GET', `/api/approvals?status=${status}`)();
