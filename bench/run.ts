@@ -1,5 +1,6 @@
 // `npm run bench` (full: 5 s per point, median of 3) or `npm run bench -- --quick` (1.5 s, 1 run).
-// Options: --only=a,b (scenario names or groups: load, roundtrip, scale), --no-scale.
+// Options: --only=a,b (scenario names or groups: load, roundtrip, scale, patterns), --no-scale.
+// `--only=patterns` measures the argument patterns alone, in this process, without any server.
 // See bench/README.md. Servers under test run in child processes; this process is the load generator.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import { percentile, runPoint, type Point, type Target } from './lib/load';
 import { connect, cookieOf, fresh, generatedManifest, installAddon, person, type AppToken, type Person } from './lib/setup';
 import { drawChart } from './lib/chart';
 import { createBacking, freePort } from '../test/helpers/target';
+import { measurePatterns, patternsMarkdown } from './patterns';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
@@ -207,6 +209,19 @@ async function main() {
     roundTrips: {},
     scale: {},
   };
+
+  // ---- argument patterns: in this process, before any server starts, so nothing else runs -----
+  if (want('patterns', 'patterns')) {
+    results.patterns = measurePatterns(QUICK);
+    const p = results.patterns;
+    log(`patterns: worst allowed pattern at ${p.characters} characters p50 ${p.worst.p50} ms (${p.worst.ratioP50}× trivial), a call at its budget p99 ${p.fullCall.p99} ms; ${p.seconds} s`);
+  }
+  if (only?.every((o) => o === 'patterns')) {
+    results.mode = 'patterns';
+    results.goals = goals(results).filter((g) => g.met !== null);
+    results.finishedAt = new Date().toISOString();
+    return writeResults(results);
+  }
 
   // ---- servers --------------------------------------------------------------------------------
   const svcEnv = await servicesBacking();
@@ -609,6 +624,9 @@ function goals(r: any) {
   add('RSS for 10,000 pending approvals, embedded (per held call × 10,000)', r.scale.pending?.rssFor10kMB, 200, '<=', ' MB');
   add('RSS for 10,000 pending approvals, Postgres + Redis (per held call × 10,000)', r.scale.pendingBullmq?.rssFor10kMB, 200, '<=', ' MB');
   add('RSS for 2,000 event streams', r.scale.streams?.rssFor2000MB, 100, '<=', ' MB');
+  // A pattern cannot freeze a process (issue #23): the worst a manifest may declare, at the longest input.
+  add('pattern check p50 at 4,096 characters, worst allowed pattern / trivial pattern', r.patterns?.worst.ratioP50, 1000, '<=', '×');
+  add('one call at its pattern budget, worst allowed pattern, p99', r.patterns?.fullCall.p99, 250, '<=', ' ms');
   return g;
 }
 
@@ -671,10 +689,11 @@ function markdown(r: any): string {
   const lines: string[] = [];
   lines.push(`# Benchmark results (${r.mode})`, '');
   lines.push(`${r.startedAt} · ${r.machine.cpus} × ${r.machine.cpu} · Node ${r.machine.node} · load average at start ${r.machine.loadavg.map((x: number) => x.toFixed(2)).join(' ')}`);
-  lines.push(`${r.secondsPerPoint} s per point, ${r.runs === 1 ? '1 run' : `median of ${r.runs} runs`}; closed-loop load (autocannon) from the bench process, every server in its own child process.`, '');
+  if (Object.keys(r.load).length) lines.push(`${r.secondsPerPoint} s per point, ${r.runs === 1 ? '1 run' : `median of ${r.runs} runs`}; closed-loop load (autocannon) from the bench process, every server in its own child process.`);
+  lines.push('');
   lines.push('## Goals', '', '| goal | measured | target | |', '| --- | --- | --- | --- |');
   for (const g of r.goals) lines.push(`| ${g.goal} | ${g.value} | ${g.target} | ${g.met === null ? 'not measured' : g.met ? 'met' : '**missed**'} |`);
-  lines.push('', '## Load points', '', '| scenario | c | calls/s | × stateless SDK | p50 ms | p90 ms | p99 ms | errors |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+  if (Object.keys(r.load).length) lines.push('', '## Load points', '', '| scenario | c | calls/s | × stateless SDK | p50 ms | p90 ms | p99 ms | errors |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
   const sdk = r.load['sdk-stateless']?.points;
   for (const [name, s] of Object.entries<any>(r.load)) {
     for (const c of Object.keys(s.points)) {
@@ -705,7 +724,8 @@ function markdown(r: any): string {
   }
   if (s.streams) lines.push(`- Event streams (embedded): ${s.streams.streams} open; RSS +${s.streams.rssDeltaMB} MB (${s.streams.perStreamKB} KB each), heap +${s.streams.heapDeltaMB} MB.`);
   if (s.callLog) lines.push(`- Call log (Postgres) at ${s.callLog.rows.toLocaleString('en')} rows of one person (inserted in ${s.callLog.insertSeconds} s): \`GET /api/calls\` first page p50 ${s.callLog.firstPage.p50} ms (p90 ${s.callLog.firstPage.p90}); a cursor page ${s.callLog.deepOffset.toLocaleString('en')} rows deep p50 ${s.callLog.deepPage.p50} ms (p90 ${s.callLog.deepPage.p90}).`);
-  lines.push('', '![latency distributions](' + `${r.file}.png)`, '');
+  if (r.patterns) lines.push(...patternsMarkdown(r.patterns));
+  if (Object.keys(r.load).length) lines.push('', '![latency distributions](' + `${r.file}.png)`, '');
   return lines.join('\n');
 }
 
@@ -718,14 +738,14 @@ function writeResults(r: any) {
   const md = markdown(r);
   writeFileSync(path.join(dir, `${file}.md`), md);
   try {
-    writeFileSync(path.join(dir, `${file}.png`), drawChart(r));
+    if (Object.keys(r.load).length) writeFileSync(path.join(dir, `${file}.png`), drawChart(r));
   } catch (err) {
     console.error('chart failed:', err);
   }
   console.log(`\n${md}`);
   console.log('\nGoals:');
   for (const g of r.goals) console.log(`  ${g.met === null ? 'n/a   ' : g.met ? 'met   ' : 'MISSED'}  ${g.goal}: ${g.value} (${g.target})`);
-  console.log(`\nSaved bench/results/${file}.{json,md,png}`);
+  console.log(`\nSaved bench/results/${file}.{json,md${Object.keys(r.load).length ? ',png' : ''}}`);
 }
 
 async function shutdown() {

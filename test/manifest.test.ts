@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { checkArguments, checkManifest, compileArguments, lintManifest, ToolportError, type FieldError } from '@toolport/core';
-import { conservativePatternProblem, patternCheckerIsRecheck, patternProblem } from '@toolport/core/addons/schema';
+import { conservativePatternProblem, patternCheckerIsRecheck, patternLint } from '@toolport/core/addons/schema';
 
 /** The DESIGN.md Notes example, fresh each time. */
 const notes = (): any => ({
@@ -283,9 +283,9 @@ const patient = () => performance.now() + 60_000;
 
 describe('manifest: raw inputSchema', () => {
   const textProp = { type: 'string', maxLength: 50, description: 'A text.' };
-  // Verdicts are cached per pattern: analyse these without a deadline first.
+  // Lint verdicts are cached per pattern: analyse these without a deadline first.
   before(() => {
-    for (const p of ['^[a-z]+(-[a-z]+)*$', '^(a+)+$']) patternProblem(p, patient());
+    for (const p of ['^[a-z]+(-[a-z]+)*$', '^(a+)+$']) patternLint(p, patient());
   });
 
   it('accepts a bounded nested schema and keeps it as given', () => {
@@ -565,18 +565,20 @@ describe('manifest: raw inputSchema', () => {
     refusedAt(withSchema({ type: 'object', properties: {} }), '/tools/0/inputSchema', /additionalProperties/);
   });
 
-  it('refuses a pattern that can backtrack catastrophically', () => {
-    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '^(a+)+$' } })), '/tools/0/inputSchema/properties/a/pattern', /backtrack catastrophically/);
-    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '(' } })), '/tools/0/inputSchema/properties/a/pattern', /not a valid regular expression/);
+  it('refuses a pattern linear-time matching cannot run, and only warns that one backtracks', () => {
+    const at = '/tools/0/inputSchema/properties/a/pattern';
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '(?=a)\\w+' } })), at, /lookahead or lookbehind/);
+    refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '(' } })), at, /not a valid regular expression/);
     refusedAt(withSchema(obj({ a: { type: 'string', maxLength: 5000, pattern: '^a$' } })), '/tools/0/inputSchema/properties/a/maxLength', /at most 4096/);
+    const { warnings } = checkManifest(withSchema(obj({ a: { type: 'string', maxLength: 50, pattern: '^(a+)+$' } })));
+    assert.match(warnings.find((w) => w.path === at)?.message ?? '', /backtrack catastrophically/);
   });
 
-  it('checks patterns with recheck, and has a conservative fallback', () => {
+  it('lints patterns with recheck, and has a conservative fallback', () => {
     assert.equal(patternCheckerIsRecheck(), true);
-    assert.match(patternProblem('(x+x+)+y', patient()) ?? '', /exponential/);
-    assert.match(patternProblem('^\\d+\\d+\\d+x', patient()) ?? '', /polynomial/);
-    assert.equal(patternProblem('^[a-z0-9_-]{1,20}$', patient()), null);
-    assert.match(patternProblem('(?=a)\\w+', patient()) ?? '', /could not be proven safe/);
+    assert.match(patternLint('(x+x+)+y', patient()) ?? '', /exponential/);
+    assert.match(patternLint('^\\d+\\d+\\d+x', patient()) ?? '', /polynomial/);
+    assert.equal(patternLint('^[a-z0-9_-]{1,20}$', patient()), null);
     for (const p of ['^(a+)+$', '(a|ab)*c', '(a)\\1', '(?=a)b', '((ab)*c)+']) assert.notEqual(conservativePatternProblem(p), null, p);
     for (const p of ['^[a-z]+$', '^[a-z]{2,3}-\\d+$', '^(ab)?c*$', '[(+)]*']) assert.equal(conservativePatternProblem(p), null, p);
   });

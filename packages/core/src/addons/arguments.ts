@@ -1,7 +1,10 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { fastFormats } from 'ajv-formats/dist/formats.js';
 import { ToolportError } from '../errors';
-import { LONE_SURROGATE, RESERVED_KEYS, SCHEMA_FORMATS, SCHEMA_LIMITS, canonicalJson, codePoints } from './schema';
+import {
+  LONE_SURROGATE, PATTERN_COMPILE_STEPS, PATTERN_STEP_OVERHEAD, RESERVED_KEYS, SCHEMA_FORMATS, SCHEMA_LIMITS,
+  PatternRefusal, canonicalJson, codePoints, linearPattern,
+} from './schema';
 import type { ArgumentCheck, JsonSchema } from './types';
 
 export const ARGUMENT_LIMITS = {
@@ -13,24 +16,61 @@ export const ARGUMENT_LIMITS = {
   bytes: 256 * 1024,
   /** Problems reported for one call; the rest are summarised in one sentence. */
   problems: 20,
+  /**
+   * Pattern work for one call, in steps (characters × (program + PATTERN_STEP_OVERHEAD), and each
+   * compile): two of the costliest checks a manifest may declare.
+   */
+  patternSteps: 2 * SCHEMA_LIMITS.patternSteps,
 } as const;
 
 /** Compiled validators kept by schema text; evicted ones are also dropped from Ajv's own cache. */
 const MAX_VALIDATORS = 2_000;
 
+/** The pattern work of the check under way (checkArguments resets it); validation is synchronous. */
+const patternWork = { steps: 0, exceeded: false };
+
 /**
- * With allErrors Ajv tests a pattern even when maxLength failed: bound the input, so a proven
- * linear pattern stays cheap and an unproven one (recheck unavailable) stays bounded.
+ * Whether `s` matches the pattern, by a linear-time engine (RE2): no pattern backtracks, and a
+ * check costs at most its program size per character. The work is counted against the call's
+ * budget: past it a check is not run and fails, and checkArguments says why. With allErrors Ajv
+ * tests a pattern even when maxLength failed, so the input is bounded here too.
  */
-const boundedRegExp = Object.assign(
+function testPattern(source: string, s: string): boolean {
+  if (s.length > SCHEMA_LIMITS.patternInput) return false;
+  let compiled;
+  try {
+    compiled = linearPattern(source); // cached; compiled again only after eviction
+  } catch {
+    return false; // refused at registration; validatorFor refuses it first
+  }
+  const { pattern, fresh } = compiled;
+  const cost = s.length * (pattern.steps + PATTERN_STEP_OVERHEAD) + (fresh ? pattern.steps * PATTERN_COMPILE_STEPS : 0);
+  if (patternWork.steps + cost > ARGUMENT_LIMITS.patternSteps) {
+    patternWork.exceeded = true;
+    return false;
+  }
+  patternWork.steps += cost;
+  return pattern.test(s);
+}
+
+/**
+ * Ajv's `code.regExp`: every `pattern` is compiled here (a pattern RE2 cannot run makes the
+ * schema fail to compile) and tested by testPattern. Ajv passes the `u` flag (`unicodeRegExp`),
+ * which is the syntax the pattern is read in. `code` names it for standalone code, which
+ * Toolport does not generate.
+ */
+const linearRegExp = Object.assign(
   (source: string, flags: string) => {
-    const re = new RegExp(source, flags);
-    return {
-      test: (s: string) => s.length <= SCHEMA_LIMITS.patternInput && re.test(s),
-      toString: () => `${re.toString()}{0,${SCHEMA_LIMITS.patternInput}}`,
-    };
+    if (flags !== 'u') throw new Error(`patterns are read with the u flag only (got "${flags}")`);
+    try {
+      linearPattern(source);
+    } catch (err) {
+      if (err instanceof PatternRefusal) throw new Error(`the pattern ${JSON.stringify(source)} ${err.message}`);
+      throw err;
+    }
+    return { test: (s: string) => testPattern(source, s), toString: () => `re2js:${source}` };
   },
-  { code: 'boundedRegExp' },
+  { code: 'linearRegExp' },
 );
 
 // One Ajv for the process: building one costs far more than a validation (PERFORMANCE.md).
@@ -46,7 +86,7 @@ const ajv = new Ajv2020({
   ownProperties: true,
   addUsedSchema: false,
   unicodeRegExp: true,
-  code: { regExp: boundedRegExp },
+  code: { regExp: linearRegExp },
   logger: false,
 });
 
@@ -245,10 +285,21 @@ export function checkArguments(schema: JsonSchema, args: unknown): ArgumentCheck
     if (err instanceof Refusal) return { ok: false, problems: [err.message] };
     throw err;
   }
-  if (validate(value) && w.problems.length === 0) return { ok: true, value };
-  const problems = [...w.problems, ...describeErrors(validate.errors ?? [], value)];
+  patternWork.steps = 0;
+  patternWork.exceeded = false;
+  const valid = validate(value);
+  const exceeded = patternWork.exceeded;
+  patternWork.steps = 0;
+  patternWork.exceeded = false;
+  if (valid && w.problems.length === 0) return { ok: true, value };
+  let errors = validate.errors ?? [];
+  // Past the budget pattern checks were not run: their failures say nothing, the budget does.
+  if (exceeded) errors = errors.filter((e) => e.keyword !== 'pattern');
+  const problems = [...w.problems, ...(exceeded ? [PATTERN_BUDGET_SENTENCE] : []), ...describeErrors(errors, value)];
   return { ok: false, problems: finish(problems) };
 }
+
+const PATTERN_BUDGET_SENTENCE = "The arguments hold more text than this tool's patterns can check in one call; send fewer or shorter values.";
 
 function finish(problems: string[]): string[] {
   const unique = [...new Set(problems)];

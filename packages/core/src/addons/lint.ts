@@ -1,5 +1,5 @@
 import type { FieldError } from '../errors';
-import { isPlainObject, ptr } from './schema';
+import { isPlainObject, patternWarnings, ptr } from './schema';
 import type { Manifest, ManifestTool } from './types';
 
 /** Verbs whose tools change or send something a person would want to approve first. */
@@ -214,5 +214,7 @@ export function lintManifest(manifest: Manifest): FieldError[] {
       }
     }
   });
+  // Patterns that backtrack in the add-on's or an app's engine (Toolport's own cannot).
+  out.push(...patternWarnings((Array.isArray(manifest.tools) ? manifest.tools : []).map((t, i) => [ptr('/tools', i, 'inputSchema'), isPlainObject(t) ? t.inputSchema : undefined] as const)));
   return out;
 }

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { RE2JS, RE2Set } from 're2js';
 import { ToolportError, type FieldError } from '../errors';
 import type { ArgumentKind, JsonSchema, ManifestArgument } from './types';
 
@@ -45,15 +46,18 @@ export const SCHEMA_LIMITS = {
   patternLength: 300,
   /** maxLength of a string with a pattern; longer strings never reach the expression. */
   patternInput: 4_096,
-  /** Patterns per manifest: each costs a ReDoS analysis. */
+  /** Instructions of a pattern's linear-time program: its matching work per character, at most. */
+  patternProgram: 2_048,
+  /**
+   * The work of one pattern check, in steps: the string's maxLength × (the program's instructions
+   * + PATTERN_STEP_OVERHEAD). A program of 896 instructions still checks 4,096 characters.
+   */
+  patternSteps: 4_096 * 1_024,
+  /** Patterns per manifest: each costs a compile and a lint analysis. */
   patterns: 32,
   description: 1_000,
   title: 200,
 } as const;
-
-/** Time for one pattern's ReDoS analysis, and for all of a manifest's together (it runs on the event loop). */
-const PATTERN_TIMEOUT_MS = 3_000;
-const PATTERN_BUDGET_MS = 8_000;
 
 /** JSON pointer: `ptr('/tools', 0, 'name')` is `/tools/0/name`. */
 export const ptr = (base: string, ...segments: (string | number)[]) =>
@@ -130,7 +134,402 @@ export function compileArguments(args: readonly ManifestArgument[]): JsonSchema 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Patterns: ReDoS check
+// Patterns: matched by a linear-time engine (RE2), linted for backtracking engines
+//
+// Ajv would run a `pattern` with JavaScript's backtracking RegExp, where `^(\w{1,20}\s?){1,20}$`
+// takes 20 s on 30 characters. Toolport runs every pattern with re2js (RE2 in plain JavaScript):
+// no pattern can backtrack, its cost is at most its program size per character. The pattern is
+// written in JavaScript's `u` syntax (what JSON Schema means and what apps run), so it is read
+// here and said again in RE2's syntax with JavaScript's meaning: `.`, `\s` and the class escapes
+// are spelt out, every group is non-capturing. What RE2 cannot do in linear time (lookarounds,
+// backreferences) is refused at registration. Whether a pattern would backtrack in other engines
+// (the add-on's own, an app's) is only a lint warning now.
+
+/** JavaScript's `\s`: WhiteSpace and LineTerminator (ECMA-262), as [from, to] code points. */
+const JS_SPACE: readonly (readonly [number, number])[] = [
+  [0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029],
+  [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff],
+];
+const DIGIT: readonly (readonly [number, number])[] = [[0x30, 0x39]];
+const WORD: readonly (readonly [number, number])[] = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
+/** JavaScript's `.` without the `s` flag: anything but a line terminator. */
+const LINE_TERMINATORS: readonly (readonly [number, number])[] = [[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]];
+
+const hex = (cp: number) => `\\x{${cp.toString(16).toUpperCase()}}`;
+/** A code point as RE2 reads it literally, in a class or out of one. */
+const re2Char = (cp: number) => (/[0-9A-Za-z]/.test(String.fromCodePoint(cp)) ? String.fromCodePoint(cp) : hex(cp));
+const re2Ranges = (ranges: readonly (readonly [number, number])[]) =>
+  ranges.map(([a, b]) => (a === b ? re2Char(a) : `${re2Char(a)}-${re2Char(b)}`)).join('');
+/** The code points not in `ranges` (sorted, disjoint), as ranges. */
+function complement(ranges: readonly (readonly [number, number])[]): [number, number][] {
+  const out: [number, number][] = [];
+  let next = 0;
+  for (const [a, b] of ranges) {
+    if (a > next) out.push([next, a - 1]);
+    next = b + 1;
+  }
+  if (next <= 0x10ffff) out.push([next, 0x10ffff]);
+  return out;
+}
+
+/** General_Category values by their long names (JavaScript takes both, RE2 the short ones). */
+const GENERAL_CATEGORIES: Record<string, string> = {
+  Letter: 'L', Cased_Letter: 'LC', Uppercase_Letter: 'Lu', Lowercase_Letter: 'Ll', Titlecase_Letter: 'Lt',
+  Modifier_Letter: 'Lm', Other_Letter: 'Lo', Mark: 'M', Combining_Mark: 'M', Nonspacing_Mark: 'Mn',
+  Spacing_Mark: 'Mc', Enclosing_Mark: 'Me', Number: 'N', Decimal_Number: 'Nd', digit: 'Nd', Letter_Number: 'Nl',
+  Other_Number: 'No', Punctuation: 'P', punct: 'P', Connector_Punctuation: 'Pc', Dash_Punctuation: 'Pd',
+  Open_Punctuation: 'Ps', Close_Punctuation: 'Pe', Initial_Punctuation: 'Pi', Final_Punctuation: 'Pf',
+  Other_Punctuation: 'Po', Symbol: 'S', Math_Symbol: 'Sm', Currency_Symbol: 'Sc', Modifier_Symbol: 'Sk',
+  Other_Symbol: 'So', Separator: 'Z', Space_Separator: 'Zs', Line_Separator: 'Zl', Paragraph_Separator: 'Zp',
+  Other: 'C', Control: 'Cc', cntrl: 'Cc', Format: 'Cf', Surrogate: 'Cs', Private_Use: 'Co', Unassigned: 'Cn',
+};
+const SHORT_CATEGORIES = new Set(Object.values(GENERAL_CATEGORIES));
+
+/** Why a pattern cannot be used, said to the add-on developer; thrown while reading it. */
+export class PatternRefusal extends Error {}
+const NESTED_REPEATS = 'repeats too often for linear-time matching: counted repetitions nested in each other multiply (`(x{1,60}){1,60}` is 3,600), and may make at most 1000; use `*` or `+` and let `maxLength` bound the length';
+
+interface Piece {
+  /** The piece in RE2 syntax. */
+  re2: string;
+  /** An upper bound of its RE2 program size, known before compiling it. */
+  size: number;
+  /** Its outermost counted repetitions (`{n,m}`), each with those nested in it. */
+  repeats?: Repeat[];
+}
+interface Repeat { count: number; inner: Repeat[] }
+
+/**
+ * RE2's rule for counted repetitions nested in each other (its `repeatIsValid`): they may make at
+ * most 1000 copies, each level dividing what is left; `{0}` copies nothing.
+ */
+function repeatsFit(r: Repeat, left: number): boolean {
+  if (r.count === 0) return true;
+  if (r.count > left) return false;
+  return r.inner.every((x) => repeatsFit(x, Math.trunc(left / r.count)));
+}
+const repeatsOf = (pieces: Piece[]) => pieces.flatMap((p) => p.repeats ?? []);
+
+/**
+ * Reads a pattern that `new RegExp(p, 'u')` accepted, and says it in RE2's syntax with the same
+ * meaning. Also notes where a counted repetition `{n,m}` stands, for the lint (`widened`).
+ */
+class PatternReader {
+  private i = 0;
+  /** [start, end) of each `{n,m}` with m > n, in UTF-16 units of the source. */
+  readonly ranges: [number, number, number][] = [];
+  constructor(private readonly src: string) {}
+
+  read(): Piece {
+    const out = this.disjunction();
+    if (this.i < this.src.length) throw new PatternRefusal('could not be read');
+    return out;
+  }
+
+  private peek(k = 0) { return this.src[this.i + k]; }
+  private eat(s: string) {
+    if (this.src.startsWith(s, this.i)) { this.i += s.length; return true; }
+    return false;
+  }
+  private nextCodePoint() {
+    const cp = this.src.codePointAt(this.i)!;
+    this.i += cp > 0xffff ? 2 : 1;
+    return cp;
+  }
+
+  private disjunction(): Piece {
+    const alts = [this.alternative()];
+    while (this.eat('|')) alts.push(this.alternative());
+    if (alts.length === 1) return alts[0]!;
+    return { re2: alts.map((a) => a.re2).join('|'), size: alts.reduce((n, a) => n + a.size + 1, 0), repeats: repeatsOf(alts) };
+  }
+
+  private alternative(): Piece {
+    const terms: Piece[] = [];
+    while (this.i < this.src.length && this.peek() !== '|' && this.peek() !== ')') terms.push(this.term());
+    return { re2: terms.map((t) => t.re2).join(''), size: terms.reduce((n, t) => n + t.size, 0), repeats: repeatsOf(terms) };
+  }
+
+  private term(): Piece {
+    if (this.eat('^')) return { re2: '^', size: 1 };
+    if (this.eat('$')) return { re2: '$', size: 1 };
+    if (this.eat('\\b')) return { re2: '\\b', size: 1 };
+    if (this.eat('\\B')) return { re2: '\\B', size: 1 };
+    if (this.src.startsWith('(?=', this.i) || this.src.startsWith('(?!', this.i) || this.src.startsWith('(?<=', this.i) || this.src.startsWith('(?<!', this.i)) {
+      throw new PatternRefusal('uses a lookahead or lookbehind (`(?=`, `(?!`, `(?<=`, `(?<!`), which linear-time matching cannot do; say the condition without it, or check it in the add-on');
+    }
+    const atom = this.atom();
+    return this.quantifier(atom);
+  }
+
+  private quantifier(atom: Piece): Piece {
+    const start = this.i;
+    let min: number;
+    let max: number;
+    const c = this.peek();
+    if (c === '*') { this.i++; min = 0; max = Infinity; }
+    else if (c === '+') { this.i++; min = 1; max = Infinity; }
+    else if (c === '?') { this.i++; min = 0; max = 1; }
+    else if (c === '{') {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.i));
+      if (!m) return atom;
+      this.i += m[0].length;
+      min = Number(m[1]);
+      max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
+      if (min > 1000 || (max !== Infinity && max > 1000)) {
+        throw new PatternRefusal(`repeats more than 1000 times (\`${m[0]}\`), which a linear-time engine writes out one by one; use \`*\` or \`+\` and let \`maxLength\` bound the length`);
+      }
+      if (max !== Infinity && max > min) this.ranges.push([start, this.i, min]);
+    } else return atom;
+    const quant = this.src.slice(start, this.i);
+    this.eat('?'); // lazy or greedy: the same for a test
+    const re2 = atom.re2 + quant;
+    const size = max === Infinity ? Math.max(min, 1) * atom.size + 1 : max * atom.size + (max - min);
+    if (c !== '{') return { re2, size, repeats: atom.repeats };
+    const repeat: Repeat = { count: max === Infinity ? min : max, inner: atom.repeats ?? [] };
+    if ((min >= 2 || max >= 2) && !repeatsFit(repeat, 1000)) throw new PatternRefusal(NESTED_REPEATS);
+    return { re2, size, repeats: [repeat] };
+  }
+
+  private atom(): Piece {
+    const c = this.peek();
+    if (c === '.') { this.i++; return { re2: `[^${re2Ranges(LINE_TERMINATORS)}]`, size: 1 }; }
+    if (c === '[') return this.characterClass();
+    if (c === '(') return this.group();
+    if (c === '\\') return this.atomEscape();
+    return { re2: re2Char(this.nextCodePoint()), size: 1 };
+  }
+
+  private group(): Piece {
+    this.i++;
+    if (this.eat('?:')) { /* non-capturing */ }
+    else if (this.peek() === '?' && this.peek(1) === '<') {
+      const end = this.src.indexOf('>', this.i);
+      this.i = end + 1;
+    } else if (this.peek() === '?') {
+      throw new PatternRefusal('uses inline flags such as `(?i:...)`; spell both cases out instead, e.g. `[aA]`');
+    }
+    const body = this.disjunction();
+    if (!this.eat(')')) throw new PatternRefusal('could not be read');
+    return { re2: `(?:${body.re2})`, size: body.size, repeats: body.repeats };
+  }
+
+  private atomEscape(): Piece {
+    this.i++;
+    const c = this.peek()!;
+    if (/[1-9]/.test(c) || c === 'k') {
+      throw new PatternRefusal('uses a backreference (`\\1`, `\\k<name>`), which linear-time matching cannot do; remove it, or check it in the add-on');
+    }
+    const set = this.classEscape();
+    if (set !== undefined) return { re2: `[${set}]`, size: 1 };
+    return { re2: re2Char(this.characterEscape()), size: 1 };
+  }
+
+  /** `\d \D \w \W \s \S \p{..} \P{..}` (after the backslash) as the inside of an RE2 class, or `\p{..}`. */
+  private classEscape(): string | undefined {
+    const c = this.peek();
+    const sets: Record<string, readonly (readonly [number, number])[]> = { d: DIGIT, w: WORD, s: JS_SPACE };
+    if (c && c.toLowerCase() in sets && 'dDwWsS'.includes(c)) {
+      this.i++;
+      const ranges = sets[c.toLowerCase()]!;
+      return re2Ranges(c === c.toLowerCase() ? ranges : complement(ranges));
+    }
+    if (c === 'p' || c === 'P') {
+      const end = this.src.indexOf('}', this.i);
+      const body = this.src.slice(this.i + 2, end);
+      this.i = end + 1;
+      return this.property(body, c === 'P');
+    }
+    return undefined;
+  }
+
+  private property(body: string, negated: boolean): string {
+    const [name, value] = body.includes('=') ? body.split('=') as [string, string] : [undefined, body];
+    const p = negated ? '\\P' : '\\p';
+    if (name === undefined || name === 'General_Category' || name === 'gc') {
+      const short = GENERAL_CATEGORIES[value] ?? (SHORT_CATEGORIES.has(value) ? value : undefined);
+      if (short) return `${p}{${short}}`;
+      if (name === undefined && value === 'Any') return `${p}{Any}`;
+      if (name === undefined && value === 'ASCII') return re2Ranges(negated ? complement([[0, 0x7f]]) : [[0, 0x7f]]);
+      if (name === undefined && value === 'Assigned') return `${negated ? '\\p' : '\\P'}{Cn}`;
+    } else if ((name === 'Script' || name === 'sc') && /^[A-Za-z_]+$/.test(value)) {
+      // RE2 knows scripts by their full names (`Greek`, not `Grek`); compiling tells.
+      return `${p}{${value}}`;
+    }
+    throw new PatternRefusal(`uses the Unicode property \`\\${negated ? 'P' : 'p'}{${body}}\`, which the linear-time engine does not have; use a General_Category such as \`\\p{L}\` or \`\\p{Nd}\`, a script by its full name such as \`\\p{Script=Greek}\`, \`\\p{Any}\` or \`\\p{ASCII}\``);
+  }
+
+  /** One code point from an escape (after the backslash) that is not a class escape. */
+  private characterEscape(): number {
+    const c = this.peek()!;
+    const controls: Record<string, number> = { f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09, v: 0x0b };
+    if (c in controls) { this.i++; return controls[c]!; }
+    if (c === '0') { this.i++; return 0; }
+    if (c === 'c') { this.i += 2; return this.src.charCodeAt(this.i - 1) % 32; }
+    if (c === 'x') { this.i += 3; return parseInt(this.src.slice(this.i - 2, this.i), 16); }
+    if (c === 'u') {
+      if (this.peek(1) === '{') {
+        const end = this.src.indexOf('}', this.i);
+        const cp = parseInt(this.src.slice(this.i + 2, end), 16);
+        this.i = end + 1;
+        return cp;
+      }
+      const lead = parseInt(this.src.slice(this.i + 1, this.i + 5), 16);
+      this.i += 5;
+      // In `u` mode an escaped surrogate pair is one code point.
+      const m = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(this.src.slice(this.i));
+      if (lead >= 0xd800 && lead <= 0xdbff && m) {
+        this.i += 6;
+        return 0x10000 + ((lead - 0xd800) << 10) + (parseInt(m[1]!, 16) - 0xdc00);
+      }
+      return lead;
+    }
+    return this.nextCodePoint(); // an identity escape: `\.`, `\/`, `\-`...
+  }
+
+  private characterClass(): Piece {
+    this.i++;
+    const negated = this.eat('^');
+    let inside = '';
+    let empty = true;
+    while (this.peek() !== ']') {
+      const from = this.classAtom();
+      if (this.peek() === '-' && this.peek(1) !== ']' && typeof from === 'number') {
+        this.i++;
+        const to = this.classAtom() as number; // `u` mode refuses a range to a class escape
+        inside += `${re2Char(from)}-${re2Char(to)}`;
+      } else inside += typeof from === 'number' ? re2Char(from) : from;
+      empty = false;
+    }
+    this.i++;
+    // `[]` matches nothing and `[^]` anything; RE2 has no empty class, so say them with ranges.
+    if (empty) return { re2: negated ? '[\\x{0}-\\x{10FFFF}]' : '[^\\x{0}-\\x{10FFFF}]', size: 1 };
+    return { re2: `[${negated ? '^' : ''}${inside}]`, size: 1 };
+  }
+
+  /** A code point, or a set as the inside of an RE2 class. */
+  private classAtom(): number | string {
+    if (this.peek() !== '\\') return this.nextCodePoint();
+    this.i++;
+    if (this.eat('b')) return 0x08;
+    if (this.eat('-')) return 0x2d;
+    return this.classEscape() ?? this.characterEscape();
+  }
+}
+
+/** A pattern read and compiled for linear-time matching. */
+export interface LinearPattern {
+  /** The pattern in RE2's syntax. */
+  re2: string;
+  /** Its program size: an upper bound of the engine's work per character. */
+  steps: number;
+  /** Where a counted repetition `{n,m}` (m > n) stands: [start, end, n]. */
+  ranges: readonly [number, number, number][];
+  test(s: string): boolean;
+}
+
+/**
+ * The engine's own work per character beyond the program: when its state cache cannot hold a
+ * pattern's states it builds them as it reads (measured: about as much as 128 instructions).
+ */
+export const PATTERN_STEP_OVERHEAD = 128;
+/** What one compile costs, in steps per instruction of the program (measured, with room). */
+export const PATTERN_COMPILE_STEPS = 1_024;
+/** Memory for each pattern's cache of automaton states; past it the engine simulates instead. */
+const PATTERN_STATE_MEMORY = 64 * 1024;
+
+/** Compiled patterns by source; bounded in number and in program size (each keeps its state cache). */
+const compiledPatterns = new Map<string, LinearPattern | PatternRefusal>();
+let compiledSteps = 0;
+const MAX_COMPILED_PATTERNS = 500;
+const MAX_COMPILED_STEPS = 250_000;
+
+/**
+ * The pattern compiled for linear-time matching, or the refusal that says why it cannot be
+ * (`fresh` when it was compiled just now). Throws only PatternRefusal.
+ */
+export function linearPattern(p: string): { pattern: LinearPattern; fresh: boolean } {
+  const hit = compiledPatterns.get(p);
+  if (hit !== undefined) {
+    compiledPatterns.delete(p);
+    compiledPatterns.set(p, hit);
+    if (hit instanceof PatternRefusal) throw hit;
+    return { pattern: hit, fresh: false };
+  }
+  let result: LinearPattern | PatternRefusal;
+  try {
+    result = compileLinear(p);
+  } catch (err) {
+    if (!(err instanceof PatternRefusal)) throw err;
+    result = err;
+  }
+  compiledPatterns.set(p, result);
+  if (!(result instanceof PatternRefusal)) compiledSteps += result.steps;
+  while (compiledPatterns.size > MAX_COMPILED_PATTERNS || compiledSteps > MAX_COMPILED_STEPS) {
+    const [oldKey, old] = compiledPatterns.entries().next().value!;
+    compiledPatterns.delete(oldKey);
+    if (!(old instanceof PatternRefusal)) compiledSteps -= old.steps;
+  }
+  if (result instanceof PatternRefusal) throw result;
+  return { pattern: result, fresh: true };
+}
+
+function compileLinear(p: string): LinearPattern {
+  if (p.length > SCHEMA_LIMITS.patternLength) throw new PatternRefusal(`is too long: at most ${SCHEMA_LIMITS.patternLength} characters (got ${p.length})`);
+  try {
+    new RegExp(p, 'u');
+  } catch (err) {
+    throw new PatternRefusal(`is not a valid regular expression with the \`u\` flag (${(err as Error).message})`);
+  }
+  const reader = new PatternReader(p);
+  const piece = reader.read();
+  const tooLarge = (n: number, exact: boolean) => new PatternRefusal(`is too large for linear-time matching: its program has ${exact ? `${n.toLocaleString('en-US')} steps, more than` : 'far more steps than'} ${SCHEMA_LIMITS.patternProgram.toLocaleString('en-US')}; every repetition \`{n,m}\` is written out m times, so use \`*\` or \`+\` and let \`maxLength\` bound the length`);
+  // Refused before compiling (the bound is loose, so with room): compiling a program that large would itself take long.
+  if (piece.size > SCHEMA_LIMITS.patternProgram * 2) throw tooLarge(piece.size, false);
+  let steps: number;
+  let set: RE2Set;
+  try {
+    steps = RE2JS.compile(piece.re2).programSize();
+    if (steps > SCHEMA_LIMITS.patternProgram) throw tooLarge(steps, true);
+    // A set of one: the only form whose state cache can be bounded.
+    set = new RE2Set(RE2Set.UNANCHORED, 0, PATTERN_STATE_MEMORY);
+    set.add(piece.re2);
+    set.compile();
+  } catch (err) {
+    if (err instanceof PatternRefusal) throw err;
+    const message = (err as Error).message;
+    if (/repeat count/.test(message)) throw new PatternRefusal(NESTED_REPEATS);
+    if (/character class range|Unicode class/i.test(message)) {
+      throw new PatternRefusal('uses a Unicode property the linear-time engine does not have; use a General_Category such as `\\p{L}`, or a script by its full name such as `\\p{Script=Greek}`');
+    }
+    throw new PatternRefusal(`cannot be matched in linear time (${message})`);
+  }
+  return { re2: piece.re2, steps, ranges: reader.ranges, test: (s: string) => set.match(s).length > 0 };
+}
+
+/**
+ * Why a pattern cannot be used on strings of up to `maxLength` characters, or null. Only what is
+ * certain: syntax, what linear-time matching cannot do, and a size that would make one check
+ * costly (`maxLength` × (program + overhead) is bounded).
+ */
+export function patternProblem(p: string, maxLength: number = SCHEMA_LIMITS.patternInput): string | null {
+  let pattern: LinearPattern;
+  try {
+    pattern = linearPattern(p).pattern;
+  } catch (err) {
+    if (err instanceof PatternRefusal) return err.message;
+    throw err;
+  }
+  const perChar = pattern.steps + PATTERN_STEP_OVERHEAD;
+  const longest = Math.min(maxLength, SCHEMA_LIMITS.patternInput);
+  if (longest * perChar > SCHEMA_LIMITS.patternSteps) {
+    const most = Math.floor(SCHEMA_LIMITS.patternSteps / perChar);
+    return `is too costly to check on strings of ${longest} characters: it takes ${pattern.steps} steps per character, and a \`maxLength\` of at most ${most} keeps one check within ${SCHEMA_LIMITS.patternSteps.toLocaleString('en-US')} steps; lower \`maxLength\`, or use smaller repetition counts (\`{1,64}\` is written out 64 times)`;
+  }
+  return null;
+}
+
+// The lint: whether a pattern backtracks in the engines other programs run it with.
 
 interface RecheckDiagnostics {
   status: 'safe' | 'vulnerable' | 'unknown';
@@ -142,6 +541,13 @@ type RecheckSync = (
   flags: string,
   params?: { timeout?: number | null; checker?: 'auto' | 'automaton' | 'fuzz' },
 ) => RecheckDiagnostics;
+
+/**
+ * Time for one pattern's analysis, and for a whole manifest's. It runs on the event loop, at
+ * registration; nothing depends on it but whether a warning is given (half the old refusal's 3 s and 8 s).
+ */
+const LINT_PATTERN_MS = 2_000;
+const LINT_PATTERNS_MS = 4_000;
 
 let recheck: RecheckSync | null | undefined;
 /**
@@ -162,15 +568,15 @@ function loadRecheck(): RecheckSync | null {
   return recheck;
 }
 
-/** Whether patterns are checked by recheck (true) or by the conservative fallback (false). */
+/** Whether the lint analyses patterns with recheck (true) or with the conservative fallback (false). */
 export const patternCheckerIsRecheck = () => loadRecheck() !== null;
 
 const QUANTIFIER_AFTER = /^(?:[*+]|\{\d+,\d*\})/;
 
 /**
- * The fallback when recheck is unavailable: refuses what could backtrack badly without proving
- * anything — backreferences, lookarounds, and repeated groups that contain a repetition or an
- * alternation (`(a+)+`, `(a|ab)*`).
+ * The lint's fallback when recheck is unavailable: flags what could backtrack badly without
+ * proving anything — backreferences, lookarounds, and repeated groups that contain a repetition
+ * or an alternation (`(a+)+`, `(a|ab)*`).
  */
 export function conservativePatternProblem(p: string): string | null {
   if (/\\[1-9]|\\k</.test(p)) return 'uses a backreference; remove it';
@@ -201,48 +607,100 @@ export function conservativePatternProblem(p: string): string | null {
   return null;
 }
 
-const patternVerdicts = new Map<string, string | null>();
-const MAX_PATTERN_VERDICTS = 1_000;
+const lintVerdicts = new Map<string, string | null>();
+const MAX_LINT_VERDICTS = 1_000;
+const REWRITE = 'rewrite it without nested or overlapping repetition, e.g. `^[a-z]+(-[a-z]+)*$` instead of `^([a-z]+-?)+$`';
 
 /**
- * Why a pattern cannot be used, or null when it is safe. Ajv compiles patterns with the `u` flag,
- * and an unanchored pattern is a search, so that is what is analysed.
+ * The lint's verdict: why a pattern could freeze a backtracking engine (JavaScript's, Python's,
+ * Java's: what the add-on or an app may check it with), or null. Toolport itself matches it in
+ * linear time. Bounded repetitions are also analysed as unbounded (`{1,20}` as `{1,}`): recheck
+ * calls `^(\w{1,20}\s?){1,20}$` safe, since its time is bounded, but the bound is 2^20.
+ * Null as well when the analysis runs out of time: a warning, not a proof.
  */
-export function patternProblem(p: string, deadline = performance.now() + PATTERN_TIMEOUT_MS): string | null {
-  if (p.length > SCHEMA_LIMITS.patternLength) return `is too long: at most ${SCHEMA_LIMITS.patternLength} characters (got ${p.length})`;
-  try {
-    new RegExp(p, 'u');
-  } catch (err) {
-    return `is not a valid regular expression with the \`u\` flag (${(err as Error).message})`;
-  }
-  const known = patternVerdicts.get(p);
+export function patternLint(p: string, deadline = performance.now() + LINT_PATTERN_MS): string | null {
+  const known = lintVerdicts.get(p);
   if (known !== undefined) return known;
-  const check = loadRecheck();
-  let verdict: string | null;
-  if (!check) {
-    verdict = conservativePatternProblem(p);
-  } else {
-    // recheck wants a whole number of milliseconds.
-    const timeout = Math.max(1, Math.floor(Math.min(PATTERN_TIMEOUT_MS, deadline - performance.now())));
-    let r: RecheckDiagnostics;
-    try {
-      // The automaton checker proves or refutes; what it cannot model (backreferences,
-      // lookarounds) comes back unknown and is refused rather than fuzzed.
-      r = check(p, 'u', { timeout, checker: 'automaton' });
-    } catch {
-      r = { status: 'unknown', error: { kind: 'unexpected' } };
+  let widened: string | undefined;
+  try {
+    const { ranges } = linearPattern(p).pattern;
+    if (ranges.length) {
+      widened = '';
+      let at = 0;
+      for (const [start, end, min] of ranges) {
+        widened += p.slice(at, start) + `{${min},}`;
+        at = end;
+      }
+      widened += p.slice(at);
     }
-    if (r.status === 'safe') verdict = null;
-    else if (r.status === 'vulnerable') {
-      verdict = `can backtrack catastrophically (${r.complexity?.type ?? 'super-linear'} time on some inputs); rewrite it without nested or overlapping repetition, e.g. \`^[a-z]+(-[a-z]+)*$\` instead of \`^([a-z]+-?)+$\``;
-    } else if (r.error?.kind === 'timeout') {
-      // Not cached: a later check with more time may prove it safe.
-      return 'could not be proven safe in time; simplify it';
-    } else verdict = 'could not be proven safe against catastrophic backtracking; simplify it';
+  } catch {
+    return null; // refused, and said so
   }
-  if (patternVerdicts.size >= MAX_PATTERN_VERDICTS) patternVerdicts.delete(patternVerdicts.keys().next().value!);
-  patternVerdicts.set(p, verdict);
+  const check = loadRecheck();
+  let verdict: string | null = null;
+  if (!check) {
+    const problem = conservativePatternProblem(p);
+    if (problem) verdict = `may backtrack catastrophically in backtracking engines: it ${problem}`;
+  } else {
+    const analyse = (source: string): RecheckDiagnostics | 'timeout' => {
+      // recheck wants a whole number of milliseconds.
+      const timeout = Math.floor(Math.min(LINT_PATTERN_MS, deadline - performance.now()));
+      if (timeout < 1) return 'timeout';
+      try {
+        const r = check(source, 'u', { timeout, checker: 'automaton' });
+        return r.status === 'unknown' && r.error?.kind === 'timeout' ? 'timeout' : r;
+      } catch {
+        return { status: 'unknown' };
+      }
+    };
+    const r = analyse(p);
+    if (r === 'timeout') return null; // not cached: a later lint with more time may tell
+    if (r.status === 'vulnerable') {
+      verdict = `can backtrack catastrophically in backtracking engines (${r.complexity?.type ?? 'super-linear'} time on some inputs); Toolport matches it in linear time, but your add-on or an app that checks it with JavaScript, Python or Java regular expressions can freeze on one argument; ${REWRITE}`;
+    } else if (r.status === 'safe' && widened !== undefined) {
+      const w = analyse(widened);
+      if (w === 'timeout') return null;
+      if (w.status === 'vulnerable' && w.complexity?.type === 'exponential') {
+        verdict = `can backtrack catastrophically in backtracking engines: its bounded repetitions nest, so its time grows exponentially up to the bounds (\`^(\\w{1,20}\\s?){1,20}$\` takes 20 s on 30 characters in JavaScript); Toolport matches it in linear time, but your add-on or an app that checks it with JavaScript, Python or Java regular expressions can freeze on one argument; ${REWRITE}`;
+      }
+    }
+  }
+  if (lintVerdicts.size >= MAX_LINT_VERDICTS) lintVerdicts.delete(lintVerdicts.keys().next().value!);
+  lintVerdicts.set(p, verdict);
   return verdict;
+}
+
+/**
+ * Lint warnings for the patterns of some inputSchemas (each with its JSON path), within one time
+ * budget for them all. Also used on manifests that were refused, so nothing here assumes a checked shape.
+ */
+export function patternWarnings(schemas: ReadonlyArray<readonly [path: string, schema: unknown]>): FieldError[] {
+  const out: FieldError[] = [];
+  loadRecheck(); // its warm-up is not the patterns' time
+  const deadline = performance.now() + LINT_PATTERNS_MS;
+  let nodes = 0;
+  const visit = (node: unknown, path: string, depth: number) => {
+    if (!isPlainObject(node) || depth > SCHEMA_LIMITS.depth + 2 || ++nodes > MAX_EXPANDED_SUBSCHEMAS) return;
+    if (typeof node.pattern === 'string') {
+      const warning = patternLint(node.pattern, Math.min(deadline, performance.now() + LINT_PATTERN_MS));
+      if (warning) out.push({ path: ptr(path, 'pattern'), message: `The pattern ${describeValue(node.pattern)} ${warning}.` });
+    }
+    for (const key of ['properties', '$defs', 'definitions']) {
+      const v = node[key];
+      if (isPlainObject(v)) for (const [name, s] of Object.entries(v)) visit(s, ptr(path, key, name), depth + 1);
+    }
+    for (const key of ['items', 'additionalProperties', 'additionalItems']) {
+      const v = node[key];
+      if (Array.isArray(v)) v.forEach((s, i) => visit(s, ptr(path, key, i), depth + 1));
+      else visit(v, ptr(path, key), depth + 1);
+    }
+    for (const key of ['prefixItems', 'anyOf', 'oneOf']) {
+      const v = node[key];
+      if (Array.isArray(v)) v.forEach((s, i) => visit(s, ptr(path, key, i), depth + 1));
+    }
+  };
+  for (const [path, schema] of schemas) visit(schema, path, 1);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,16 +748,13 @@ const REFUSED: Record<string, string> = {
 
 export interface SchemaCheckState {
   properties: number;
-  /** The distinct patterns analysed: a verdict is cached, so a repeated pattern costs nothing more. */
+  /** The distinct patterns compiled: a pattern is compiled once, so a repeated one costs nothing more. */
   patterns: Set<string>;
-  /** performance.now() after which pattern analysis stops. */
-  deadline: number;
 }
 
 export const newSchemaCheckState = (): SchemaCheckState => ({
   properties: 0,
   patterns: new Set(),
-  deadline: performance.now() + PATTERN_BUDGET_MS,
 });
 
 const describeValue = (v: unknown) => {
@@ -719,7 +1174,8 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
     else if (!st.patterns.has(p) && st.patterns.add(p).size > SCHEMA_LIMITS.patterns) {
       err(ptr(path, 'pattern'), `Too many patterns: at most ${SCHEMA_LIMITS.patterns} per manifest.`);
     } else {
-      const problem = patternProblem(p, st.deadline);
+      // Without maxLength (an enum), any string up to patternInput reaches the pattern.
+      const problem = patternProblem(p, typeof node.maxLength === 'number' ? node.maxLength : SCHEMA_LIMITS.patternInput);
       if (problem) err(ptr(path, 'pattern'), `The pattern ${describeValue(p)} ${problem}.`);
     }
   }
