@@ -14,7 +14,7 @@ import {
   type PrivateRedis,
   type ToolportProcess,
 } from './helpers/private-services';
-import { freePort, newSigningKey, TARGET } from './helpers/target';
+import { freePort, newSigningKey, OPERATOR_EMAIL, TARGET } from './helpers/target';
 import { LEASE_SECONDS } from '../packages/core/src/approvals/request';
 
 /**
@@ -181,6 +181,7 @@ before(async () => {
     TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
     TOOLPORT_SIGNING_KEYS: newSigningKey(),
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    TOOLPORT_OPERATORS: OPERATOR_EMAIL,
     APPROVAL_TIMEOUT_SECONDS: String(APPROVAL_TIMEOUT_SECONDS),
     LIMIT_CALLS_PER_PERSON: '100000',
     LIMIT_CALLS_PER_APP: '100000',
