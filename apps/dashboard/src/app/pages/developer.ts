@@ -191,7 +191,7 @@ function CheckRunner({ addon }: { addon: Addon }) {
 
 export function AddonDetailPage({ id }: { id: string }) {
   const addon = useLoad(() => get<Addon>(`/api/addons/${encodeURIComponent(id)}`), [id]);
-  const versions = useLoad(() => get<Array<{ version: number; warnings?: Addon['warnings']; createdAt?: string }>>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
+  const versions = useLoad(() => get<Array<{ version: number; warnings?: Addon['warnings']; createdAt?: string; notes?: string | null; acceptedBy?: number }>>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
   const [secret, setSecret] = useState('');
   const rotate = async () => {
     const r = await post<{ signingSecret: string }>(`/api/addons/${encodeURIComponent(id)}/secret`);
@@ -221,7 +221,7 @@ export function AddonDetailPage({ id }: { id: string }) {
         </section>
         <section class="card" aria-labelledby="versions-h">
           <h2 id="versions-h" class="h3">Versions</h2>
-          <${Loaded} state=${versions} what="versions">${() => html`<ul class="list compact">${versions.data!.map((v) => html`<li class="list-item small"><span>Version ${v.version}</span><span class="muted"><${When} iso=${v.createdAt} /> · ${v.warnings?.length ?? 0} warnings</span></li>`)}</ul>`}<//>
+          <${Loaded} state=${versions} what="versions">${() => html`<ul class="list compact">${versions.data!.map((v) => html`<li class="list-item small" data-version=${v.version}><span>Version ${v.version}${v.notes ? html` · <span class="muted">${v.notes}</span>` : null}</span><span class="muted"><${When} iso=${v.createdAt} /> · ${v.warnings?.length ?? 0} warnings · accepted by ${v.acceptedBy ?? 0} install${v.acceptedBy === 1 ? '' : 's'}</span></li>`)}</ul>`}<//>
         </section>
         <${CheckRunner} addon=${a} />
         <${Deliveries} id=${a.id} />`;
