@@ -415,8 +415,9 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     assert.match(late.body.detail, /no longer waiting \(the Toolport server holding it stopped\), so nothing will run\./);
     assert.equal(late.body.decision.status, 'cancelled');
 
-    // The untouched one is recorded cancelled by the sweeper of a live process, well before its expiry.
-    const sweptBy = killedAt + (LEASE_SECONDS + 8) * 1000;
+    // The untouched one is recorded cancelled by the sweeper of a live process, before its expiry:
+    // once two of its sweeps, at least GONE_AFTER_MS apart, found the lease lapsed and unrenewed.
+    const sweptBy = killedAt + (LEASE_SECONDS + 15) * 1000;
     for (;;) {
       const all = await person.client.get('/api/approvals?status=all');
       const third = (all.body as any[]).find((a) => a.id === pending[2].id);

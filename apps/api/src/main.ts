@@ -1,7 +1,10 @@
 import { parseConfig, startTracing } from '@toolport/core';
 import { runEntry } from './run';
-import { startServer } from './server';
+import { SHUTDOWN_GRACE_MS, startServer } from './server';
 import { startWorker } from './worker';
+
+/** What closing the services may take after the drain's grace. */
+const EXIT_AFTER_GRACE_MS = 4_000;
 
 async function main() {
   const config = parseConfig(process.env);
@@ -15,9 +18,22 @@ async function main() {
 
   const stop = async (signal: string) => {
     server.svc.log.info('shutting down', { signal });
-    await server.close();
-    // Spans still batched are flushed to the collector before the process goes.
-    await stopTracing();
+    // An API process's drain is bounded (server.ts); this bounds closing the services after it,
+    // inside Kubernetes' 30 s. A worker lets its deliveries run to their deadline instead.
+    if (config.role !== 'worker') {
+      setTimeout(() => {
+        server.svc.log.error('shutdown took too long; exiting', { signal });
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS + EXIT_AFTER_GRACE_MS).unref();
+    }
+    try {
+      await server.close();
+      // Spans still batched are flushed to the collector before the process goes.
+      await stopTracing();
+    } catch (err) {
+      server.svc.log.error('shutdown failed', { err });
+      process.exit(1);
+    }
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

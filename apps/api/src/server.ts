@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { closeServices, createServices, ensureSigningKeys, type Config, type ServiceOverrides, type Services } from '@toolport/core';
+import { closeServices, createServices, ensureSigningKeys, type ApprovalsService, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import { createApp } from './app';
 import type { RequestsInFlight } from './http/edge';
 
@@ -13,6 +13,12 @@ export interface RunningServer {
 
 /** How long a stopping server lets requests in flight finish (within Kubernetes' 40 s grace, after a 10 s preStop). */
 export const SHUTDOWN_GRACE_MS = 25_000;
+/**
+ * Kept at the end of the grace for the calls still waiting for approval: they are then recorded
+ * cancelled and answered on their own connections, which must still be open (they used to be cut
+ * first, so their apps heard nothing).
+ */
+const ANSWER_HELD_MS = 4_000;
 
 /** Builds the services, migrates, and listens. Used by `main.ts` and by the tests. */
 export async function startServer(config: Config, overrides: ServiceOverrides = {}, graceMs = SHUTDOWN_GRACE_MS): Promise<RunningServer> {
@@ -52,10 +58,17 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         const http = server as unknown as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
         const until = Date.now() + graceMs;
-        while (Date.now() < until && (inFlight.count > 0 || ((svc.approvals as { waiting?: number } | undefined)?.waiting ?? 0) > 0)) {
-          http.closeIdleConnections?.();
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        const approvals = svc.approvals as Partial<ApprovalsService> | undefined;
+        const settled = async (by: number, held: boolean) => {
+          while (Date.now() < by && (inFlight.count > 0 || (held && (approvals?.waiting ?? 0) > 0))) {
+            http.closeIdleConnections?.();
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        };
+        // The person may still decide; then what waits is cancelled and answered, then the rest ends.
+        await settled(until - Math.min(ANSWER_HELD_MS, graceMs / 2), true);
+        await approvals?.stopHolding?.();
+        await settled(until, false);
         http.closeAllConnections?.();
         await closed;
         await closeServices(svc);

@@ -1,4 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { performance } from 'node:perf_hooks';
+import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import { approvalHolders, approvals } from '../db/schema/index';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
@@ -128,20 +129,74 @@ export async function announceDecided(svc: Services, row: Pick<ApprovalRow, 'id'
 /** Who recorded a `cancelled` when the process holding the call stopped renewing its lease. */
 export const HOLDER_GONE = 'holder_gone';
 
+/** Records these approvals, if still pending, as cancelled by `decidedBy`, in one statement. */
+export async function cancelPending(svc: Services, ids: string[], decidedBy: string) {
+  if (!ids.length) return [];
+  const rows = await svc.db
+    .update(approvals)
+    .set({ status: 'cancelled', decidedBy, decidedAt: sql`now()` })
+    .where(and(inArray(approvals.id, ids), eq(approvals.status, 'pending')))
+    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+  for (const _ of rows) svc.metrics.approval('cancelled');
+  return rows;
+}
+
 /**
- * Marks overdue pending approvals expired, and those whose holder stopped renewing its lease (the
- * process died) cancelled: their calls can never run. Any process may run it; idempotent.
+ * What one process's sweeper saw lapsed: holder id, that lease's end (database time, ms) and when
+ * (this process's clock, ms) it first saw it so.
  */
-export async function expireOverdue(svc: Services): Promise<number> {
+export type LapsedLeases = Map<string, { heldUntil: number; seenAt: number }>;
+/**
+ * A lapsed lease makes its holder gone only once sweeps this far apart, each of which reached the
+ * database, saw it lapsed and unchanged. A live holder renews every 3 s and, after a failed
+ * attempt, every half second until the database answers, so it would have moved its lease in
+ * between; a lapse seen once may be a database outage both sides just came back from (a live
+ * process's calls were cancelled so).
+ */
+export const GONE_AFTER_MS = 4_000;
+
+/**
+ * Marks overdue pending approvals expired, and those whose holder is gone (see GONE_AFTER_MS; or
+ * its row is gone: it deleted it at shutdown, or was forgotten) cancelled: their calls can never
+ * run. Any process may run it; idempotent. Without `lapsed` (one sweep's memory) it cancels no
+ * approval of a lapsed lease.
+ */
+export async function expireOverdue(svc: Services, lapsed: LapsedLeases = new Map()): Promise<number> {
   const expired = await svc.db
     .update(approvals)
     .set({ status: 'expired', decidedBy: 'timeout', decidedAt: sql`now()` })
     .where(and(eq(approvals.status, 'pending'), sql`${approvals.expiresAt} <= now()`))
     .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+  const lapsedNow = await svc.db
+    .select({ id: approvalHolders.id, heldUntil: approvalHolders.heldUntil })
+    .from(approvalHolders)
+    .where(sql`${approvalHolders.heldUntil} <= now()`);
+  const now = performance.now();
+  const gone: string[] = [];
+  const seen = new Map(lapsed);
+  lapsed.clear();
+  for (const { id, heldUntil } of lapsedNow) {
+    const before = seen.get(id);
+    const same = before?.heldUntil === heldUntil.getTime();
+    if (same && now - before.seenAt >= GONE_AFTER_MS) gone.push(id);
+    lapsed.set(id, same ? before : { heldUntil: heldUntil.getTime(), seenAt: now });
+  }
+  const holderRowGone = sql`not exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId})`;
   const orphaned = await svc.db
     .update(approvals)
     .set({ status: 'cancelled', decidedBy: HOLDER_GONE, decidedAt: sql`now()` })
-    .where(and(eq(approvals.status, 'pending'), holderGone))
+    .where(
+      and(
+        eq(approvals.status, 'pending'),
+        or(
+          // The previous release's lease on the row itself.
+          sql`${approvals.heldUntil} <= now()`,
+          and(isNotNull(approvals.holderId), holderRowGone),
+          // Still lapsed now: a renewal since the select keeps its calls.
+          gone.length ? and(inArray(approvals.holderId, gone), sql`not ${holderAlive}`) : undefined,
+        ),
+      ),
+    )
     .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
   await svc.db.delete(approvalHolders).where(sql`${approvalHolders.heldUntil} < now() - ${FORGET_HOLDERS_AFTER}::interval`);
   const rows = [...expired, ...orphaned];

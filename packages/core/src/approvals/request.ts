@@ -1,4 +1,6 @@
 import { and, eq, getTableColumns, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
 import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
@@ -12,6 +14,7 @@ import { sendApprovalPush, vapidKeys } from './push';
 import {
   announceDecided,
   APPROVALS_CHANNEL,
+  cancelPending,
   expireOverdue,
   readApproval,
   toView,
@@ -19,6 +22,7 @@ import {
   userChannel,
   type ApprovalRow,
   type FinalStatus,
+  type LapsedLeases,
   type UserEvent,
 } from './records';
 
@@ -37,6 +41,17 @@ const SWEEP_EVERY_MS = 5_000;
  */
 export const LEASE_SECONDS = 10;
 const RENEW_EVERY_MS = 3_000;
+/**
+ * One renewal attempt's bound: a statement stuck on a dead connection must not hold back the next
+ * one (it did, and a 4 s outage cost a live process its lease). A failed attempt is tried again
+ * every RENEW_RETRY_MS, so the lease is renewed as soon as the database answers again.
+ */
+const RENEW_TIMEOUT_MS = 2_000;
+const RENEW_RETRY_MS = 500;
+/** The lease connection's wait before connecting again: the attempts are already spaced. */
+const LEASE_RECONNECT_S = 0.1;
+/** A stopping process's one statement that records its waiting calls cancelled; past it, they end unrecorded (fail closed). */
+const STOP_STATEMENT_MS = 2_000;
 
 export interface ApprovalsOptions {
   /** Tests only: a shorter wait than the contract's 30 s. */
@@ -52,6 +67,11 @@ export interface ApprovalsOptions {
 export interface ApprovalsService extends Approvals {
   /** How many calls this process holds waiting for a decision. */
   readonly waiting: number;
+  /**
+   * The process is stopping: holds no new call, and ends every call waiting here as cancelled
+   * (`shutdown`), recorded first, so each one answers its app while the connection is still open.
+   */
+  stopHolding(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -179,6 +199,17 @@ class Waiting {
 
 const tickWaiting = (w: Waiting) => w.tick();
 
+/** `promise`, or a rejection once `ms` passed (the promise itself is left to settle on its own). */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 /**
  * The approval insert, built once with placeholders: drizzle building it for every held call was
  * a tenth of the CPU of holding one. The database's clock decides expiry, for every process alike.
@@ -225,6 +256,16 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly holderId = newId('hld');
   private renewedAt = 0;
   private renewing: Promise<void> | undefined;
+  private renewRetry: NodeJS.Timeout | undefined;
+  private renewFailures = 0;
+  private leaseClient: postgres.Sql | undefined;
+  private leaseDrizzle: Services['db'] | undefined;
+  /** What this process's sweeper saw lapsed (see expireOverdue). */
+  private readonly lapsed: LapsedLeases = new Map();
+  private sweeping = false;
+  private stopping = false;
+  /** The dashboards told of the calls cancelled at stop; awaited before the bus closes. */
+  private announcing: Promise<unknown> | undefined;
 
   /** See prepareInsert. */
   private readonly insertStatement: ReturnType<typeof prepareInsert>;
@@ -245,9 +286,7 @@ class ApprovalsImpl implements ApprovalsService {
     vapidKeys(svc).catch((err) => svc.log.warn('cannot prepare the Web Push keys yet', { err }));
     const every = opts.sweepEveryMs ?? SWEEP_EVERY_MS;
     if (every > 0) {
-      this.sweeper = setInterval(() => {
-        expireOverdue(svc).catch((err) => svc.log.warn('approval sweep failed', { err }));
-      }, every);
+      this.sweeper = setInterval(() => void this.sweep(), every);
       this.sweeper.unref();
     }
     this.renewer = setInterval(() => void this.renewLeases(), RENEW_EVERY_MS);
@@ -277,32 +316,86 @@ class ApprovalsImpl implements ApprovalsService {
     }
   }
 
-  /** Tells every process that this one still holds its waiting calls (see LEASE_SECONDS). */
-  private async renewLeases() {
-    if (!this.byId.size) return;
+  /** One sweep at a time: two overlapping ones would see a lease twice in a moment (see expireOverdue). */
+  private async sweep() {
+    if (this.sweeping) return;
+    this.sweeping = true;
     try {
-      await this.renewHolder();
+      await expireOverdue(this.svc, this.lapsed);
     } catch (err) {
-      this.svc.log.warn('cannot renew the lease of the waiting approvals', { err, waiting: this.byId.size });
+      this.svc.log.warn('approval sweep failed', { err });
+    } finally {
+      this.sweeping = false;
     }
   }
 
-  /** Takes or extends this process's lease; one statement shared by whoever asks meanwhile. */
+  /** Tells every process that this one still holds its waiting calls (see LEASE_SECONDS). */
+  private async renewLeases() {
+    if (!this.byId.size || this.renewRetry) return;
+    try {
+      await this.renewHolder();
+      if (this.renewFailures) this.svc.log.info('the lease of the waiting approvals is renewed again', { failedAttempts: this.renewFailures });
+      this.renewFailures = 0;
+    } catch (err) {
+      // Once per outage, not every half second.
+      if (!this.renewFailures++) this.svc.log.warn('cannot renew the lease of the waiting approvals; trying again', { err, waiting: this.byId.size });
+      this.renewRetry ??= setTimeout(() => {
+        this.renewRetry = undefined;
+        void this.renewLeases();
+      }, RENEW_RETRY_MS);
+      this.renewRetry.unref();
+    }
+  }
+
+  /**
+   * Takes or extends this process's lease: one statement shared by whoever asks meanwhile, given up
+   * after RENEW_TIMEOUT_MS, and then its connection with it, so the next attempt is a fresh one.
+   */
   private renewHolder(): Promise<void> {
     this.renewing ??= (async () => {
       try {
         const started = Date.now();
         const heldUntil = sql`now() + ${`${LEASE_SECONDS} seconds`}::interval`;
-        await this.svc.db
+        const statement = this.leaseDb()
           .insert(approvalHolders)
           .values({ id: this.holderId, heldUntil })
-          .onConflictDoUpdate({ target: approvalHolders.id, set: { heldUntil } });
+          .onConflictDoUpdate({ target: approvalHolders.id, set: { heldUntil } })
+          .then(() => {});
+        await within(statement, RENEW_TIMEOUT_MS);
         this.renewedAt = started;
+      } catch (err) {
+        this.dropLeaseClient();
+        throw err;
       } finally {
         this.renewing = undefined;
       }
     })();
     return this.renewing;
+  }
+
+  /**
+   * On Postgres the lease has a connection of its own. The shared pool (postgres.js) waits longer
+   * after each failed connection, up to 20 s, and every query queues behind it: after a 4 s outage
+   * renewals waited 6 s more than the database did, and a live process lost its lease.
+   */
+  private leaseDb(): Services['db'] {
+    const url = this.svc.database.kind === 'postgres' ? this.svc.config.database.url : undefined;
+    if (!url) return this.svc.db;
+    this.leaseClient ??= postgres(url, {
+      max: 1,
+      backoff: () => LEASE_RECONNECT_S,
+      connect_timeout: RENEW_TIMEOUT_MS / 1000,
+      idle_timeout: 60,
+      onnotice: () => {},
+      connection: { application_name: 'toolport-lease' },
+    });
+    return (this.leaseDrizzle ??= drizzle(this.leaseClient) as unknown as Services['db']);
+  }
+
+  private dropLeaseClient() {
+    void this.leaseClient?.end({ timeout: 0 }).catch(() => {});
+    this.leaseClient = undefined;
+    this.leaseDrizzle = undefined;
   }
 
   /** Before a new approval names this process as its holder, the lease must be fresh. */
@@ -367,6 +460,7 @@ class ApprovalsImpl implements ApprovalsService {
    */
   request(req: ApprovalRequest): Promise<ApprovalDecision> {
     if (req.signal?.aborted) return Promise.resolve({ status: 'cancelled', decidedBy: 'app' });
+    if (this.stopping) return Promise.resolve({ status: 'cancelled', decidedBy: 'shutdown' });
     const w = new Waiting(this, newId('apr'), req);
     void this.hold(w, req).catch((err: unknown) => w.fail(err));
     return w.done;
@@ -384,6 +478,8 @@ class ApprovalsImpl implements ApprovalsService {
     await this.gates;
     // Listening before the row exists: a decision can never be announced before we listen.
     await this.listen();
+    // Asked (confirm) before the process began to stop: no row, nobody to ask any more.
+    if (this.stopping) return void w.finish({ status: 'cancelled', decidedBy: 'shutdown' });
     this.track(w);
     await this.begin(w, req, confirm);
     req.onHold?.();
@@ -494,20 +590,47 @@ class ApprovalsImpl implements ApprovalsService {
     }
   }
 
+  async stopHolding() {
+    this.stopping = true;
+    const held = [...this.byId.values()];
+    if (!held.length) return;
+    const ids = held.map((w) => w.id);
+    // One statement per 1,000 rather than one per call: thousands may be waiting, and the grace is short.
+    const cancelling = (async () => {
+      const rows: Awaited<ReturnType<typeof cancelPending>> = [];
+      for (let i = 0; i < ids.length; i += RECHECK_BATCH) rows.push(...(await cancelPending(this.svc, ids.slice(i, i + RECHECK_BATCH), 'shutdown')));
+      return rows;
+    })();
+    let cancelled: Awaited<typeof cancelling> = [];
+    try {
+      cancelled = await within(cancelling, STOP_STATEMENT_MS);
+    } catch (err) {
+      this.svc.log.error('cannot record the waiting calls as cancelled at shutdown; they end anyway and never run', { err, waiting: held.length });
+    }
+    for (const row of cancelled) this.byId.get(row.id)?.settle('cancelled', 'shutdown');
+    // Not in that statement: not inserted yet, or decided meanwhile (an allow still runs). Each
+    // records its own end or adopts what was recorded; past the bound it ends unrecorded.
+    const rest = held.filter((w) => !w.settled);
+    await within(Promise.allSettled(rest.map((w) => w.end('cancelled', 'shutdown'))), STOP_STATEMENT_MS).catch(() => {});
+    for (const w of held) w.settle('cancelled', 'shutdown');
+    this.announcing = Promise.allSettled(cancelled.map((row) => announceDecided(this.svc, row)));
+  }
+
   async close() {
     clearInterval(this.sweeper);
     clearInterval(this.renewer);
+    clearTimeout(this.renewRetry);
     this.offReconnect();
     const unsubscribe = await this.gates;
     await unsubscribe?.().catch(() => {});
-    // A call held here cannot run once we stop: record that it was cancelled.
-    const all = [...this.byId.values()];
-    await Promise.allSettled(all.map((w) => w.end('cancelled', 'shutdown')));
-    for (const w of all) w.settle('cancelled', 'shutdown');
+    // A call held here cannot run once we stop: record that it was cancelled (the server did, unless it was not one).
+    await this.stopHolding();
+    await this.announcing;
     const stopListening = await this.decisions?.catch(() => undefined);
     await stopListening?.().catch(() => {});
     // Nothing of ours is waiting any more; the sweeper would forget the row within the hour anyway.
     if (this.renewedAt) await this.svc.db.delete(approvalHolders).where(eq(approvalHolders.id, this.holderId)).catch(() => {});
+    this.dropLeaseClient();
   }
 }
 
