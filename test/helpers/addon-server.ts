@@ -119,7 +119,7 @@ export async function personWithNotes(
   /** Changes the manifest before it is registered. */
   edit: (manifest: ReturnType<typeof notesManifest>) => void = () => {},
 ) {
-  const { newPerson, listPublicly } = await import('./http');
+  const { installFor, newPerson, listPublicly } = await import('./http');
   const dev = await newPerson(baseUrl, 'dev');
   const addonId = `${prefix}-${process.pid % 1000}-${installed++}`;
   const manifest = notesManifest(addonId, hook.url, { visibility: 'public' });
@@ -129,13 +129,6 @@ export async function personWithNotes(
   hook.setSecret(created.body.signingSecret);
   await listPublicly(baseUrl, addonId);
   const person = await newPerson(baseUrl);
-  for (const [method, path, body] of [
-    ['PATCH', '/api/settings', { aiApps: true }],
-    ['POST', '/api/installs', { addon: addonId }],
-    ['PATCH', `/api/installs/${addonId}`, { tools }],
-  ] as const) {
-    const res = await person.client.request(method, path, body);
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
-  }
+  await installFor(person, addonId, tools);
   return { ...person, addonId, dev };
 }
