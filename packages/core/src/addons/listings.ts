@@ -36,7 +36,8 @@ export async function isOperator(svc: Services, userId: string): Promise<boolean
   return !!row && svc.config.operators.includes(row.email.toLowerCase());
 }
 
-const hostOf = (url: string) => {
+/** The host a webhook URL names, shown as where an add-on runs ('' for an unreadable URL). */
+export const hostOf = (url: string) => {
   try {
     return new URL(url).host;
   } catch {

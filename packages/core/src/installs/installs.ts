@@ -8,7 +8,7 @@ import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches, users } from '../db/schema/index';
 import type { CompiledTool } from '../addons/types';
 import { pendingUpdates } from './releases';
-import { visibleTo } from '../addons/listings';
+import { hostOf, visibleTo } from '../addons/listings';
 
 
 async function toolsOf(svc: Services, addonIds: string[]) {
@@ -26,14 +26,6 @@ const toolView = (t: typeof tools.$inferSelect) => ({
   destructive: t.destructive,
   readOnly: t.readOnly,
 });
-
-const hostOf = (url: string) => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return '';
-  }
-};
 
 /** The catalog: listed add-ons and the person's own, each naming its publisher and its latest release. */
 export async function listCatalog({ ctx }: { ctx: Ctx }) {
