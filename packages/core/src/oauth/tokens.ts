@@ -27,6 +27,14 @@ export interface TokenRequest {
   authorization?: string;
 }
 
+const tokenResponse = (access: { token: string; expiresIn: number }, refresh: string, scope: string): TokenResponse => ({
+  access_token: access.token,
+  token_type: 'Bearer',
+  expires_in: access.expiresIn,
+  refresh_token: refresh,
+  scope,
+});
+
 /** RFC 6749 §3.2: no parameter may appear twice. */
 function single(form: URLSearchParams) {
   for (const key of new Set(form.keys())) {
@@ -71,7 +79,7 @@ async function issueTokens(
     createdAt: svc.clock.now(),
     expiresAt: new Date(svc.clock.now().getTime() + REFRESH_TOKEN_TTL_MS),
   });
-  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, refresh_token: refresh, scope };
+  return tokenResponse({ token, expiresIn }, refresh, scope);
 }
 
 async function redeemCode(svc: Services, client: OAuthClient, form: URLSearchParams): Promise<TokenResponse> {
@@ -186,7 +194,7 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
     const [after] = await svc.db.select({ usedAt: oauthRefreshTokens.usedAt }).from(oauthRefreshTokens).where(eq(oauthRefreshTokens.tokenHash, tokenHash));
     return answerRace(svc, client, grant, token, after?.usedAt ?? now, svc.clock.now());
   }
-  return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: successor!, scope: row.scope };
+  return tokenResponse(access, successor!, row.scope);
 }
 
 /**
@@ -219,7 +227,7 @@ async function answerRace(
     if (head) {
       const successor = successors.find((s) => sha256(s) === head.tokenHash)!;
       const access = await signAccessToken(svc, { userId: grant.userId, clientId: client.id, grantId: grant.id, scope: head.scope, audience: head.resource });
-      return { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: successor, scope: head.scope };
+      return tokenResponse(access, successor, head.scope);
     }
   }
   await revokeGrant(svc, grant.id);
