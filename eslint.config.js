@@ -1,0 +1,29 @@
+// Lint: typescript-eslint's recommended rules, plus the one architectural rule of AGENTS.md that
+// a type checker cannot see: routes are thin adapters, so they reach the domain only through
+// `@toolport/core`'s index, never drizzle or a file deep inside core.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', 'apps/dashboard/dist/**', '**/.toolport/**', 'bench/results/**', 'packages/core/drizzle/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    files: ['apps/api/src/**/*.ts', 'packages/cli/src/**/*.ts', 'packages/addon-kit/src/**/*.ts', 'examples/*/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'drizzle-orm', message: 'SQL lives in packages/core: call a verb from @toolport/core.' }],
+        patterns: [
+          { group: ['drizzle-orm/*'], message: 'SQL lives in packages/core: call a verb from @toolport/core.' },
+          { group: ['@toolport/core/*', '**/packages/core/**', '**/core/src/**'], message: 'Import from @toolport/core (its index), not a file inside core.' },
+        ],
+      }],
+    },
+  },
+);
