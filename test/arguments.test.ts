@@ -374,7 +374,6 @@ describe('arguments: property', () => {
   it('random manifests compile; random inputs never throw; the gate agrees with the contract', () => {
     let accepted = 0;
     let refused = 0;
-    let oneOfRefused = 0;
     fc.assert(
       fc.property(argsArb.chain((args) => fc.tuple(fc.constant(args), inputFor(args))), ([args, input]) => {
         const { tools } = checkManifest({
@@ -396,7 +395,6 @@ describe('arguments: property', () => {
     );
     // Both sides of the gate were exercised, not just refusals.
     assert.ok(accepted > 50 && refused > 50, `accepted ${accepted}, refused ${refused}`);
-    assert.ok(oneOfRefused < 150, `most schemas were taken (${oneOfRefused} of 300 refused)`);
   });
 });
 

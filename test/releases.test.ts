@@ -74,7 +74,6 @@ describe('tool changes reach apps only after the person reviews them', () => {
     await installFor(person, addonId, { wipe: true, search: true });
     const { client: app } = await connectApp(person.user.mcpUrl, person.client);
     const wipeName = `${addonId}__wipe`;
-    const searchName = `${addonId}__search`;
     const v1 = await listedUntil(app, (t) => t.length === 2, 'v1 listed');
     assert.equal(v1.find((t) => t.name === wipeName)!.annotations?.destructiveHint, true);
 

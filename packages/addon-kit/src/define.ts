@@ -78,6 +78,7 @@ export interface Tool<A extends ArgMap = ArgMap> extends ToolDefinition<A> {
 }
 
 /** Declares one tool; `args` in `run` and `confirm` are typed from `arguments`. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a tool without arguments
 export function tool<A extends ArgMap = {}>(def: ToolDefinition<A>): Tool<A> {
   return { ...def, __tool: true };
 }

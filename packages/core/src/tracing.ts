@@ -5,7 +5,6 @@ import {
   ROOT_CONTEXT,
   SpanStatusCode,
   trace,
-  type Attributes,
   type Context,
   type Span,
   type SpanOptions,

@@ -105,7 +105,7 @@ const INSTRUCTIONS: ReadonlyArray<{ re: RegExp; says: string; instead: string }>
     instead: 'Toolport asks the person before a destructive call; mark the tool `destructive` instead of telling the model',
   },
   {
-    re: /(~|\$home|%userprofile%)[\/\\]|(^|[^\p{L}\p{N}])\.(ssh|env|aws|npmrc|netrc|pgpass|git-credentials|kube|docker)\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\/etc\/(passwd|shadow)\b|\bmcp\.json\b|\bapi[ _-]?keys?\b|\b(private|secret|ssh) keys?\b|\bpasswords?\b|\b(access|auth|bearer|refresh|session) tokens?\b|\bcredentials\b|\b(seed|recovery) phrases?\b|\b(whole|entire|full) conversation\b|\bprevious messages\b/u,
+    re: /(~|\$home|%userprofile%)[/\\]|(^|[^\p{L}\p{N}])\.(ssh|env|aws|npmrc|netrc|pgpass|git-credentials|kube|docker)\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\/etc\/(passwd|shadow)\b|\bmcp\.json\b|\bapi[ _-]?keys?\b|\b(private|secret|ssh) keys?\b|\bpasswords?\b|\b(access|auth|bearer|refresh|session) tokens?\b|\bcredentials\b|\b(seed|recovery) phrases?\b|\b(whole|entire|full) conversation\b|\bprevious messages\b/u,
     says: 'mentions secrets, local files or the conversation',
     instead: 'a tool must not ask a model for keys, passwords, files or what the person said (the add-on holds its own credentials); if the tool only manages such things itself, word it so that no model reads it as a request',
   },

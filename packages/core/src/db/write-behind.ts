@@ -149,7 +149,10 @@ export class WriteBehind<Row> {
     this.settled += n;
     if (!this.waiters.length) return;
     const still: typeof this.waiters = [];
-    for (const w of this.waiters) (w.upTo <= this.settled ? w.resolve() : still.push(w));
+    for (const w of this.waiters) {
+      if (w.upTo <= this.settled) w.resolve();
+      else still.push(w);
+    }
     this.waiters = still;
   }
 }
