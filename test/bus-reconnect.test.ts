@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { GATE_CACHE_MS } from '@toolport/core';
+import { GATE_CACHE_MS, type BusTransport } from '@toolport/core';
 import { oauthGrants, toolSwitches } from '../packages/core/src/db/schema/index';
 import { transition } from '../packages/core/src/approvals/records';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
@@ -58,11 +58,13 @@ const settlesWithin = (p: Promise<unknown>, ms: number) => Promise.race([p.then(
 describe('after the bus loses its Redis connection', { skip, concurrency: false }, () => {
   it('runs its listeners once its subscriptions are live again', async () => {
     const got: unknown[] = [];
-    const off = await tp.svc.bus.subscribe('reconnect-probe', (m) => got.push(m));
+    // A channel of its own, so the transport underneath: the typed bus knows only the real ones.
+    const bus: BusTransport = tp.svc.bus;
+    const off = await bus.subscribe('reconnect-probe', (m) => got.push(m));
     try {
       await dropTheBus();
       // Published right after the listeners ran: it must arrive.
-      await tp.svc.bus.publish('reconnect-probe', { n: 1 });
+      await bus.publish('reconnect-probe', { n: 1 });
       for (let i = 0; i < 100 && !got.length; i++) await sleep(20);
       assert.deepEqual(got, [{ n: 1 }]);
     } finally {

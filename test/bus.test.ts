@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createInProcessBus, createRedisBus, type EventBus } from '@toolport/core';
+import { createInProcessBus, createRedisBus, type BusTransport } from '@toolport/core';
 import { REDIS_TEST_URL, TARGET } from './helpers/target';
 
 const tick = (ms = 100) => new Promise((r) => setTimeout(r, ms));
@@ -12,7 +12,7 @@ function inbox() {
   return { got, handler: (m: unknown) => void got.push(m) };
 }
 
-async function exercise(a: EventBus, b: EventBus) {
+async function exercise(a: BusTransport, b: BusTransport) {
   const x = inbox();
   const y = inbox();
   const z = inbox();

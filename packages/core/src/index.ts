@@ -37,14 +37,11 @@ export type { SignatureInput } from './outbound/signing';
 export { postWebhook, pingWebhook, safeSentence, MAX_RESULT_BYTES } from './outbound/webhook';
 export type { PostWebhookInput, PingWebhookInput, WebhookDelivery, WebhookKind } from './outbound/webhook';
 export {
-  ADDONS_CHANNEL,
-  CANCEL_CHANNEL,
   CALLS_QUEUE,
   checkEvictionPolicy,
   createBullDispatcher,
   createInProcessDispatcher,
   deliverCall,
-  resultChannel,
   runDelivery,
   startCallWorker,
   startQueue,
@@ -54,7 +51,20 @@ export type { AttemptResult, CallWorker, CallWorkerOptions, RedisSettings } from
 export { createRedisBus } from './events/redis-bus';
 export type { RedisBus } from './events/redis-bus';
 export { createInProcessBus } from './events/bus';
-export type { EventBus } from './events/bus';
+export type { BusTransport, EventBus } from './events/bus';
+export {
+  ADDONS_CHANNEL,
+  APPROVALS_CHANNEL,
+  CANCEL_CHANNEL,
+  GATES_CHANNEL,
+  KEYS_CHANNEL,
+  REQUEST_CANCEL_CHANNEL,
+  TOOLS_CHANNEL,
+  repliesChannel,
+  resultChannel,
+  userChannel,
+} from './events/channels';
+export type { BusChannel, BusMessages } from './events/channels';
 export { listDeliveries } from './addons/deliveries';
 export type { DeliveryEntry } from './addons/deliveries';
 export {
@@ -79,7 +89,7 @@ export { rotateSigningKey, publicJwks, signAccessToken, ensureSigningKeys, setti
 export type { AccessTokenInput } from './oauth/keys';
 export { verifyAccessToken, GATE_CACHE_MS } from './oauth/verify';
 export type { VerifiedAccess } from './oauth/verify';
-export { listConnections, revokeConnection, revokeGrant, GATES_CHANNEL } from './oauth/grants';
+export { listConnections, revokeConnection, revokeGrant } from './oauth/grants';
 export type { Connection } from './oauth/grants';
 export { checkManifest, MANIFEST_LIMITS } from './addons/manifest';
 export { lintManifest } from './addons/lint';
@@ -101,8 +111,6 @@ export {
   sendApprovalPush,
   approvalPushPayload,
   approvalActionToken,
-  APPROVALS_CHANNEL,
-  userChannel,
   expireOverdue,
 } from './approvals/index';
 export type { ApprovalsOptions, ApprovalsService, ListedApproval, ApprovalEvents, ApprovalPush, ApprovalView, RecordedDecision, UserEvent } from './approvals/index';

@@ -5,7 +5,7 @@ import { ConfigError, productionSecretProblems } from './config';
 import type { Database, Db } from './db/client';
 import { createDatabase } from './db/client';
 import type { EventBus } from './events/bus';
-import { createInProcessBus } from './events/bus';
+import { createInProcessBus, typedBus } from './events/bus';
 import { createRedisBus } from './events/redis-bus';
 import { createOutboundClient } from './outbound/http-client';
 import type { OutboundClient } from './outbound/types';
@@ -68,7 +68,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     await database.close();
     throw err;
   });
-  const bus = config.redis ? createRedisBus(config.redis.url, config.redis.prefix) : createInProcessBus();
+  const bus = typedBus(config.redis ? createRedisBus(config.redis.url, config.redis.prefix) : createInProcessBus());
   const outbound = createOutboundClient({ allowPrivate: config.webhookAllowPrivate });
   const svc: Services = {
     config,

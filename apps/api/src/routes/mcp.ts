@@ -4,7 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CallCancel, callTool, isDependencyDown, isToolportError, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
+import { CallCancel, callTool, isDependencyDown, isToolportError, REQUEST_CANCEL_CHANNEL, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
 import { nodeResponse, PARKED, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 import { acceptsEncoding } from '../http/accept-encoding';
@@ -386,7 +386,7 @@ function buildServer(svc: Services, identity: Identity, aiAppsOn: boolean, infli
 export function createMcpRoutes(svc: Services) {
   const inflight = new InFlight();
   // A cancellation may arrive at any API process: every process hears it.
-  void svc.bus.subscribe('mcp-cancel', (m) => inflight.abort((m as { key: string }).key));
+  void svc.bus.subscribe(REQUEST_CANCEL_CHANNEL, (m) => inflight.abort((m as { key: string }).key));
 
   return new Hono<AppEnv>().all('/u/:userKey/mcp', async (c) => {
     const userKey = c.req.param('userKey');
@@ -441,7 +441,7 @@ export function createMcpRoutes(svc: Services) {
       // not keep it from hearing. Then every other process, without making the app wait for Redis.
       const key = inflight.key(identity.grantId, message.params.requestId);
       inflight.abort(key);
-      svc.bus.publish('mcp-cancel', { key }).catch((err: unknown) => svc.log.warn('cannot pass a cancellation to the other processes', { err }));
+      svc.bus.publish(REQUEST_CANCEL_CHANNEL, { key }).catch((err: unknown) => svc.log.warn('cannot pass a cancellation to the other processes', { err }));
     }
 
     const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;

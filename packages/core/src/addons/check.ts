@@ -1,6 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { announceDecided, APPROVALS_CHANNEL, readApproval, transition, userChannel, type UserEvent } from '../approvals/records';
+import { announceDecided, readApproval, transition, type UserEvent } from '../approvals/records';
+import { APPROVALS_CHANNEL, userChannel } from '../events/channels';
 import { callTool } from '../calls/call-tool';
 import { toEnabledTool, toolSet, type EnabledToolSet } from '../calls/enabled-tools';
 import type { ApprovalRequest, Approvals, ToolResult } from '../calls/types';

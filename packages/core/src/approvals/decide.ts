@@ -8,7 +8,6 @@ import { withNames, type NamedApproval } from './names';
 import { approvalActionTokenValid } from './push';
 import {
   announceDecided,
-  APPROVALS_CHANNEL,
   HOLDER_GONE,
   readApproval,
   stillHeld,
@@ -18,6 +17,7 @@ import {
   type ApprovalRow,
   type RecordedDecision,
 } from './records';
+import { APPROVALS_CHANNEL } from '../events/channels';
 
 const DECIDED_SHOWN = 50;
 

@@ -3,7 +3,8 @@ import { personId } from '../context';
 import { limitExceeded } from '../errors';
 import { listDecidedSince, listPending } from './decide';
 import { withNames } from './names';
-import { userChannel, type ApprovalView, type UserEvent } from './records';
+import { userChannel } from '../events/channels';
+import type { ApprovalView, UserEvent } from './records';
 
 /** Open dashboard streams per person, across every API process when Redis is configured. */
 export const MAX_STREAMS_PER_PERSON = 10;

@@ -6,5 +6,5 @@ export { openApprovalEvents, MAX_STREAMS_PER_PERSON } from './events';
 export type { ApprovalEvents } from './events';
 export { getPushKey, subscribePush, unsubscribePush, sendApprovalPush, approvalPushPayload, approvalActionToken, vapidKeys } from './push';
 export type { ApprovalPush } from './push';
-export { APPROVALS_CHANNEL, userChannel, expireOverdue, toView } from './records';
+export { expireOverdue, toView } from './records';
 export type { ApprovalView, RecordedDecision, UserEvent } from './records';

@@ -3,6 +3,7 @@ import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import { approvalHolders, approvals } from '../db/schema/index';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
+import { APPROVALS_CHANNEL, userChannel } from '../events/channels';
 
 export type ApprovalRow = typeof approvals.$inferSelect;
 
@@ -20,14 +21,6 @@ const holderGone = sql`(${approvals.heldUntil} <= now() or (${approvals.holderId
 const FORGET_HOLDERS_AFTER = '1 hour';
 export type FinalStatus = 'allowed' | 'denied' | 'dismissed' | 'expired' | 'cancelled' | 'revoked';
 
-/**
- * Bus channel on which `{ id }` says an approval was decided (or ended): every API process hears it
- * and wakes the call it holds, if any. One channel for all approvals: a SUBSCRIBE and UNSUBSCRIBE
- * per waiting call cost two Redis round trips and a Redis channel each.
- */
-export const APPROVALS_CHANNEL = 'approvals:decided';
-/** The person's live dashboard streams (`approval`, `approval.decided`). */
-export const userChannel = (userId: string) => `user:${userId}`;
 
 /** What travels on `user:{id}`: an SSE event name and its data. */
 export interface UserEvent {

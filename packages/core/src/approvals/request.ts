@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
 import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
-import { GATES_CHANNEL } from '../oauth/grants';
+import { APPROVALS_CHANNEL, GATES_CHANNEL, userChannel } from '../events/channels';
 import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
 import { CALL_BUDGET_MS } from '../calls/call-tool';
 import type { ConfirmDescriptor } from '../outbound/types';
@@ -13,13 +13,11 @@ import type { Services } from '../services';
 import { sendApprovalPush, vapidKeys } from './push';
 import {
   announceDecided,
-  APPROVALS_CHANNEL,
   cancelPending,
   expireOverdue,
   readApproval,
   toView,
   transition,
-  userChannel,
   type ApprovalRow,
   type FinalStatus,
   type LapsedLeases,

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import type { EventBus } from './bus';
+import type { BusTransport } from './bus';
 
-export interface RedisBus extends EventBus {
+export interface RedisBus extends BusTransport {
   /** Round trip to Redis on the publishing connection: for readiness checks. */
   ping(): Promise<void>;
 }

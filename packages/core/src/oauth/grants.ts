@@ -4,11 +4,8 @@ import { personId } from '../context';
 import { oauthClients, oauthGrants } from '../db/schema/index';
 import { notFound } from '../errors';
 import type { Services } from '../services';
-import { dropGateCache } from './verify';
-
 import { GATES_CHANNEL } from '../events/channels';
-
-export { GATES_CHANNEL };
+import { dropGateCache } from './verify';
 
 /**
  * Ends a connection: every token of the grant stops working (refresh tokens and codes check the

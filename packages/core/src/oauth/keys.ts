@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { signingKeys } from '../db/schema/index';
+import { KEYS_CHANNEL } from '../events/channels';
 import { newId } from '../ids';
 import type { Services } from '../services';
 import { issuerOf } from './metadata';
@@ -15,7 +16,6 @@ const RETIRED_PUBLISHED_MS = (ACCESS_TOKEN_TTL_S + 600) * 1000;
 const UNKNOWN_KID_RELOAD_MS = 1000;
 /** Pick up another process's rotation for signing even if its bus message was lost. */
 const SIGNING_RELOAD_MS = 5 * 60 * 1000;
-const KEYS_CHANNEL = 'signing-keys';
 const KEYGEN_LOCK = 7_486_132;
 
 interface LoadedKey {

@@ -3,11 +3,12 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { and, eq, max } from 'drizzle-orm';
 import { deliveries } from '../db/schema/index';
+import { CANCEL_CHANNEL, repliesChannel, resultChannel, type BusChannel, type BusMessages } from '../events/channels';
 import { busMessage } from '../events/redis-bus';
 import type { Logger } from '../log';
 import type { Services } from '../services';
 import { extractTrace, injectTrace, withContext } from '../tracing';
-import { CANCEL_CHANNEL, cancelled, deliverCall, resultChannel, tooLate } from './deliver';
+import { cancelled, deliverCall, tooLate } from './deliver';
 import type { CallJob, CallOutcome, Dispatcher } from './types';
 
 export interface RedisSettings {
@@ -70,11 +71,10 @@ interface Reply {
   callId: string;
   outcome: CallOutcome;
 }
-const REPLY_PREFIX = 'replies:';
 
 /** Where a call's caller listens: its process's reply channel, or the call's own; and what it hears. */
-function replyOf(job: { callId: string; replyTo?: string }, outcome: CallOutcome): [channel: string, message: unknown] {
-  return job.replyTo ? [job.replyTo, { callId: job.callId, outcome } satisfies Reply] : [resultChannel(job.callId), outcome];
+function replyOf(job: { callId: string; replyTo?: string }, outcome: CallOutcome): [channel: BusChannel, message: BusMessages[BusChannel]] {
+  return job.replyTo ? [job.replyTo as ReturnType<typeof repliesChannel>, { callId: job.callId, outcome } satisfies Reply] : [resultChannel(job.callId), outcome];
 }
 
 /** Publishes a call's outcome where its caller listens. */
@@ -112,7 +112,7 @@ export function createBullDispatcher(
   queue.on('error', (err) => svc.log.warn('call queue error', { err }));
   void checkEvictionPolicy(connection, svc.log);
 
-  const replyTo = `${REPLY_PREFIX}${randomUUID()}`;
+  const replyTo = repliesChannel(randomUUID());
   /**
    * Each waiting call: its job (to queue it again if Redis loses it), whoever waits for it, and the
    * job that carries it once queued (its own id, or a batch's).

@@ -10,18 +10,8 @@ import type { Services } from '../services';
 import { inSpan } from '../tracing';
 import type { CallJob, CallOutcome } from './types';
 
-/**
- * Bus channel on which `{ addonId }` announces that an add-on's webhook URL, secrets or disabled
- * flag changed; every process drops its cached delivery target for that add-on.
- */
 import { ADDONS_CHANNEL } from '../events/channels';
 import type { CancelSignal } from '../cancel';
-
-export { ADDONS_CHANNEL };
-/** Bus channel on which `{ callId }` says the app cancelled a call: stop retrying, send nothing more. */
-export const CANCEL_CHANNEL = 'calls:cancel';
-/** Bus channel carrying a call's outcome to whichever process waits for it. */
-export const resultChannel = (callId: string) => `result:${callId}`;
 
 const TARGET_TTL_MS = 5_000;
 const TARGET_CACHE_MAX = 10_000;

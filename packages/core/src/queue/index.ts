@@ -3,7 +3,7 @@ import { createBullDispatcher, startCallWorker } from './bullmq';
 import { createInProcessDispatcher } from './in-process';
 import type { Dispatcher } from './types';
 
-export { ADDONS_CHANNEL, CANCEL_CHANNEL, deliverCall, resultChannel, runDelivery, webhookBody } from './deliver';
+export { deliverCall, runDelivery, webhookBody } from './deliver';
 export type { AttemptResult } from './deliver';
 export { createInProcessDispatcher } from './in-process';
 export { CALLS_QUEUE, checkEvictionPolicy, createBullDispatcher, startCallWorker } from './bullmq';
