@@ -84,8 +84,8 @@ describe('client ID metadata documents', () => {
     );
     assert.equal(token.status, 200, token.text);
     const access = await verifyAccessToken(tp.svc, token.body.access_token, user.mcpUrl);
-    assert.equal(access.clientId, clientId);
-    assert.equal(access.appName, 'Doc App');
+    assert.equal(access.identity.clientId, clientId);
+    assert.equal(access.identity.appName, 'Doc App');
     assert.equal(asked.length, before + 1, 'the cached document served the token request');
   });
 

@@ -102,9 +102,12 @@ describe('access token verification', () => {
     const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
     await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
     await client.patch('/api/settings', { aiApps: false });
-    await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'FORBIDDEN', 'ai_apps_off');
+    // Still this app (the MCP endpoint answers it, refusing every call), with AI apps off.
+    const off = await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
+    assert.equal(off.aiAppsOn, false);
+    assert.equal(off.identity.userId, user.id);
     await client.patch('/api/settings', { aiApps: true });
-    await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl);
+    assert.equal((await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl)).aiAppsOn, true);
     await client.post('/api/me/rotate-mcp-url');
     await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'UNAUTHORIZED');
   });
@@ -181,7 +184,7 @@ describe('signing keys written by another process', () => {
       .sign(privateKey);
     await new Promise((r) => setTimeout(r, 1100)); // past the once-a-second reload bound
     const ok = await verifyAccessToken(tp.svc, foreign, user.mcpUrl);
-    assert.equal(ok.grantId, claims.gid);
+    assert.equal(ok.identity.grantId, claims.gid);
     const unknown = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'kid_nobody' }).sign(privateKey);
     await rejects(verifyAccessToken(tp.svc, unknown, user.mcpUrl), 'UNAUTHORIZED');
   });

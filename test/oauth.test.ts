@@ -226,7 +226,7 @@ describe('authorization code flow', () => {
     assert.ok(claims.jti);
 
     const ok = await verifyAccessToken(tp.svc, token.body.access_token, user.mcpUrl);
-    assert.deepEqual(ok, { userId: user.id, grantId: claims.gid, clientId: app.client_id, appName: 'Flow <App>', scope: 'tools' });
+    assert.deepEqual(ok, { identity: { userId: user.id, grantId: claims.gid, clientId: app.client_id, appName: 'Flow <App>' }, scope: 'tools', aiAppsOn: true });
     await rejects(verifyAccessToken(tp.svc, token.body.access_token, `${user.mcpUrl}/`), 'UNAUTHORIZED');
 
     const conns = await dashboard.get('/api/connections');

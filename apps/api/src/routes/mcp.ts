@@ -4,7 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CallCancel, callTool, isDependencyDown, isToolportError, REQUEST_CANCEL_CHANNEL, verifyAccessToken, wwwAuthenticate, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult } from '@toolport/core';
+import { AI_APPS_OFF, CallCancel, callTool, isDependencyDown, isToolportError, REQUEST_CANCEL_CHANNEL, verifyAccessToken, wwwAuthenticate, type AppIdentity, type Ctx, TOOLS_SCOPE, type EnabledToolSet, type Services, type ToolResult, type VerifiedAccess } from '@toolport/core';
 import { nodeResponse, PARKED, type AppEnv } from '../http/env';
 import { readJson } from '../http/body';
 import { acceptsEncoding } from '../http/accept-encoding';
@@ -16,7 +16,7 @@ const sharedValidator = new AjvJsonSchemaValidator();
 const MAX_MCP_BODY = 1024 * 1024;
 const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
 
-type Identity = { userId: string; grantId: string; clientId: string; appName: string };
+type Identity = AppIdentity;
 
 const DOWN_SENTENCE = 'Toolport cannot reach its database or queue right now, so the call did not run. Try again in a few seconds.';
 
@@ -286,7 +286,7 @@ function answerStreamed(
 }
 
 const AI_APPS_OFF_RESULT: ToolResult = {
-  content: [{ type: 'text', text: 'AI apps are turned off for this Toolport account. Ask the person to turn them on in the Toolport dashboard.' }],
+  content: [{ type: 'text', text: AI_APPS_OFF.callResult }],
   isError: true,
 };
 
@@ -351,7 +351,7 @@ function buildServer(svc: Services, identity: Identity, aiAppsOn: boolean, infli
     jsonSchemaValidator: sharedValidator,
     instructions: aiAppsOn
       ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.'
-      : 'AI apps are turned off for this Toolport account. The person can turn them on in the Toolport dashboard.',
+      : AI_APPS_OFF.instructions,
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     try {
@@ -403,19 +403,15 @@ export function createMcpRoutes(svc: Services) {
       const challenge = await wwwAuthenticate(svc, userKey);
       return rpcError(c, 401 as 400, -32001, 'Sign in: this endpoint needs an OAuth access token.', { 'WWW-Authenticate': challenge });
     }
-    let identity: Identity;
-    let aiAppsOn = true;
+    let access: VerifiedAccess;
     try {
-      identity = await verifyAccessToken(svc, token, mcpUrl);
+      access = await verifyAccessToken(svc, token, mcpUrl);
     } catch (err) {
-      if (isToolportError(err) && err.code === 'FORBIDDEN' && err.details.reason === 'ai_apps_off' && err.details.identity) {
-        identity = err.details.identity as Identity;
-        aiAppsOn = false;
-      } else if (isToolportError(err) && (err.code === 'UNAUTHORIZED' || err.code === 'FORBIDDEN')) {
-        const challenge = await wwwAuthenticate(svc, userKey, 'invalid_token');
-        return rpcError(c, 401 as 400, -32001, err.message, { 'WWW-Authenticate': challenge });
-      } else throw err;
+      if (!isToolportError(err) || err.code !== 'UNAUTHORIZED') throw err;
+      const challenge = await wwwAuthenticate(svc, userKey, 'invalid_token');
+      return rpcError(c, 401 as 400, -32001, err.message, { 'WWW-Authenticate': challenge });
     }
+    const { identity, aiAppsOn } = access;
 
     if (c.req.method !== 'POST') {
       // Stateless: no standalone stream and no session to delete (any process can serve any request).

@@ -15,13 +15,31 @@ const LAST_USED_WRITE_MS = 60_000;
 const CLOCK_TOLERANCE_S = 5;
 const MAX_TOKEN_LENGTH = 4096;
 
-export interface VerifiedAccess {
+/** The app a token speaks for, on a person's behalf: the actor of its calls. */
+export interface AppIdentity {
   userId: string;
   grantId: string;
   clientId: string;
   appName: string;
-  scope: string;
 }
+
+export interface VerifiedAccess {
+  identity: AppIdentity;
+  scope: string;
+  /**
+   * False when the person turned AI apps off: the token is still good and the MCP endpoint still
+   * answers this app (an empty tools/list, every call refused with AI_APPS_OFF's sentence).
+   */
+  aiAppsOn: boolean;
+}
+
+/** What an app is told while the person has AI apps turned off. */
+export const AI_APPS_OFF = {
+  /** The text of every tool call's error result. */
+  callResult: 'AI apps are turned off for this Toolport account. Ask the person to turn them on in the Toolport dashboard.',
+  /** The MCP server's instructions (initialize). */
+  instructions: 'AI apps are turned off for this Toolport account. The person can turn them on in the Toolport dashboard.',
+} as const;
 
 interface Gate {
   userId: string;
@@ -195,8 +213,9 @@ async function checkSignatureAndClaims(svc: Services, token: string, mcpUrl: str
 
 /**
  * Verifies an access token for the MCP endpoint at `mcpUrl`: signature (ES256 only), type, issuer,
- * audience exactly `mcpUrl`, lifetime; then the gates: the grant is live, the person's user key is
- * still the one in the URL, and AI apps are on. A database failure throws (never "allowed", never 401).
+ * audience exactly `mcpUrl`, lifetime; then the gates: the grant is live and the person's user key
+ * is still the one in the URL (else UNAUTHORIZED), and whether AI apps are on (`aiAppsOn`). A
+ * database failure throws (never "allowed", never 401).
  */
 export async function verifyAccessToken(svc: Services, token: string, mcpUrl: string): Promise<VerifiedAccess> {
   if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('The access token is malformed.');
@@ -206,13 +225,8 @@ export async function verifyAccessToken(svc: Services, token: string, mcpUrl: st
   if (!gate || gate.userId !== sub || gate.clientId !== clientId) throw invalid('The access token is not valid.');
   if (gate.revoked) throw invalid('This app was disconnected. Connect it again.');
   if (mcpUrlFor(svc, gate.userKey) !== mcpUrl) throw invalid('This MCP URL is no longer in use.');
-  if (!gate.aiApps) {
-    throw new ToolportError('FORBIDDEN', 'AI apps are turned off for this account. Turn them on in the Toolport dashboard.', {
-      reason: 'ai_apps_off',
-      // The MCP endpoint still answers (an empty tools/list, refused calls) for this app.
-      identity: { userId: sub, grantId: gid, clientId, appName: gate.appName },
-    });
-  }
-  touchGrant(svc, gid);
-  return { userId: sub, grantId: gid, clientId, appName: gate.appName, scope };
+  const identity = { userId: sub, grantId: gid, clientId, appName: gate.appName };
+  // A connection is "used" when it can act: not while AI apps are off.
+  if (gate.aiApps) touchGrant(svc, gid);
+  return { identity, scope, aiAppsOn: gate.aiApps };
 }
