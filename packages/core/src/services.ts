@@ -1,3 +1,4 @@
+import { Caches } from './caches';
 import type { Clock } from './clock';
 import { systemClock } from './clock';
 import type { Config } from './config';
@@ -43,6 +44,8 @@ export interface Services {
   draining?: boolean;
   /** Each person's enabled tools, cached with bus invalidation. */
   tools: EnabledToolsCache;
+  /** The core's other caches (keys, gates, tokens, delivery targets...), closed with the services. */
+  caches: Caches;
   /** Asks the person before destructive calls; absent means destructive calls are refused. */
   approvals?: Approvals;
   /** The call and delivery logs, written behind the calls (readers in this process await `flushed()`). */
@@ -83,12 +86,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     dispatcher: undefined!,
     readiness: {},
     tools: undefined!,
+    caches: undefined!,
     limiter: createLimiter(config),
     logs: new LogWriter(database, log),
     // Read at scrape time: the dispatcher is set below.
     metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
     closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
+  svc.caches = new Caches(svc);
+  // Closed after everything that may read them (the approvals, the queue), before the bus.
+  svc.closers.push(() => svc.caches.close());
   // Closed after everything that writes log rows (the dispatcher, the approvals), before the database.
   svc.closers.push(() => svc.logs.close());
   svc.dispatcher = await startQueue(svc);

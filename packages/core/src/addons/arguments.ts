@@ -105,6 +105,7 @@ for (const name of SCHEMA_FORMATS) {
   ajv.addFormat(name, { type: 'string', validate: (s: string) => s.length <= max && test(s) });
 }
 
+// Not a per-services cache (caches.ts): a validator belongs to its schema object and goes with it.
 const byObject = new WeakMap<object, ValidateFunction>();
 const byText = new Map<string, ValidateFunction>();
 

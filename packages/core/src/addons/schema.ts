@@ -828,7 +828,10 @@ function dedupe(errors: FieldError[], from: number) {
 // ---------------------------------------------------------------------------------------------
 // Written out in place: local $ref, and optional values as anyOf with null
 
-/** Where each object of a written-out schema was written in the manifest, for error paths. */
+/**
+ * Where each object of a written-out schema was written in the manifest, for error paths: one
+ * check's notes on its own objects (not a per-services cache), gone with them.
+ */
 type Origins = WeakMap<object, string>;
 
 /** Subschemas a schema may have once its references are written out (a legal one has a few hundred). */

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { cacheKind } from '../caches';
 import { oauthClients } from '../db/schema/index';
 import type { Services } from '../services';
 import { readClientMetadata, toClient, type OAuthClient } from './clients';
@@ -13,7 +14,10 @@ const CIMD_STALE_MS = 24 * 3600 * 1000;
 /** A URL that failed is not fetched again this soon (the authorize page is public: no fetch amplifier). */
 const CIMD_FAILURE_MS = 60 * 1000;
 
-const failures = new WeakMap<Services, Map<string, number>>();
+/** The document URLs that failed within CIMD_FAILURE_MS, by the services' clock (tests steer it). */
+const FAILURES = cacheKind('metadata document failures', (svc, scope) =>
+  scope.map<string, true>(10_000, CIMD_FAILURE_MS, () => svc.clock.now().getTime()),
+);
 
 /** An https URL with a path, and nothing that could make two spellings of one id (RFC 3986 §6). */
 export function isMetadataDocumentId(clientId: string): boolean {
@@ -67,18 +71,15 @@ export async function resolveMetadataDocumentClient(svc: Services, clientId: str
   const fetchedAt = cached?.fetchedAt?.getTime() ?? 0;
   if (cached && now - fetchedAt < CIMD_REFRESH_MS) return toClient(cached);
 
-  let recent = failures.get(svc);
-  if (!recent) failures.set(svc, (recent = new Map()));
-  const failedAt = recent.get(clientId);
+  const recent = svc.caches.get(FAILURES);
   const stale = cached && now - fetchedAt < CIMD_STALE_MS ? toClient(cached) : undefined;
-  if (failedAt !== undefined && now - failedAt < CIMD_FAILURE_MS) return stale;
+  if (recent.has(clientId)) return stale;
 
   let meta;
   try {
     meta = await fetchDocument(svc, clientId);
   } catch (err) {
-    recent.set(clientId, now);
-    if (recent.size > 10_000) recent.delete(recent.keys().next().value!);
+    recent.set(clientId, true, now);
     svc.log.warn('client metadata document refused', { clientId, reason: err instanceof Error ? err.message : String(err) });
     return stale;
   }

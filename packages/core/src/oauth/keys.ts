@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { signingKeys } from '../db/schema/index';
+import { cacheKind, type CacheScope } from '../caches';
 import { KEYS_CHANNEL } from '../events/channels';
 import { newId } from '../ids';
 import type { Services } from '../services';
@@ -42,7 +43,10 @@ class KeyStore {
   private loading?: Promise<void>;
   private subscribed?: Promise<unknown>;
 
-  constructor(private readonly svc: Services) {}
+  constructor(
+    private readonly svc: Services,
+    private readonly scope: CacheScope,
+  ) {}
 
   private reload(): Promise<void> {
     this.loading ??= this.load().finally(() => (this.loading = undefined));
@@ -51,9 +55,9 @@ class KeyStore {
 
   private async load() {
     if (!this.subscribed) {
-      this.subscribed = this.svc.bus.subscribe(KEYS_CHANNEL, () => void this.reload().catch(() => {}));
+      this.subscribed = this.scope.subscribe(KEYS_CHANNEL, () => void this.reload().catch(() => {}));
       // A rotation broadcast while the bus was down was missed: read the keys again.
-      this.svc.bus.afterReconnect(() => void this.reload().catch(() => {}));
+      this.scope.afterReconnect(() => void this.reload().catch(() => {}));
     }
     await this.subscribed;
     if (this.svc.config.signingKeys) return this.loadFromSettings(this.svc.config.signingKeys);
@@ -146,12 +150,9 @@ class KeyStore {
   }
 }
 
-const stores = new WeakMap<Services, KeyStore>();
-export function keyStore(svc: Services): KeyStore {
-  let store = stores.get(svc);
-  if (!store) stores.set(svc, (store = new KeyStore(svc)));
-  return store;
-}
+/** One per services, holding no map: reloaded on the bus message, on an unknown kid, and every few minutes. */
+const KEY_STORE = cacheKind('signing keys', (svc, scope) => new KeyStore(svc, scope));
+export const keyStore = (svc: Services): KeyStore => svc.caches.get(KEY_STORE);
 
 async function newKeyRow(svc: Services) {
   const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });

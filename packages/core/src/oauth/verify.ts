@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { errors as joseErrors, jwtVerify, type JWTHeaderParameters } from 'jose';
 import { mcpUrlFor } from '../accounts/accounts';
 import { oauthClients, oauthGrants, users } from '../db/schema/index';
+import { cacheKind, type BoundedMap, type CacheScope } from '../caches';
 import { ToolportError } from '../errors';
 import { GATES_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
@@ -13,6 +14,7 @@ export const GATE_CACHE_MS = 5000;
 /** lastUsedAt is written at most this often per grant. */
 const LAST_USED_WRITE_MS = 60_000;
 const CLOCK_TOLERANCE_S = 5;
+const GATES_MAX = 10_000;
 const MAX_TOKEN_LENGTH = 4096;
 
 /** The app a token speaks for, on a person's behalf: the actor of its calls. */
@@ -51,46 +53,43 @@ interface Gate {
 }
 
 class GateCache {
-  readonly entries = new Map<string, { gate: Gate | null; at: number }>();
-  readonly lastUsedWrites = new Map<string, number>();
+  /** Each grant's gate, 5 s at most (a revocation whose bus message was missed ends within that). */
+  readonly entries: BoundedMap<string, Gate | null>;
+  /** The grants whose lastUsedAt was written within the last minute. */
+  readonly lastUsedWrites: BoundedMap<string, true>;
   /** Bumped on every invalidation, so a lookup that raced with one does not store stale data. */
   epoch = 0;
-  subscribed?: Promise<unknown>;
+  readonly subscribed: Promise<unknown>;
+
+  constructor(scope: CacheScope) {
+    this.entries = scope.map(GATES_MAX, GATE_CACHE_MS);
+    this.lastUsedWrites = scope.map(GATES_MAX, LAST_USED_WRITE_MS);
+    this.subscribed = scope.subscribe(GATES_CHANNEL, (m) => this.drop((m ?? {}) as Record<string, unknown>));
+    // A revocation broadcast while the bus was down was missed: forget every lookup.
+    scope.afterReconnect(() => this.drop({}));
+  }
 
   drop(message: { userId?: unknown; grantId?: unknown }) {
     this.epoch++;
     if (typeof message.grantId === 'string') this.entries.delete(message.grantId);
-    if (typeof message.userId === 'string') {
-      for (const [grantId, entry] of this.entries) if (!entry.gate || entry.gate.userId === message.userId) this.entries.delete(grantId);
-    }
+    if (typeof message.userId === 'string') this.entries.deleteWhere((gate) => !gate || gate.userId === message.userId);
     if (message.grantId === undefined && message.userId === undefined) this.entries.clear();
   }
 }
 
-const caches = new WeakMap<Services, GateCache>();
-function gateCache(svc: Services): GateCache {
-  let cache = caches.get(svc);
-  if (!cache) {
-    const created = new GateCache();
-    created.subscribed = svc.bus.subscribe(GATES_CHANNEL, (m) => created.drop((m ?? {}) as Record<string, unknown>));
-    // A revocation broadcast while the bus was down was missed: forget every lookup.
-    svc.bus.afterReconnect(() => created.drop({}));
-    caches.set(svc, (cache = created));
-  }
-  return cache;
-}
+const GATES = cacheKind('gate lookups', (_svc, scope) => new GateCache(scope));
 
 /** Drops cached gate lookups in this process (the bus does the same for the others). */
 export function dropGateCache(svc: Services, message: { userId?: string; grantId?: string }) {
-  caches.get(svc)?.drop(message);
+  svc.caches.peek(GATES)?.drop(message);
 }
 
 async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> {
-  const cache = gateCache(svc);
+  const cache = svc.caches.get(GATES);
   await cache.subscribed;
   const now = Date.now();
   const hit = cache.entries.get(grantId);
-  if (hit && now - hit.at < GATE_CACHE_MS) return hit.gate;
+  if (hit !== undefined) return hit;
   const epoch = cache.epoch;
   const [row] = await svc.db
     .select({
@@ -108,17 +107,15 @@ async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> 
   const gate = row
     ? { userId: row.userId, clientId: row.clientId, appName: row.appName, revoked: !!row.revokedAt, aiApps: row.aiApps, userKey: row.userKey }
     : null;
-  if (cache.epoch === epoch) cache.entries.set(grantId, { gate, at: now });
-  if (cache.entries.size > 10_000) cache.entries.delete(cache.entries.keys().next().value!);
+  // Aged from before the lookup: a gate is never served more than GATE_CACHE_MS after it was read.
+  if (cache.epoch === epoch) cache.entries.set(grantId, gate, now);
   return gate;
 }
 
 function touchGrant(svc: Services, grantId: string) {
-  const cache = gateCache(svc);
-  const now = Date.now();
-  if (now - (cache.lastUsedWrites.get(grantId) ?? 0) < LAST_USED_WRITE_MS) return;
-  cache.lastUsedWrites.set(grantId, now);
-  if (cache.lastUsedWrites.size > 10_000) cache.lastUsedWrites.delete(cache.lastUsedWrites.keys().next().value!);
+  const { lastUsedWrites } = svc.caches.get(GATES);
+  if (lastUsedWrites.has(grantId)) return;
+  lastUsedWrites.set(grantId, true);
   const at = svc.clock.now();
   const since = new Date(at.getTime() - LAST_USED_WRITE_MS).toISOString();
   // The condition keeps it to one write a minute across processes too; nobody waits for it.
@@ -150,19 +147,15 @@ interface VerifiedClaims {
  * Tokens whose signature and claims were checked, until they expire: an app sends the same token
  * for every call, and an ES256 verification costs more than the rest of the check. A hit still
  * needs its signing key to be listed (a removed key ends its tokens at once) and goes through the
- * gates below like any other request.
+ * gates below like any other request. Kept no longer than a token lives.
  */
 const VERIFIED_MAX = 10_000;
-const verifiedTokens = new WeakMap<Services, Map<string, VerifiedClaims>>();
-
-function verifiedCache(svc: Services) {
-  let cache = verifiedTokens.get(svc);
-  if (!cache) verifiedTokens.set(svc, (cache = new Map()));
-  return cache;
-}
+const VERIFIED_TOKENS = cacheKind('verified tokens', (_svc, scope) =>
+  scope.map<string, VerifiedClaims>(VERIFIED_MAX, (ACCESS_TOKEN_TTL_S + CLOCK_TOLERANCE_S) * 1000),
+);
 
 async function checkSignatureAndClaims(svc: Services, token: string, mcpUrl: string): Promise<VerifiedClaims> {
-  const cache = verifiedCache(svc);
+  const cache = svc.caches.get(VERIFIED_TOKENS);
   const keys = keyStore(svc);
   const hit = cache.get(token);
   if (hit) {
@@ -206,7 +199,6 @@ async function checkSignatureAndClaims(svc: Services, token: string, mcpUrl: str
     throw invalid('The access token is not valid.');
   }
   const claims: VerifiedClaims = { sub, aud, gid, clientId, scope, exp: exp * 1000, kid, key: key! };
-  if (cache.size >= VERIFIED_MAX) cache.delete(cache.keys().next().value!);
   cache.set(token, claims);
   return claims;
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { and, eq, isNull } from 'drizzle-orm';
 import { liveSecrets } from '../addons/registry';
+import { cacheKind, type BoundedMap } from '../caches';
 import { addons, deliveries } from '../db/schema/index';
 import { newId } from '../ids';
 import type { WebhookAnswer } from '../outbound/types';
@@ -29,13 +30,12 @@ interface Target {
 }
 
 interface TargetCache {
-  entries: Map<string, { target: Target | null; expires: number }>;
+  /** Each add-on's target, a few seconds at most (a change whose bus message was missed shows within that). */
+  entries: BoundedMap<string, Target | null>;
   /** Bumped by every invalidation: a load that raced one is not cached. */
   generation: number;
   ready: Promise<unknown>;
 }
-
-const caches = new WeakMap<Services, TargetCache>();
 
 /** Drops one add-on's cached target, or all of them; a load racing this is not cached. */
 function forget(cache: TargetCache, addonId?: string) {
@@ -44,39 +44,32 @@ function forget(cache: TargetCache, addonId?: string) {
   else cache.entries.clear();
 }
 
-function cacheOf(svc: Services): TargetCache {
-  let cache = caches.get(svc);
-  if (!cache) {
-    const fresh: TargetCache = { entries: new Map(), generation: 0, ready: Promise.resolve() };
-    fresh.ready = svc.bus
-      .subscribe(ADDONS_CHANNEL, (msg) => {
-        const addonId = (msg as { addonId?: unknown } | null)?.addonId;
-        forget(fresh, typeof addonId === 'string' ? addonId : undefined);
-      })
-      .catch((err) => svc.log.warn('cannot follow add-on changes; relying on the cache lifetime', { err }));
-    // A change broadcast while the bus was down was missed: start over.
-    svc.bus.afterReconnect(() => forget(fresh));
-    caches.set(svc, (cache = fresh));
-  }
+const TARGETS = cacheKind('delivery targets', (svc, scope): TargetCache => {
+  const cache: TargetCache = { entries: scope.map(TARGET_CACHE_MAX, TARGET_TTL_MS), generation: 0, ready: Promise.resolve() };
+  cache.ready = scope
+    .subscribe(ADDONS_CHANNEL, (msg) => {
+      const addonId = (msg as { addonId?: unknown } | null)?.addonId;
+      forget(cache, typeof addonId === 'string' ? addonId : undefined);
+    })
+    .catch((err) => svc.log.warn('cannot follow add-on changes; relying on the cache lifetime', { err }));
+  // A change broadcast while the bus was down was missed: start over.
+  scope.afterReconnect(() => forget(cache));
   return cache;
-}
+});
 
 /** The add-on's webhook and live secrets, cached a few seconds; null when it does not exist. */
 async function loadTarget(svc: Services, addonId: string): Promise<Target | null> {
-  const cache = cacheOf(svc);
+  const cache = svc.caches.get(TARGETS);
   await cache.ready;
   const hit = cache.entries.get(addonId);
-  if (hit && hit.expires > Date.now()) return hit.target;
+  if (hit !== undefined) return hit;
   const generation = cache.generation;
   const [row] = await svc.db
     .select({ webhookUrl: addons.webhookUrl, disabledAt: addons.webhookDisabledAt })
     .from(addons)
     .where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
   const target = row ? { webhookUrl: row.webhookUrl, disabled: row.disabledAt !== null, secrets: await liveSecrets(svc, addonId) } : null;
-  if (cache.generation === generation) {
-    if (cache.entries.size >= TARGET_CACHE_MAX) cache.entries.clear();
-    cache.entries.set(addonId, { target, expires: Date.now() + TARGET_TTL_MS });
-  }
+  if (cache.generation === generation) cache.entries.set(addonId, target);
   return target;
 }
 
@@ -142,7 +135,7 @@ async function disableWebhook(svc: Services, addonId: string) {
     .update(addons)
     .set({ webhookDisabledAt: svc.clock.now() })
     .where(and(eq(addons.id, addonId), isNull(addons.webhookDisabledAt)));
-  const cache = caches.get(svc);
+  const cache = svc.caches.peek(TARGETS);
   if (cache) forget(cache, addonId);
   await svc.bus.publish(ADDONS_CHANNEL, { addonId }).catch(() => {});
 }

@@ -1,0 +1,125 @@
+import type { BusChannel, BusMessages } from './events/channels';
+import type { Services } from './services';
+
+/**
+ * One eviction policy for every cached map of the core: at most `max` entries, the oldest written
+ * dropped first, and an entry older than `ttlMs` read as absent. A hit does not renew an entry, so
+ * the TTL bounds how stale a cache may be even where a bus message that should drop it was missed.
+ */
+export class BoundedMap<K, V> {
+  private readonly entries = new Map<K, { value: V; at: number }>();
+
+  constructor(
+    private readonly max: number,
+    private readonly ttlMs = Infinity,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(key: K): V | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (this.now() - hit.at < this.ttlMs) return hit.value;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  has(key: K): boolean {
+    const hit = this.entries.get(key);
+    return !!hit && this.now() - hit.at < this.ttlMs;
+  }
+
+  /** `at` is when the value was read (before a lookup that raced a change), now by default. */
+  set(key: K, value: V, at = this.now()) {
+    this.entries.delete(key);
+    this.entries.set(key, { value, at });
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  delete(key: K) {
+    this.entries.delete(key);
+  }
+
+  deleteWhere(drop: (value: V, key: K) => boolean) {
+    for (const [key, { value }] of this.entries) if (drop(value, key)) this.entries.delete(key);
+  }
+
+  clear() {
+    this.entries.clear();
+  }
+
+  get size() {
+    return this.entries.size;
+  }
+}
+
+/** What a cache may hold on to, all of it let go when the services close. */
+export interface CacheScope {
+  /** A bounded map (BoundedMap), cleared on close. */
+  map<K, V>(max: number, ttlMs?: number, now?: () => number): BoundedMap<K, V>;
+  /** Follows a bus channel until close; resolves once live, rejects if the subscription fails. */
+  subscribe<C extends BusChannel>(channel: C, handler: (message: BusMessages[C]) => void): Promise<void>;
+  /** Runs after each bus reconnect (messages were missed meanwhile), until close. */
+  afterReconnect(listener: () => void): void;
+}
+
+/** A kind of cache: made once per services, on first use. */
+export interface CacheKind<T> {
+  readonly name: string;
+  create(svc: Services, scope: CacheScope): T;
+}
+
+export const cacheKind = <T>(name: string, create: (svc: Services, scope: CacheScope) => T): CacheKind<T> => ({ name, create });
+
+/**
+ * The caches of one Services (signing keys, gate lookups, verified tokens, delivery targets,
+ * metadata-document failures, the VAPID keys), created with the services and closed with them:
+ * their subscriptions end and their maps are emptied. Each kind states its own bound and TTL.
+ */
+export class Caches {
+  private readonly made = new Map<CacheKind<unknown>, unknown>();
+  private readonly onClose: Array<() => unknown> = [];
+  private closed = false;
+  private readonly scope: CacheScope;
+
+  constructor(private readonly svc: Services) {
+    this.scope = {
+      map: <K, V>(max: number, ttlMs?: number, now?: () => number) => {
+        const map = new BoundedMap<K, V>(max, ttlMs, now);
+        this.onClose.push(() => map.clear());
+        return map;
+      },
+      subscribe: async (channel, handler) => {
+        // Made after close (a late request of a stopping process): works, follows nothing.
+        if (this.closed) return;
+        const subscribed = this.svc.bus.subscribe(channel, handler);
+        this.onClose.push(() => subscribed.then((off) => off(), () => {}));
+        await subscribed;
+      },
+      afterReconnect: (listener) => {
+        if (!this.closed) this.onClose.push(this.svc.bus.afterReconnect(listener));
+      },
+    };
+  }
+
+  /** This services' cache of `kind`, made on first use. */
+  get<T>(kind: CacheKind<T>): T {
+    let cache = this.made.get(kind) as T | undefined;
+    if (cache === undefined) {
+      cache = kind.create(this.svc, this.scope);
+      this.made.set(kind, cache);
+    }
+    return cache;
+  }
+
+  /** The cache of `kind` if one was made: for dropping entries without making one. */
+  peek<T>(kind: CacheKind<T>): T | undefined {
+    return this.made.get(kind) as T | undefined;
+  }
+
+  async close() {
+    this.closed = true;
+    const closing = this.onClose.splice(0);
+    await Promise.allSettled(closing.map(async (close) => close()));
+    this.made.clear();
+  }
+}
