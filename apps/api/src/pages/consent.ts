@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import type { ConsentView } from '@toolport/core';
 import type { AppEnv } from '../http/env';
-import { html, renderPage } from './layout';
+import { html } from 'hono/html';
+import { renderPage } from './layout';
 
 /** The consent page: who asks, where it will send you back, what it may do; Allow or Deny, no JavaScript. */
 export function consentPage(c: Context<AppEnv>, view: ConsentView) {

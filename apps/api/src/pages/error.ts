@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../http/env';
-import { html, renderPage } from './layout';
+import { html } from 'hono/html';
+import { renderPage } from './layout';
 
 /** Shown instead of redirecting when the app or its redirect URI cannot be trusted. */
 export function errorPage(c: Context<AppEnv>, status: ContentfulStatusCode, message: string) {

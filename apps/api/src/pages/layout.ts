@@ -1,36 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { html, raw } from 'hono/html';
 import type { AppEnv } from '../http/env';
 
-/** Escapes text for HTML element content and double-quoted attribute values. */
-export function escapeHtml(value: unknown): string {
-  return String(value)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
-
-/** Marks a string as already-escaped HTML for the `html` tag. */
-export class Safe {
-  constructor(readonly value: string) {}
-  toString() {
-    return this.value;
-  }
-}
-
-/** A template tag that escapes every interpolated value unless it is `Safe` (or a list of them). */
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Safe {
-  let out = strings[0]!;
-  values.forEach((v, i) => {
-    const parts = Array.isArray(v) ? v : [v];
-    for (const p of parts) out += p instanceof Safe ? p.value : p === undefined || p === null || p === false ? '' : escapeHtml(p);
-    out += strings[i + 1]!;
-  });
-  return new Safe(out);
-}
+/**
+ * What hono/html's tag builds: every interpolated value escaped (& < > " ') unless it is itself
+ * `html` or `raw`; a promise only if a value were one, which none of our pages' values are.
+ */
+type Html = ReturnType<typeof html>;
 
 const STYLE = `
 body{font:16px/1.5 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:#f5f5f7;color:#1d1d1f}
@@ -67,7 +45,7 @@ export function setPageHeaders(c: Context<AppEnv>) {
   c.header('Pragma', 'no-cache');
 }
 
-export function renderPage(c: Context<AppEnv>, status: ContentfulStatusCode, title: string, body: Safe) {
+export function renderPage(c: Context<AppEnv>, status: ContentfulStatusCode, title: string, body: Html) {
   setPageHeaders(c);
   const doc = html`<!doctype html>
 <html lang="en">
@@ -76,9 +54,9 @@ export function renderPage(c: Context<AppEnv>, status: ContentfulStatusCode, tit
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${title} · Toolport</title>
-<style>${new Safe(STYLE)}</style>
+<style>${raw(STYLE)}</style>
 </head>
 <body><main>${body}</main></body>
 </html>`;
-  return c.html(doc.value, status);
+  return c.html(doc, status);
 }

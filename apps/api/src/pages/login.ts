@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../http/env';
-import { html, renderPage } from './layout';
+import { html } from 'hono/html';
+import { renderPage } from './layout';
 
 export interface LoginView {
   /** The authorization request's query string, to return to after signing in. */
