@@ -6,8 +6,8 @@ import type { AppEnv } from './env';
  * `Sec-Fetch-Site`, which no page can forge and which every current browser sends, whatever the
  * referrer policy. Without it (older browsers, non-browser clients) the Origin decides, and
  * `Origin: null` or no Origin is not proof of anything: privacy modes and `no-referrer` send those
- * for our own forms too, so the form's CSRF token stays the guard there. hono/csrf refuses a request
- * with neither header, which would refuse such browsers and every app that posts from code.
+ * for our own forms too, so the form's CSRF token stays the guard there. Not hono/csrf: it refuses
+ * a form with neither header, and lets a matching Origin outvote `Sec-Fetch-Site: cross-site`.
  */
 export function crossSiteForm(c: Context<AppEnv>): boolean {
   const site = c.req.header('sec-fetch-site');

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
+import { accepts } from 'hono/accepts';
 import { distDir } from '@toolport/dashboard';
 import type { AppEnv } from '../http/env';
 import { acceptsEncoding } from '../http/accept-encoding';
@@ -116,8 +117,8 @@ export const dashboardRoutes = new Hono<AppEnv>()
       if (file) return send(c, file, 'public, max-age=3600');
     }
     // The SPA's own routes (/addons, /calls...): a browser navigation gets the app, which routes.
-    const accept = c.req.header('accept') ?? '';
-    if (!p.startsWith('/assets/') && accept.includes('text/html')) return sendIndex(c);
+    const html = accepts(c, { header: 'Accept', supports: ['text/html'], default: '' }) === 'text/html';
+    if (!p.startsWith('/assets/') && html) return sendIndex(c);
     return next();
   });
 
