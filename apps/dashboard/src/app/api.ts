@@ -10,8 +10,11 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
-  /** The route is not there yet (another team is building it) or the object is gone. */
-  get notFound() { return this.status === 404; }
+  /**
+   * The API instance that answered has no such route (it runs an older release than this page).
+   * Any other 404 means the object itself does not exist, and its sentence says so.
+   */
+  get routeMissing() { return this.status === 404 && this.body.detail === 'No such API route.'; }
   get fieldErrors(): FieldError[] {
     return Array.isArray(this.body.errors) ? (this.body.errors as FieldError[]) : [];
   }
@@ -86,20 +89,14 @@ export interface Install { addon: { id: string; name: string; description?: stri
 export interface CatalogEntry { id: string; name: string; description?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
 export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
 export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; infoOmitted?: number; style?: string }
-/** `addon` and `tool` are ids; `addonName` and `toolTitle` what the person knows them by. */
-export interface Approval { id: string; app: string | { name?: string }; addon: string | { id?: string; name?: string }; tool: string | { name?: string; title?: string }; addonName?: string; toolTitle?: string; arguments: unknown; confirm?: Confirm | null; expiresAt: string }
+/**
+ * `addon` and `tool` are ids; `addonName` and `toolTitle` what the person knows them by (missing
+ * from a live event only when the server could not look the names up, and then the ids stand in).
+ */
+export interface Approval { id: string; app: string; addon: string; tool: string; addonName?: string; toolTitle?: string; arguments: unknown; confirm: Confirm | null; expiresAt: string }
 export interface Call { id: string; app: string; addon: string; tool: string; decision?: string | null; decidedBy?: string | null; outcome: string; latencyMs?: number | null; createdAt: string }
-export interface Page<T> { items: T[]; nextCursor?: string | null }
+export interface Page<T> { items: T[]; nextCursor: string | null }
 export interface Key { id: string; name: string; hint?: string; createdAt?: string; lastUsedAt?: string | null }
-export interface Addon { id: string; name: string; version?: number | string; visibility?: string; webhook?: string; warnings?: Array<string | { path?: string; message: string }>; versions?: Array<{ version: number | string; createdAt?: string }>; description?: string; tools?: unknown[]; createdAt?: string; updatedAt?: string }
-export interface Delivery { id: string; callId?: string; type?: string; attempt?: number; status?: number | null; latencyMs?: number | null; errorClass?: string | null; detail?: string | null; createdAt?: string }
-
-/** Names inside an approval may be plain strings or small objects, depending on the route's version. */
-export function nameOf(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    for (const k of ['name', 'title', 'id']) if (typeof o[k] === 'string') return o[k] as string;
-  }
-  return '';
-}
+export interface Addon { id: string; name: string; version: number; visibility: string; webhook: string; warnings: FieldError[]; description?: string; tools: Array<{ name: string; destructive?: boolean }>; createdAt?: string; updatedAt?: string }
+export interface Delivery { id: string; callId: string; type: string; attempt: number; status: number | null; latencyMs: number | null; errorClass: string | null; detail: string | null; createdAt: string }
+export interface CheckReport { tools: Array<{ tool: string; result: unknown } | { tool: string; refused: string }> }

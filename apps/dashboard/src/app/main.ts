@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import './styles.css';
 import { ApiError, get, onSignedOut, post, type Me } from './api';
 import { AuthPage } from './pages/auth';
@@ -75,20 +75,63 @@ function page(path: string, person: Me) {
   return html`<${PageHeader} title="Page not found" lead=${html`There is nothing at this address. <a href="/">Go home</a>.`} />`;
 }
 
-function App() {
-  const path = usePath();
-  const person = useStore(me);
-
+/**
+ * Who is signed in, from /api/me. Only a 401 means signed out; any other failure (a 503, a network
+ * blip) leaves the session alone and is retried, backing off from 2 s to 30 s.
+ */
+function useWhoAmI() {
+  const [unreachable, setUnreachable] = useState<ApiError | null>(null);
+  const retry = useRef<() => void>(() => {});
   useEffect(() => {
-    get<Me>('/api/me').then(
-      (m) => me.set(m),
-      (err) => me.set(err instanceof ApiError && err.status === 401 ? null : null),
-    );
-    return onSignedOut(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let failures = 0;
+    let stopped = false;
+    const load = () => {
+      clearTimeout(timer);
+      get<Me>('/api/me').then(
+        (m) => {
+          if (stopped) return;
+          setUnreachable(null);
+          me.set(m);
+        },
+        (err) => {
+          if (stopped) return;
+          const e = err instanceof ApiError ? err : new ApiError(0, 'Toolport could not be reached.');
+          if (e.status === 401) return me.set(null);
+          setUnreachable(e);
+          timer = setTimeout(load, Math.min(30_000, 2_000 * 2 ** failures++));
+        },
+      );
+    };
+    retry.current = load;
+    load();
+    const off = onSignedOut(() => {
       stopLive();
       me.set(null);
     });
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      off();
+    };
   }, []);
+  return { unreachable, retry: () => retry.current() };
+}
+
+function Unreachable({ error, retry }: { error: ApiError; retry: () => void }) {
+  return html`<main class="boot" id="main">
+    <div class="notice notice-error" role="alert">
+      <p><strong>Toolport cannot be reached right now.</strong> You are still signed in; the dashboard keeps retrying.</p>
+      <p class="small">${error.message}</p>
+    </div>
+    <button type="button" class="btn btn-primary" onClick=${retry}>Try again</button>
+  </main>`;
+}
+
+function App() {
+  const path = usePath();
+  const person = useStore(me);
+  const { unreachable, retry } = useWhoAmI();
   useEffect(() => {
     if (person) startLive();
     return () => stopLive();
@@ -108,6 +151,7 @@ function App() {
     if (h && document.activeElement?.tagName !== 'INPUT') h.focus({ preventScroll: true });
   }, [path, person === undefined]);
 
+  if (person === undefined && unreachable) return html`<${Unreachable} error=${unreachable} retry=${retry} />`;
   if (person === undefined) return html`<p class="boot muted" aria-busy="true">Loading…</p>`;
   if (authPath || person === null) return html`<${AuthPage} mode=${path === '/signup' ? 'signup' : 'signin'} key=${path} />`;
   return html`<${Shell} person=${person} path=${path} />`;

@@ -43,11 +43,10 @@ let poll: ReturnType<typeof setInterval> | undefined;
 
 async function refreshPending() {
   try {
-    const list = await get<Approval[] | { items: Approval[] }>('/api/approvals?status=pending');
-    const pending = Array.isArray(list) ? list : list.items ?? [];
+    const pending = await get<Approval[]>('/api/approvals?status=pending');
     live.update((l) => ({ ...l, pending: sortByExpiry(pending), status: l.status === 'unavailable' ? 'polling' : l.status }));
   } catch (err) {
-    if (err instanceof ApiError && err.notFound) live.update((l) => ({ ...l, status: 'unavailable' }));
+    if (err instanceof ApiError && err.routeMissing) live.update((l) => ({ ...l, status: 'unavailable' }));
   }
 }
 
@@ -71,26 +70,17 @@ export function startLive() {
     void refreshPending(); // catch up on anything that arrived while disconnected
   });
   es.addEventListener('approval', (e) => {
-    try {
-      const a = JSON.parse((e as MessageEvent).data) as Approval;
-      if (!a || typeof a.id !== 'string') return;
-      live.update((l) => (l.decided[a.id] ? l : { ...l, pending: sortByExpiry([...l.pending.filter((p) => p.id !== a.id), a]) }));
-    } catch {
-      /* a malformed event is ignored */
-    }
+    const a = JSON.parse((e as MessageEvent).data) as Approval;
+    live.update((l) => (l.decided[a.id] ? l : { ...l, pending: sortByExpiry([...l.pending.filter((p) => p.id !== a.id), a]) }));
   });
   es.addEventListener('approval.decided', (e) => {
-    try {
-      const d = JSON.parse((e as MessageEvent).data) as { id: string; status: string };
-      if (d && typeof d.id === 'string') markDecided(d.id, String(d.status ?? 'decided'));
-    } catch {
-      /* ignored */
-    }
+    const d = JSON.parse((e as MessageEvent).data) as { id: string; status: string };
+    markDecided(d.id, d.status);
   });
   es.addEventListener('error', () => {
     if (source !== es) return;
-    // While the stream is down, poll. CLOSED means the server refused it (e.g. no /api/events
-    // yet) and EventSource gives up; otherwise it reconnects by itself and 'open' stops the polling.
+    // While the stream is down, poll. CLOSED means the server refused it (signed out, too many
+    // streams) and EventSource gives up; otherwise it reconnects by itself and 'open' stops the polling.
     poll ??= setInterval(() => void refreshPending(), 10_000);
     if (es.readyState === EventSource.CLOSED) {
       source = undefined;

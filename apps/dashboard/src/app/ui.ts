@@ -6,7 +6,7 @@ import { reveal } from './unicode';
 
 export { html };
 
-/** Loads data for a page; keeps the error (a 404 means the route is not available yet). */
+/** Loads data for a page; keeps the error to show. */
 export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []) {
   const [state, setState] = useState<{ data?: T; error?: ApiError; loading: boolean }>({ loading: true });
   const seq = useRef(0);
@@ -29,10 +29,13 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []) {
 
 export const toApiError = (err: unknown) => (err instanceof ApiError ? err : new ApiError(0, 'Something went wrong in the dashboard.'));
 
-/** Shows loading, "not available yet" for a missing route, or an error; otherwise the children. */
+/**
+ * Shows loading, "not available yet" when this server lacks the route, or the error (a 404 of an
+ * object says it does not exist); otherwise the children.
+ */
 export function Loaded(props: { state: { loading: boolean; error?: ApiError; data?: unknown }; what: string; children: () => ComponentChildren }) {
   const { state, what } = props;
-  if (state.error?.notFound) return html`<${NotAvailable} what=${what} />`;
+  if (state.error?.routeMissing) return html`<${NotAvailable} what=${what} />`;
   if (state.error) return html`<${Notice} kind="error">${state.error.message}<//>`;
   if (state.data === undefined) return html`<p class="muted" aria-busy="true">Loading ${what}…</p>`;
   return html`${props.children()}`;

@@ -18,10 +18,9 @@ export function ActivityPage() {
     setLoading(true);
     setError(null);
     try {
-      const page = await get<Page<Call> | Call[]>(`/api/calls${query({ cursor, ...filters })}`);
-      const list = Array.isArray(page) ? page : page.items ?? [];
-      setItems((prev) => (cursor ? [...prev, ...list] : list));
-      setNext(Array.isArray(page) ? null : page.nextCursor ?? null);
+      const page = await get<Page<Call>>(`/api/calls${query({ cursor, ...filters })}`);
+      setItems((prev) => (cursor ? [...prev, ...page.items] : page.items));
+      setNext(page.nextCursor);
     } catch (err) {
       setError(err instanceof ApiError ? err : new ApiError(0, 'The call log could not be loaded.'));
     } finally {
@@ -41,7 +40,7 @@ export function ActivityPage() {
     setFilters({ app: String(f.get('app') ?? '').trim(), addon: String(f.get('addon') ?? '').trim(), outcome: String(f.get('outcome') ?? '') });
   };
 
-  if (error?.notFound) return html`<${PageHeader} title="Activity" /><${NotAvailable} what="the call log" />`;
+  if (error?.routeMissing) return html`<${PageHeader} title="Activity" /><${NotAvailable} what="the call log" />`;
   return html`<${PageHeader} title="Activity" lead="Every tool call an app made with your tools, newest first." />
     <form class="filters card" onSubmit=${onFilter} aria-label="Filter calls">
       <div class="field"><label for="f-app">App</label><input id="f-app" name="app" list="apps-list" value=${filters.app} autocomplete="off" /></div>

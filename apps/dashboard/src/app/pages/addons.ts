@@ -22,7 +22,7 @@ function ToolRow({ addonId, tool, onSet }: { addonId: string; tool: Tool; onSet:
 
 export function AddonsPage() {
   const installs = useLoad(() => get<Install[]>('/api/installs'), []);
-  const catalog = useLoad(() => get<CatalogEntry[] | { items: CatalogEntry[] }>('/api/catalog').then((c) => (Array.isArray(c) ? c : c.items ?? [])), []);
+  const catalog = useLoad(() => get<CatalogEntry[]>('/api/catalog'), []);
   const [error, setError] = useState('');
   const [message, setMessage] = useState('');
 
@@ -30,7 +30,7 @@ export function AddonsPage() {
     setError('');
     try {
       const updated = await patch<Install>(`/api/installs/${encodeURIComponent(addonId)}`, { tools: { [name]: on } });
-      installs.setData((list) => (list ?? []).map((i) => (i.addon.id === addonId ? { ...i, tools: updated?.tools ?? i.tools.map((t) => (t.name === name ? { ...t, enabled: on } : t)) } : i)));
+      installs.setData((list) => (list ?? []).map((i) => (i.addon.id === addonId ? { ...i, tools: updated.tools } : i)));
     } catch (err) {
       setError(toApiError(err).message);
     }

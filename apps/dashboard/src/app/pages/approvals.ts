@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, del, get, nameOf, post, type Approval } from '../api';
+import { ApiError, del, get, post, type Approval } from '../api';
 import { live, markDecided, useStore } from '../store';
 import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow } from '../ui';
 
@@ -41,7 +41,7 @@ function Countdown({ expiresAt }: { expiresAt: string }) {
 
 /** The tool's title and the add-on's name; the ids only when the API sent no names. */
 function namesOf(a: Approval) {
-  return { tool: a.toolTitle || nameOf(a.tool), addon: a.addonName || nameOf(a.addon) };
+  return { tool: a.toolTitle || a.tool, addon: a.addonName || a.addon };
 }
 
 const omittedSentence = (n: number) => `${n} more ${n === 1 ? 'detail was' : 'details were'} left out by Toolport (too many to show).`;
@@ -49,22 +49,21 @@ const omittedSentence = (n: number) => `${n} more ${n === 1 ? 'detail was' : 'de
 function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome: string, note?: string) => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  const app = nameOf(a.app);
+  const app = a.app;
   const { addon, tool } = namesOf(a);
-  const confirm = a.confirm ?? null;
+  const confirm = a.confirm;
   const decide = async (decision: 'allow' | 'deny') => {
     setBusy(true);
     setError('');
     try {
-      const r = await post<{ status?: string; decision?: string }>(`/api/approvals/${encodeURIComponent(a.id)}/decision`, { decision });
-      onDone(a.id, r?.status ?? r?.decision ?? (decision === 'allow' ? 'allowed' : 'denied'));
+      const r = await post<{ status: string }>(`/api/approvals/${encodeURIComponent(a.id)}/decision`, { decision });
+      onDone(a.id, r.status);
     } catch (err) {
       const e = toApiError(err);
-      if (e.status === 409 || e.status === 410) {
+      if (e.status === 409) {
         // The problem body carries the decision that was recorded first: {decision: {status, decidedBy}}.
-        const d = e.body.decision && typeof e.body.decision === 'object' ? (e.body.decision as { status?: string; decidedBy?: string | null }) : {};
-        const recorded = d.status ?? 'already decided';
-        onDone(a.id, recorded, d.decidedBy ? `Already decided by ${d.decidedBy}.` : e.message);
+        const d = e.body.decision as { status: string; decidedBy: string | null };
+        onDone(a.id, d.status, d.decidedBy ? `Already decided by ${d.decidedBy}.` : e.message);
       } else setError(e.message);
     } finally {
       setBusy(false);
@@ -110,9 +109,7 @@ function PushSetting() {
     setBusy(true);
     setMsg(null);
     try {
-      const keyReply = await get<{ publicKey?: string; key?: string } | string>('/api/push/key');
-      const key = typeof keyReply === 'string' ? keyReply : keyReply.publicKey ?? keyReply.key;
-      if (!key) throw new ApiError(0, 'The server has no push key.');
+      const { publicKey: key } = await get<{ publicKey: string }>('/api/push/key');
       const permission = await Notification.requestPermission();
       if (permission !== 'granted') throw new ApiError(0, 'Notifications are blocked for this site in your browser settings.');
       const reg = await navigator.serviceWorker.register('/sw.js', { scope: '/' });
@@ -123,7 +120,7 @@ function PushSetting() {
       setMsg({ kind: 'success', text: 'This device will be notified, with Allow and Deny right in the notification.' });
     } catch (err) {
       const e = err instanceof ApiError ? err : null;
-      setMsg({ kind: 'error', text: e?.notFound ? 'Push notifications are not available yet on this server.' : e?.message ?? 'This browser could not subscribe to notifications.' });
+      setMsg({ kind: 'error', text: e?.routeMissing ? 'Push notifications are not available yet on this server.' : e?.message ?? 'This browser could not subscribe to notifications.' });
     } finally {
       setBusy(false);
     }
@@ -177,7 +174,7 @@ export function ApprovalsPage() {
       <h2 id="recent-h" class="h3">Just decided</h2>
       <ul class="list compact">${recent.map(
         (r) => html`<li class="list-item small" data-decided=${r.a.id}>
-          <span><strong><${Revealed} text=${namesOf(r.a).tool} identifier /></strong> · <${Revealed} text=${namesOf(r.a).addon} identifier /> for <${Revealed} text=${nameOf(r.a.app)} identifier /></span>
+          <span><strong><${Revealed} text=${namesOf(r.a).tool} identifier /></strong> · <${Revealed} text=${namesOf(r.a).addon} identifier /> for <${Revealed} text=${r.a.app} identifier /></span>
           <span><span class=${`badge ${/allow/.test(r.outcome) ? 'badge-ok' : 'badge-danger'}`}>${r.outcome}</span>${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
         </li>`,
       )}</ul>

@@ -4,7 +4,7 @@ import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, useLoad, Whe
 
 /** The AI apps the person let in (OAuth consents), each revocable at once. */
 export function AppsPage() {
-  const list = useLoad(() => get<Connection[] | { items: Connection[] }>('/api/connections').then((c) => (Array.isArray(c) ? c : c.items ?? [])), []);
+  const list = useLoad(() => get<Connection[]>('/api/connections'), []);
   const [message, setMessage] = useState('');
   const revoke = async (c: Connection) => {
     await del(`/api/connections/${encodeURIComponent(c.id)}`);

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, del, get, post, put, type Addon, type Delivery, type FieldError, type Key } from '../api';
+import { ApiError, del, get, post, put, type Addon, type CheckReport, type Delivery, type FieldError, type Key } from '../api';
 import { ConfirmButton, FieldErrors, html, Loaded, Notice, NotAvailable, PageHeader, Revealed, ShownOnce, toApiError, useLoad, When } from '../ui';
 
 const sample = JSON.stringify(
@@ -21,14 +21,9 @@ const sample = JSON.stringify(
   2,
 );
 
-const warningText = (w: string | { path?: string; message: string }) => (typeof w === 'string' ? { path: '', message: w } : { path: w.path ?? '', message: w.message });
-
-function Warnings({ warnings }: { warnings?: Addon['warnings'] }) {
-  if (!warnings?.length) return html`<p class="small text-ok">No lint warnings.</p>`;
-  return html`<ul class="warnings">${warnings.map((w) => {
-    const { path, message } = warningText(w);
-    return html`<li>${path && html`<code class="mono">${path}</code> `}${message}</li>`;
-  })}</ul>`;
+function Warnings({ warnings }: { warnings: FieldError[] }) {
+  if (!warnings.length) return html`<p class="small text-ok">No lint warnings.</p>`;
+  return html`<ul class="warnings">${warnings.map(({ path, message }) => html`<li>${path && html`<code class="mono">${path}</code> `}${message}</li>`)}</ul>`;
 }
 
 function DevNav({ at }: { at: 'addons' | 'keys' }) {
@@ -43,7 +38,7 @@ function ManifestForm({ existing, onSaved }: { existing: string[]; onSaved: () =
   const [text, setText] = useState('');
   const [errors, setErrors] = useState<FieldError[]>([]);
   const [problem, setProblem] = useState('');
-  const [result, setResult] = useState<{ id: string; secret?: string; warnings: Addon['warnings']; updated: boolean } | null>(null);
+  const [result, setResult] = useState<{ id: string; secret?: string; warnings: FieldError[]; updated: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -61,16 +56,16 @@ function ManifestForm({ existing, onSaved }: { existing: string[]; onSaved: () =
     try {
       const id = manifest && typeof manifest.id === 'string' ? manifest.id : '';
       if (existing.includes(id)) {
-        const r = await put<{ warnings?: Addon['warnings'] }>(`/api/addons/${encodeURIComponent(id)}`, manifest);
-        setResult({ id, warnings: r?.warnings ?? [], updated: true });
+        const r = await put<{ warnings: FieldError[] }>(`/api/addons/${encodeURIComponent(id)}`, manifest);
+        setResult({ id, warnings: r.warnings, updated: true });
       } else {
-        const r = await post<{ id: string; signingSecret: string; warnings?: Addon['warnings'] }>('/api/addons', manifest);
-        setResult({ id: r.id, secret: r.signingSecret, warnings: r.warnings ?? [], updated: false });
+        const r = await post<{ id: string; signingSecret: string; warnings: FieldError[] }>('/api/addons', manifest);
+        setResult({ id: r.id, secret: r.signingSecret, warnings: r.warnings, updated: false });
       }
       onSaved();
     } catch (err) {
       const e2 = toApiError(err);
-      setProblem(e2.notFound ? 'Publishing add-ons is not available yet on this server.' : e2.message);
+      setProblem(e2.routeMissing ? 'Publishing add-ons is not available yet on this server.' : e2.message);
       setErrors(e2.fieldErrors);
     } finally {
       setBusy(false);
@@ -113,8 +108,8 @@ export function DeveloperPage() {
               (a) => html`<li class="card list-item" data-addon=${a.id}>
                 <div>
                   <h3><a href=${`/developer/addons/${encodeURIComponent(a.id)}`}><${Revealed} text=${a.name} /></a> <code class="mono small muted">${a.id}</code></h3>
-                  <p class="small muted">Version ${a.version ?? '1'} · ${a.visibility ?? 'private'} · <span class="mono">${a.webhook}</span></p>
-                  ${a.warnings?.length ? html`<p class="small text-warn">${a.warnings.length} lint warning${a.warnings.length === 1 ? '' : 's'}</p>` : null}
+                  <p class="small muted">Version ${a.version} · ${a.visibility} · <span class="mono">${a.webhook}</span></p>
+                  ${a.warnings.length ? html`<p class="small text-warn">${a.warnings.length} lint warning${a.warnings.length === 1 ? '' : 's'}</p>` : null}
                 </div>
                 <a class="btn" href=${`/developer/addons/${encodeURIComponent(a.id)}`} aria-label=${`Open ${a.name}`}>Open</a>
               </li>`,
@@ -125,7 +120,7 @@ export function DeveloperPage() {
 
 function Deliveries({ id }: { id: string }) {
   const list = useLoad(
-    () => get<Delivery[] | { deliveries?: Delivery[]; items?: Delivery[] }>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => (Array.isArray(d) ? d : d.deliveries ?? d.items ?? [])),
+    () => get<{ deliveries: Delivery[] }>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => d.deliveries),
     [id],
   );
   return html`<section class="card" aria-labelledby="deliveries-h">
@@ -136,7 +131,7 @@ function Deliveries({ id }: { id: string }) {
         : html`<div class="table-wrap"><table>
             <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Call</th><th scope="col">Attempt</th><th scope="col">Result</th><th scope="col" class="num">Latency</th></tr></thead>
             <tbody>${list.data!.map((d) => html`<tr data-delivery=${d.id}>
-              <td><${When} iso=${d.createdAt} /></td><td>${d.type ?? 'tool.call'}</td><td class="mono small">${d.callId ?? '—'}</td><td>${d.attempt ?? 1}</td>
+              <td><${When} iso=${d.createdAt} /></td><td>${d.type}</td><td class="mono small">${d.callId}</td><td>${d.attempt}</td>
               <td>${d.status ? html`<span class=${`badge ${d.status < 300 && !d.errorClass ? 'badge-ok' : 'badge-danger'}`}>${d.status}</span>${' '}` : null}${d.errorClass ? html`<span class="badge badge-danger">${d.errorClass}</span>` : null}${d.detail ? html`<div class="small muted"><${Revealed} text=${d.detail} /></div>` : null}</td>
               <td class="num">${typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '—'}</td>
             </tr>`)}</tbody></table></div>`}<//>
@@ -146,9 +141,9 @@ function Deliveries({ id }: { id: string }) {
 const sampleScript = (tool: string) => JSON.stringify([{ tool, arguments: {} }], null, 2);
 
 function CheckRunner({ addon }: { addon: Addon }) {
-  const first = (addon.tools?.[0] as { name?: string } | undefined)?.name ?? 'tool_name';
+  const first = addon.tools[0]?.name ?? 'tool_name';
   const [text, setText] = useState(sampleScript(first));
-  const [report, setReport] = useState<unknown>(null);
+  const [report, setReport] = useState<CheckReport | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
   const run = async (e: Event) => {
@@ -164,14 +159,13 @@ function CheckRunner({ addon }: { addon: Addon }) {
     }
     setBusy(true);
     try {
-      setReport(await post(`/api/addons/${encodeURIComponent(addon.id)}/check`, script));
+      setReport(await post<CheckReport>(`/api/addons/${encodeURIComponent(addon.id)}/check`, script));
     } catch (err) {
       setError(toApiError(err));
     } finally {
       setBusy(false);
     }
   };
-  const rows = report && typeof report === 'object' && Array.isArray((report as any).tools) ? ((report as any).tools as Array<Record<string, unknown>>) : null;
   return html`<section class="card" aria-labelledby="check-h">
     <h2 id="check-h" class="h3">Check script</h2>
     <p class="muted small">Calls your tools the way an app would — same validation, approval and delivery — as your own test user. Steps: <code>{"tool", "arguments", "approve": "allow" | "deny" | "timeout"}</code> or <code>{"wait": seconds}</code>.</p>
@@ -180,18 +174,17 @@ function CheckRunner({ addon }: { addon: Addon }) {
         <textarea id="check-script" class="mono" rows="8" spellcheck="false" value=${text} onInput=${(e: Event) => setText((e.target as HTMLTextAreaElement).value)}></textarea></div>
       <button class="btn btn-primary" type="submit" disabled=${busy}>${busy ? 'Running…' : 'Run check'}</button>
     </form>
-    ${error && (error.notFound ? html`<${NotAvailable} what="the check runner" />` : html`<${Notice} kind="error">${error.message}<${FieldErrors} errors=${error.fieldErrors} /><//>`)}
-    ${rows && html`<ol class="report">${rows.map((r) => html`<li class=${'refused' in r ? 'refused' : 'passed'}>
-      <code class="mono">${String(r.tool)}</code> ${'refused' in r ? html`<span class="badge badge-danger">refused</span> <${Revealed} text=${String(r.refused)} />` : html`<span class="badge badge-ok">result</span>`}
+    ${error && (error.routeMissing ? html`<${NotAvailable} what="the check runner" />` : html`<${Notice} kind="error">${error.message}<${FieldErrors} errors=${error.fieldErrors} /><//>`)}
+    ${report && html`<ol class="report">${report.tools.map((r) => html`<li class=${'refused' in r ? 'refused' : 'passed'}>
+      <code class="mono">${r.tool}</code> ${'refused' in r ? html`<span class="badge badge-danger">refused</span> <${Revealed} text=${r.refused} />` : html`<span class="badge badge-ok">result</span>`}
       ${'result' in r && html`<pre class="mono small"><${Revealed} text=${JSON.stringify(r.result, null, 2) ?? ''} /></pre>`}
     </li>`)}</ol>`}
-    ${report && !rows && html`<pre class="mono small">${JSON.stringify(report, null, 2)}</pre>`}
   </section>`;
 }
 
 export function AddonDetailPage({ id }: { id: string }) {
   const addon = useLoad(() => get<Addon>(`/api/addons/${encodeURIComponent(id)}`), [id]);
-  const versions = useLoad(() => get<Array<{ version: number; warnings?: Addon['warnings']; createdAt?: string; notes?: string | null; acceptedBy?: number }>>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
+  const versions = useLoad(() => get<Array<{ version: number; warnings: FieldError[]; createdAt: string; notes: string | null; acceptedBy: number }>>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
   const [secret, setSecret] = useState('');
   const rotate = async () => {
     const r = await post<{ signingSecret: string }>(`/api/addons/${encodeURIComponent(id)}/secret`);
@@ -207,7 +200,7 @@ export function AddonDetailPage({ id }: { id: string }) {
             <div><dt>Version</dt><dd>${a.version}</dd></div>
             <div><dt>Visibility</dt><dd>${a.visibility}</dd></div>
             <div><dt>Webhook</dt><dd class="mono break">${a.webhook}</dd></div>
-            <div><dt>Tools</dt><dd>${(a.tools ?? []).map((t: any) => html`<code class="mono tag">${t.name}</code>${t.destructive ? html`<span class="badge badge-danger">destructive</span>` : null} `)}</dd></div>
+            <div><dt>Tools</dt><dd>${a.tools.map((t) => html`<code class="mono tag">${t.name}</code>${t.destructive ? html`<span class="badge badge-danger">destructive</span>` : null} `)}</dd></div>
           </dl>
           <h3 class="small-h">Lint</h3>
           <${Warnings} warnings=${a.warnings} />
@@ -221,7 +214,7 @@ export function AddonDetailPage({ id }: { id: string }) {
         </section>
         <section class="card" aria-labelledby="versions-h">
           <h2 id="versions-h" class="h3">Versions</h2>
-          <${Loaded} state=${versions} what="versions">${() => html`<ul class="list compact">${versions.data!.map((v) => html`<li class="list-item small" data-version=${v.version}><span>Version ${v.version}${v.notes ? html` · <span class="muted">${v.notes}</span>` : null}</span><span class="muted"><${When} iso=${v.createdAt} /> · ${v.warnings?.length ?? 0} warnings · accepted by ${v.acceptedBy ?? 0} install${v.acceptedBy === 1 ? '' : 's'}</span></li>`)}</ul>`}<//>
+          <${Loaded} state=${versions} what="versions">${() => html`<ul class="list compact">${versions.data!.map((v) => html`<li class="list-item small" data-version=${v.version}><span>Version ${v.version}${v.notes ? html` · <span class="muted">${v.notes}</span>` : null}</span><span class="muted"><${When} iso=${v.createdAt} /> · ${v.warnings.length} warnings · accepted by ${v.acceptedBy} install${v.acceptedBy === 1 ? '' : 's'}</span></li>`)}</ul>`}<//>
         </section>
         <${CheckRunner} addon=${a} />
         <${Deliveries} id=${a.id} />`;
