@@ -22,6 +22,8 @@ import { eventRoutes } from './routes/events';
 import { pushRoutes } from './routes/push';
 import { operatorRoutes } from './routes/operator';
 
+const apiPath = /^\/api(\/|$)/;
+
 /** The whole public HTTP surface, as one Hono app over the given services; `inFlight` counts its requests. */
 export function createApp(svc: Services, inFlight?: RequestsInFlight) {
   const app = new Hono<AppEnv>();
@@ -42,7 +44,6 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', eventRoutes)
     .route('/', pushRoutes)
     .route('/', operatorRoutes);
-  api.notFound((c) => problem(c, 404, 'No such API route.'));
   app.route('/api', api);
   app.route('/', healthRoutes);
   app.route('/', metricsRoutes);
@@ -53,6 +54,8 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
   app.route('/', dashboardRoutes);
 
   app.onError((err, c) => errorToProblem(err, c));
-  app.notFound((c) => problem(c, 404, 'Nothing here.'));
+  // Hono runs only the top app's notFound (a sub-app's is never called), so the API's sentence is
+  // chosen here; the dashboard reads it as "this server has no such route", not "that object is gone".
+  app.notFound((c) => problem(c, 404, apiPath.test(c.req.path) ? 'No such API route.' : 'Nothing here.'));
   return app;
 }
