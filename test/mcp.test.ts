@@ -6,6 +6,7 @@ import { startAddonServer, personWithNotes as setupPerson } from './helpers/addo
 import { Client, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
+import { createApp } from '../apps/api/src/app';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
@@ -276,7 +277,7 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     assert.equal(huge.status, 413);
   });
 
-  it('answers ordinary tools/list and tools/call exactly as the SDK path does, streams a call with a progress token as the SDK does, and leaves unusual forms to the SDK', async () => {
+  it('answers ordinary tools/list and tools/call exactly as the SDK path does, through both direct writers (JSON and SSE), and leaves unusual forms to the SDK', async () => {
     const { CallToolResultSchema, ListToolsResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
     const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-06-18' };
     const rpc = async (res: Response) => {
@@ -293,30 +294,47 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     ListToolsResultSchema.parse(fastList.result);
     assert.deepEqual(fastList.result, sdkList.result);
 
+    // The reference for tools/call: the same app off Node (app.request(), no Node response to write
+    // to), where every call goes through the SDK's Server and transport.
+    const offNode = createApp(tp.svc);
+    const sdkPost = (body: unknown) =>
+      offNode.request(p.user.mcpUrl, {
+        method: 'POST',
+        headers: { host: new URL(p.user.mcpUrl).host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...auth },
+        body: JSON.stringify(body),
+      });
     const call = (id: unknown, meta?: object) => ({
       jsonrpc: '2.0', id, method: 'tools/call',
       params: { name: `${p.addonId}__search_notes`, arguments: { query: 'x' }, ...(meta ? { _meta: meta } : {}) },
     });
-    const fastRes = await post(p.user.mcpUrl, call(7), auth);
+
+    // The JSON writer.
+    const [fastRes, sdkRes] = [await post(p.user.mcpUrl, call(7), auth), await sdkPost(call(7))];
+    assert.equal(fastRes.status, sdkRes.status);
     assert.equal(fastRes.headers.get('content-type'), 'application/json');
+    assert.equal(fastRes.headers.get('content-type'), sdkRes.headers.get('content-type'));
     const fast = await rpc(fastRes);
-    // With a progress token the call is streamed, with the SDK transport's headers and framing
-    // (its writeSSEEvent); the SDK client reading one is in mcp-approvals.test.ts.
-    const streamedRes = await post(p.user.mcpUrl, call(8, { progressToken: 'p2' }), auth);
+    assert.equal(fast.id, 7);
+    CallToolResultSchema.parse(fast.result);
+    assert.deepEqual(fast, await rpc(sdkRes));
+
+    // The SSE writer: a call with a progress token is streamed, with the SDK transport's headers and
+    // framing (its writeSSEEvent); the SDK client reading one is in mcp-approvals.test.ts.
+    const [streamedRes, sdkStreamedRes] = [await post(p.user.mcpUrl, call(8, { progressToken: 'p2' }), auth), await sdkPost(call(8, { progressToken: 'p2' }))];
+    assert.equal(streamedRes.status, sdkStreamedRes.status);
+    for (const name of ['content-type', 'cache-control']) assert.equal(streamedRes.headers.get(name), sdkStreamedRes.headers.get(name), name);
     assert.equal(streamedRes.headers.get('content-type'), 'text/event-stream');
     assert.equal(streamedRes.headers.get('cache-control'), 'no-cache, no-transform');
     // Every answer carries the security headers.
-    for (const res of [fastRes, streamedRes, await fetch(`${tp.url}/healthz`)]) {
+    for (const res of [fastRes, streamedRes, sdkRes, await fetch(`${tp.url}/healthz`)]) {
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
       assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
     }
-    const streamedText = await streamedRes.text();
-    assert.match(streamedText, /^event: message\ndata: \{[^\n]*\}\n\n$/, 'one SSE message event');
+    const [streamedText, sdkStreamedText] = [await streamedRes.text(), await sdkStreamedRes.text()];
+    for (const text of [streamedText, sdkStreamedText]) assert.match(text, /^event: message\ndata: \{[^\n]*\}\n\n$/, 'one SSE message event');
     const streamed = await rpc(new Response(streamedText));
-    assert.equal(fast.id, 7);
     assert.equal(streamed.id, 8);
-    assert.equal(streamed.jsonrpc, '2.0');
-    CallToolResultSchema.parse(fast.result);
+    assert.deepEqual(streamed, await rpc(new Response(sdkStreamedText)));
     assert.deepEqual(fast.result, streamed.result);
 
     // Forms the direct answer does not take still get the SDK's own answers, and reach no add-on.

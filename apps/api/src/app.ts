@@ -6,7 +6,7 @@ import { errorToProblem, problem } from './http/problem';
 import { addonRoutes } from './routes/addons';
 import { dashboardRoutes } from './routes/dashboard';
 import { installRoutes } from './routes/installs';
-import { createMcpRoutes } from './routes/mcp';
+import { createMcpRoutes } from './routes/mcp/index';
 import { callRoutes } from './routes/calls';
 import { deliveryRoutes } from './routes/deliveries';
 import { healthRoutes } from './routes/health';

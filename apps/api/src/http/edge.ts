@@ -62,7 +62,7 @@ interface Edge {
 
 /**
  * The request through the edge. Every request but the probes has a `span` (and a log line) and has
- * its Host checked; a module function, not a closure per request (see InFlight in routes/mcp.ts).
+ * its Host checked; a module function, not a closure per request (see InFlight in routes/mcp/cancellation.ts).
  */
 async function passThrough(edge: Edge, c: Context<AppEnv>, next: Next, started: number, span?: Span) {
   const { svc } = edge;

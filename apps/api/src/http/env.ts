@@ -18,7 +18,7 @@ export const nodeResponse = (c: Context<AppEnv>): ServerResponse | undefined => 
 
 /**
  * What a handler returns on Node when it will answer later, straight on Node's response (a call
- * held for approval, routes/mcp.ts): @hono/node-server then writes nothing, and the edge counts the
+ * held for approval, routes/mcp/node-writers.ts): @hono/node-server then writes nothing, and the edge counts the
  * request as in flight (its log line, its metric, a stopping server) until that response closes.
  */
 export const PARKED: Response = RESPONSE_ALREADY_SENT;

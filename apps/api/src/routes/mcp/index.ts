@@ -1,0 +1,138 @@
+import { Hono, type Context } from 'hono';
+import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { isToolportError, verifyAccessToken, wwwAuthenticate, type Services, type VerifiedAccess } from '@toolport/core';
+import { readJson } from '../../http/body';
+import { nodeResponse, type AppEnv } from '../../http/env';
+import { invalidJsonRpc, jsonRpcError, toolCallWithoutName } from '../../http/json-rpc';
+import { InFlight } from './cancellation';
+import { listAnswer, listFailed, toolList, type Listing } from './listing';
+import { answerDirect, answerStreamed } from './node-writers';
+import { answerWithSdk } from './sdk-fallback';
+import { runToolCall } from './tool-call';
+
+const MAX_MCP_BODY = 1024 * 1024;
+
+function rpcError(c: Context<AppEnv>, status: 400 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) {
+  return c.body(JSON.stringify(jsonRpcError(null, code, message)), status, {
+    'content-type': 'application/json',
+    ...headers,
+  });
+}
+
+type PlainRequest =
+  | { method: 'tools/list'; id: string | number }
+  | { method: 'tools/call'; id: string | number; name: string; arguments: unknown; progressToken?: string | number };
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const supportedVersions = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
+
+const isRequestId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+
+/**
+ * The two requests an app sends over and over, in their ordinary form: one JSON-RPC request with
+ * headers the transport would accept, no task; a tools/call may carry a progress token (many apps
+ * send one with every call). These are answered without building a per-request SDK Server and
+ * transport (which cost as much as the rest of a call). Anything else, including every malformed
+ * or unusual message and a tools/list with a progress token, goes to the SDK, which stays the one
+ * place that shapes protocol errors and handles initialize, ping and notifications.
+ */
+function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): PlainRequest | undefined {
+  const { id, method, params } = message;
+  if (!isRequestId(id)) return undefined;
+  if (method !== 'tools/list' && method !== 'tools/call') return undefined;
+  if (params !== undefined && !isPlainObject(params)) return undefined;
+  if (params?._meta !== undefined && !isPlainObject(params._meta)) return undefined;
+  const progressToken = params?._meta?.progressToken;
+  if (progressToken !== undefined && !isRequestId(progressToken)) return undefined;
+  if (params?.task !== undefined) return undefined;
+  const accept = c.req.header('accept');
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  const version = c.req.header('mcp-protocol-version');
+  if (version !== undefined && !supportedVersions.has(version)) return undefined;
+  if (method === 'tools/list') return progressToken === undefined ? { method, id } : undefined;
+  if (typeof params?.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  return { method, id, name: params.name, arguments: params.arguments, ...(progressToken !== undefined ? { progressToken } : {}) };
+}
+
+/**
+ * The MCP endpoint, `/u/{userKey}/mcp`: checks the Origin and the token, reads one JSON-RPC
+ * message, then answers it one way: an ordinary tools/list from the listing cache, an ordinary
+ * tools/call by a direct Node writer (JSON, or SSE with a progress token), everything else by the SDK.
+ */
+export function createMcpRoutes(svc: Services) {
+  const inflight = new InFlight(svc);
+  inflight.listen();
+
+  return new Hono<AppEnv>().all('/u/:userKey/mcp', async (c) => {
+    const userKey = c.req.param('userKey');
+    const origin = c.req.header('origin');
+    if (origin && origin !== svc.config.publicOrigin) return rpcError(c, 403, -32000, 'Requests from this Origin are not allowed.');
+    if (new URL(c.req.url).searchParams.has('access_token')) {
+      return rpcError(c, 400, -32000, 'Send the access token in the Authorization header, never in the URL.');
+    }
+
+    const mcpUrl = `${svc.config.publicUrl}/u/${userKey}/mcp`;
+    const header = c.req.header('authorization');
+    const token = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    if (!token) {
+      const challenge = await wwwAuthenticate(svc, userKey);
+      return rpcError(c, 401 as 400, -32001, 'Sign in: this endpoint needs an OAuth access token.', { 'WWW-Authenticate': challenge });
+    }
+    let access: VerifiedAccess;
+    try {
+      access = await verifyAccessToken(svc, token, mcpUrl);
+    } catch (err) {
+      if (!isToolportError(err) || err.code !== 'UNAUTHORIZED') throw err;
+      const challenge = await wwwAuthenticate(svc, userKey, 'invalid_token');
+      return rpcError(c, 401 as 400, -32001, err.message, { 'WWW-Authenticate': challenge });
+    }
+    const { identity, aiAppsOn } = access;
+
+    if (c.req.method !== 'POST') {
+      // Stateless: no standalone stream and no session to delete (any process can serve any request).
+      return rpcError(c, 405, -32000, 'Use POST: this server is stateless and keeps no sessions.', { Allow: 'POST' });
+    }
+
+    let body: unknown;
+    try {
+      body = await readJson(c, MAX_MCP_BODY);
+    } catch (err) {
+      if (isToolportError(err) && err.code === 'PAYLOAD_TOO_LARGE') return rpcError(c, 413, -32600, 'The request is larger than 1 MB.');
+      if (isToolportError(err) && err.details.status === 415) return rpcError(c, 400, -32600, 'Send JSON-RPC as application/json.');
+      return rpcError(c, 400, -32700, 'Parse error: the body is not valid JSON.');
+    }
+    if (Array.isArray(body)) return rpcError(c, 400, -32600, 'JSON-RPC batches are not supported; send one message per request.');
+    const invalid = invalidJsonRpc(body);
+    if (invalid) return rpcError(c, 400, -32600, `Invalid request: ${invalid}.`);
+    const nameless = toolCallWithoutName(body);
+    if (nameless) return c.json(jsonRpcError((body as { id: string | number | null }).id, ErrorCode.InvalidParams, `Invalid params: ${nameless}.`));
+    const message = body as { method?: string; params?: { requestId?: string | number } };
+    if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
+      inflight.cancel(identity.grantId, message.params.requestId);
+    }
+
+    const plain = plainRequest(c, body as Record<string, unknown>);
+    if (plain?.method === 'tools/list') {
+      let listed: Listing;
+      try {
+        listed = await toolList(svc, identity, aiAppsOn);
+      } catch (err) {
+        // As the SDK answers a failed handler: a JSON-RPC error in a 200.
+        return c.json(jsonRpcError(plain.id, ErrorCode.InternalError, listFailed(svc, identity, err)));
+      }
+      return listAnswer(c, plain.id, listed);
+    }
+    // Off Node (no response to write to) a tools/call is the SDK's, below.
+    const outgoing = plain?.method === 'tools/call' ? nodeResponse(c) : undefined;
+    if (plain?.method === 'tools/call' && outgoing) {
+      const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments, response: outgoing };
+      if (plain.progressToken !== undefined) {
+        return answerStreamed(c, outgoing, plain.id, plain.progressToken, (progress) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, progress }));
+      }
+      return answerDirect(c, outgoing, plain.id, (onHold) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, onHold }));
+    }
+
+    return answerWithSdk(c, svc, { identity, aiAppsOn, token }, inflight, body);
+  });
+}

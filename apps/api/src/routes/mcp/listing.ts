@@ -1,0 +1,73 @@
+import type { Context } from 'hono';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isDependencyDown, type AppIdentity, type EnabledToolSet, type Services } from '@toolport/core';
+import { acceptsEncoding } from '../../http/accept-encoding';
+import type { AppEnv } from '../../http/env';
+import { gzipHead, gzipWithTail, type GzipHead } from '../../http/gzip';
+import { jsonRpcAnswer, jsonRpcResult, RESULT_OPEN, resultTail } from './frames';
+
+export interface Listing {
+  tools: Tool[];
+  /** `{"tools":[...]}` as UTF-8, encoded once: 800 tools are ~0.5 MB. */
+  resultBytes: Buffer;
+  /** The answer up to its id, gzipped once, on the first request that accepts gzip. */
+  gzip?: GzipHead;
+}
+
+// The listing of a tool set is built and serialised once per set (sets are cached per person and
+// replaced on change): tools/list with 800 tools is then a string copy, not 800 objects re-serialised.
+// A WeakMap, not a per-services cache: a listing lives exactly as long as its set.
+const listings = new WeakMap<EnabledToolSet, Listing>();
+
+/**
+ * Listings from this size on are sent gzipped to apps that accept it (every fetch-based client
+ * does): 800 tools shrink ~20×, and below this there is little to gain.
+ */
+const GZIP_FROM_BYTES = 16 * 1024;
+
+function listing(set: EnabledToolSet): Listing {
+  let built = listings.get(set);
+  if (!built) {
+    const tools: Tool[] = set.list.map((t) => ({
+      name: t.mcpName,
+      title: t.title,
+      description: `${t.summary} (Add-on: ${t.addonName}.)`,
+      inputSchema: t.inputSchema as Tool['inputSchema'],
+      annotations: {
+        title: t.title,
+        destructiveHint: t.destructive,
+        ...(t.readOnly ? { readOnlyHint: true } : {}),
+      },
+    }));
+    built = { tools, resultBytes: Buffer.from(JSON.stringify({ tools })) };
+    listings.set(set, built);
+  }
+  return built;
+}
+
+const NO_TOOLS: Listing = { tools: [], resultBytes: Buffer.from('{"tools":[]}') };
+
+/** The app's tools/list: none while AI apps are off. */
+export async function toolList(svc: Services, identity: AppIdentity, aiAppsOn: boolean): Promise<Listing> {
+  if (!aiAppsOn) return NO_TOOLS;
+  return listing(await svc.tools.get(identity.userId));
+}
+
+/** Logs why tools/list failed and says it without the raw message (it may quote SQL). */
+export function listFailed(svc: Services, identity: AppIdentity, err: unknown): string {
+  svc.log.error('tools/list failed', { err, userId: identity.userId });
+  return isDependencyDown(err)
+    ? 'Toolport cannot reach its database right now. Try again in a few seconds.'
+    : 'Something went wrong on Toolport’s side. Try again in a moment.';
+}
+
+/** A tools/list answer; a large one gzipped when the app accepts it, without compressing per request. */
+export function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): Response {
+  if (listed.resultBytes.length < GZIP_FROM_BYTES) return jsonRpcAnswer(c, id, listed.resultBytes);
+  const headers = { 'content-type': 'application/json', vary: 'accept-encoding' };
+  const gzipped = acceptsEncoding(c.req.header('accept-encoding'), 'gzip')
+    ? gzipWithTail((listed.gzip ??= gzipHead(Buffer.concat([RESULT_OPEN, listed.resultBytes]))), resultTail(id))
+    : undefined;
+  if (gzipped) return c.body(gzipped, 200, { ...headers, 'content-encoding': 'gzip' });
+  return c.body(jsonRpcResult(id, listed.resultBytes), 200, headers);
+}

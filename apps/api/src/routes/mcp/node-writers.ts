@@ -1,0 +1,118 @@
+import type { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+import type { Services, ToolResult } from '@toolport/core';
+import { PARKED, type AppEnv } from '../../http/env';
+import { jsonRpcAnswer, jsonRpcResult, sseMessage } from './frames';
+import { failedCall } from './tool-call';
+
+/*
+ * The two direct writers of a tools/call on Node, answering as the SDK's transport would without
+ * building a per-request Server and transport (which cost as much as the rest of a call): a JSON
+ * answer, and an SSE stream for a call with a progress token. Once a call waits for the person,
+ * its answer is written straight to Node's response: nothing of the request's async frames, Hono's
+ * context or the middleware stays alive while the person decides (up to 30 s).
+ */
+
+/** False once the app hung up (the call was cancelled with it) or the answer was sent: nobody reads more. */
+const answerable = (outgoing: ServerResponse) => !outgoing.destroyed && !outgoing.writableEnded;
+
+/**
+ * A direct tools/call answered as JSON. Until the call is held for approval the answer is Hono's;
+ * once held the handler returns, and the answer is written to Node's response when the call ends.
+ * One reaction on the call serves both endings (a held call keeps it for up to 30 s; a race and
+ * two more callbacks were a tenth of a held call).
+ */
+export async function answerDirect(
+  c: Context<AppEnv>,
+  outgoing: ServerResponse,
+  id: string | number,
+  run: (onHold: () => void) => Promise<ToolResult>,
+): Promise<Response> {
+  const { log } = c.get('svc');
+  let parked = false;
+  let first!: (result: ToolResult | undefined) => void;
+  const answered = new Promise<ToolResult | undefined>((resolve) => (first = resolve));
+  // Nothing in these callbacks may refer to `c`: that would keep Hono's context alive while the call waits.
+  void run(() => {
+    parked = true;
+    first(undefined);
+  }).then(
+    (result) => {
+      if (parked) writeHeldAnswer(outgoing, id, result, log);
+      else first(result);
+    },
+    // runToolCall answers a failure as a tool error; this is only the last line of defence.
+    (err: unknown) => {
+      log.error('a tool call rejected', { err });
+      if (parked) outgoing.destroy();
+      else first(failedCall(err));
+    },
+  );
+  const result = await answered;
+  return result ? jsonRpcAnswer(c, id, JSON.stringify(result)) : PARKED;
+}
+
+/** The answer of a call that was held, on Node's response (the handler returned long ago). */
+function writeHeldAnswer(outgoing: ServerResponse, id: string | number, result: ToolResult, log: Services['log']) {
+  if (!answerable(outgoing)) return;
+  try {
+    const body = jsonRpcResult(id, JSON.stringify(result));
+    outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    outgoing.end(body);
+  } catch (err) {
+    log.error('cannot write a held call’s answer', { err });
+    outgoing.destroy();
+  }
+}
+
+/**
+ * The stream of a tools/call with a progress token: the call's progress notifications as they
+ * come, then its answer. One object and its one `progress` function per call, rather than a closure
+ * for each (it lives as long as the call, up to 30 s while the person decides).
+ */
+class ProgressStream {
+  private step = 0;
+  constructor(
+    private readonly outgoing: ServerResponse,
+    private readonly progressToken: string | number,
+    private readonly id: string | number,
+  ) {}
+
+  /** What `callTool` calls with each progress message. */
+  readonly progress = async (message: string): Promise<void> => {
+    if (!answerable(this.outgoing)) return;
+    this.step += 1;
+    const notification = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: this.progressToken, progress: this.step, message } };
+    this.outgoing.write(sseMessage(JSON.stringify(notification)));
+  };
+
+  end(result: ToolResult) {
+    if (answerable(this.outgoing)) this.outgoing.end(sseMessage(jsonRpcResult(this.id, JSON.stringify(result))));
+  }
+}
+
+/**
+ * A direct tools/call with a progress token, answered as the SDK answers it: an SSE stream
+ * (progress notifications, then the result) written straight to Node's response. The handler
+ * returns at once, so nothing of the request's frames or Hono's context stays alive while the call
+ * runs or waits for the person.
+ */
+export function answerStreamed(
+  c: Context<AppEnv>,
+  outgoing: ServerResponse,
+  id: string | number,
+  progressToken: string | number,
+  run: (progress: (message: string) => Promise<void>) => Promise<ToolResult>,
+): Response {
+  const { log } = c.get('svc');
+  outgoing.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+  outgoing.flushHeaders();
+  const stream = new ProgressStream(outgoing, progressToken, id);
+  run(stream.progress)
+    .then((result) => stream.end(result))
+    .catch((err: unknown) => {
+      log.error('cannot write a streamed call’s answer', { err });
+      outgoing.destroy();
+    });
+  return PARKED;
+}

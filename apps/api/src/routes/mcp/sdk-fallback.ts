@@ -1,0 +1,82 @@
+import type { Context } from 'hono';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AI_APPS_OFF, TOOLS_SCOPE, type AppIdentity, type Services } from '@toolport/core';
+import type { AppEnv } from '../../http/env';
+import { withArgumentsForSdk } from '../../http/json-rpc';
+import type { InFlight } from './cancellation';
+import { listFailed, toolList } from './listing';
+import { runToolCall } from './tool-call';
+
+// One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
+const sharedValidator = new AjvJsonSchemaValidator();
+const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
+
+/**
+ * `rawArguments` are the arguments as the app sent them (our own JSON.parse): the SDK's schema parsing
+ * rebuilds objects and would turn a `__proto__` key into a prototype instead of refusing it.
+ */
+function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown) {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    jsonSchemaValidator: sharedValidator,
+    instructions: aiAppsOn ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.' : AI_APPS_OFF.instructions,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    try {
+      return { tools: (await toolList(svc, identity, aiAppsOn)).tools };
+    } catch (err) {
+      throw new McpError(ErrorCode.InternalError, listFailed(svc, identity, err));
+    }
+  });
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const progressToken = request.params._meta?.progressToken;
+    let step = 0;
+    const progress =
+      progressToken === undefined
+        ? undefined
+        : async (message: string) => {
+            step += 1;
+            await extra
+              .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, message } })
+              .catch(() => {});
+          };
+    return (await runToolCall(svc, identity, aiAppsOn, inflight, {
+      requestId: extra.requestId,
+      name: request.params.name,
+      rawArguments,
+      signals: [extra.signal, requestSignal],
+      progress,
+    })) as never;
+  });
+  return server;
+}
+
+/**
+ * Everything the direct answers do not take (initialize, ping, notifications, unusual forms, any
+ * tools/call off Node), through a per-request SDK Server and its Streamable HTTP transport: the
+ * one place that shapes protocol errors. Stateless: any process can serve any request.
+ */
+export async function answerWithSdk(
+  c: Context<AppEnv>,
+  svc: Services,
+  access: { identity: AppIdentity; aiAppsOn: boolean; token: string },
+  inflight: InFlight,
+  body: unknown,
+): Promise<Response> {
+  const message = body as { method?: string; params?: { arguments?: unknown; _meta?: { progressToken?: unknown } } };
+  // A call with a progress token is answered as a stream (its progress, then the result).
+  const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;
+  const { identity, aiAppsOn, token } = access;
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
+  const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments);
+  await server.connect(transport);
+  const response = await transport.handleRequest(c.req.raw, {
+    parsedBody: withArgumentsForSdk(body),
+    authInfo: { token, clientId: identity.clientId, scopes: [TOOLS_SCOPE], extra: { userId: identity.userId } },
+  });
+  if (!streaming) void server.close();
+  return response;
+}
