@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, gt, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { dummyPasswordHash, hashPassword, sha256, verifyPassword } from '../crypto';
-import { conflict, limitExceeded, ToolportError, unauthorized, validation } from '../errors';
-import type { FieldError } from '../errors';
+import { conflict, limitExceeded, ToolportError, unauthorized } from '../errors';
+import { inputObject, parseInput } from '../input';
 import { newId, newToken } from '../ids';
 import { GATES_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
@@ -27,22 +28,23 @@ function toPublic(svc: Services, row: typeof users.$inferSelect): PublicUser {
   return { id: row.id, email: row.email, mcpUrl: mcpUrlFor(svc, row.userKey), aiApps: row.aiApps };
 }
 
-function readCredentials(input: unknown): { email: string; password: string } {
-  const errors: FieldError[] = [];
-  const body = (input ?? {}) as Record<string, unknown>;
-  const email = typeof body.email === 'string' ? body.email.trim().toLowerCase() : '';
-  const password = typeof body.password === 'string' ? body.password : '';
-  if (!/^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,63}$/.test(email)) errors.push({ path: '/email', message: 'Give a valid email address.' });
-  if (typeof body.password !== 'string') errors.push({ path: '/password', message: 'Give a password.' });
-  if (errors.length) throw validation('The sign-in details are incomplete.', errors);
-  return { email, password };
-}
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,63}$/;
+const INCOMPLETE = 'The sign-in details are incomplete.';
+
+const credentials = inputObject({
+  email: z.string({ message: 'Give a valid email address.' }).trim().toLowerCase().regex(EMAIL, 'Give a valid email address.'),
+  password: z.string({ message: 'Give a password.' }),
+});
+
+const signupInput = credentials.extend({
+  password: credentials.shape.password
+    .refine((p) => p.length >= 10, { message: 'Use at least 10 characters.', params: { sentence: 'The password is too short.' } })
+    .refine((p) => p.length <= 256, { message: 'Use at most 256 characters.', params: { sentence: 'The password is too long.' } }),
+});
 
 export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
-  const { email, password } = readCredentials(input);
-  if (password.length < 10) throw validation('The password is too short.', [{ path: '/password', message: 'Use at least 10 characters.' }]);
-  if (password.length > 256) throw validation('The password is too long.', [{ path: '/password', message: 'Use at most 256 characters.' }]);
-  const passwordHash = await hashPassword(password);
+  const { email, password } = parseInput(signupInput, input, INCOMPLETE);
+  const passwordHash = await hashPassword(password, ctx.svc.config.passwordCost);
   const [row] = await ctx.svc.db
     .insert(users)
     .values({ id: newId('usr'), email, passwordHash, userKey: newUserKey() })
@@ -83,7 +85,7 @@ interface Reservation {
 const rowsOf = <T>(result: unknown) => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
 
 export async function login({ ctx, input, clientAddress }: { ctx: Ctx; input: unknown; clientAddress?: string }) {
-  const { email, password } = readCredentials(input);
+  const { email, password } = parseInput(credentials, input, INCOMPLETE);
   const svc = ctx.svc;
   const address = clientAddress || 'unknown';
   const pair = await reserve(svc, `pair:${email}|${address}`, SIGNIN_LIMITS.perAccountAndAddress);
@@ -98,7 +100,7 @@ export async function login({ ctx, input, clientAddress }: { ctx: Ctx; input: un
   // Only attempts holding a place in both counts get here. An unknown email is checked against a
   // dummy hash and stays counted like a wrong password: the same answer, the same time.
   const [row] = await svc.db.select().from(users).where(eq(users.email, email));
-  const ok = await verifyPassword(password, row?.passwordHash ?? (await dummyPasswordHash()));
+  const ok = await verifyPassword(password, row?.passwordHash ?? (await dummyPasswordHash(svc.config.passwordCost)));
   if (!row || !ok) throw unauthorized('The email or password is wrong.');
   // The right password: its address's count for the account starts over, and the address gets its
   // place back, so successful sign-ins never spend the allowance.
@@ -213,32 +215,30 @@ export async function getSettings({ ctx }: { ctx: Ctx }) {
   return { aiApps: row.aiApps, displayName: row.displayName };
 }
 
+const NAME_RULE = 'Give a name of 1 to 60 characters, or null to have none.';
+
 /** The publisher name the catalog shows: 1 to 60 characters, nothing hidden (as in manifests). */
-function readDisplayName(v: unknown, errors: FieldError[]): string | null | undefined {
-  if (v === undefined) return undefined;
-  if (v === null) return null;
-  const name = typeof v === 'string' ? v.normalize('NFC').trim() : undefined;
-  if (name === undefined || name.length < 1 || Array.from(name).length > 60) {
-    errors.push({ path: '/displayName', message: 'Give a name of 1 to 60 characters, or null to have none.' });
-    return undefined;
+const publisherName = z.string({ message: NAME_RULE }).transform((raw, ctx) => {
+  const name = raw.normalize('NFC').trim();
+  if (name.length < 1 || Array.from(name).length > 60) ctx.addIssue({ code: 'custom', message: NAME_RULE });
+  else {
+    const hidden = invisibleProblem(name);
+    if (hidden) ctx.addIssue({ code: 'custom', message: `The name ${hidden}.` });
   }
-  const hidden = invisibleProblem(name);
-  if (hidden) errors.push({ path: '/displayName', message: `The name ${hidden}.` });
   return name;
-}
+});
+
+const settingsInput = inputObject({
+  aiApps: z.boolean({ message: 'Use true or false.' }).optional(),
+  displayName: publisherName.nullable().optional(),
+}).strict('This setting does not exist.');
 
 export async function updateSettings({ ctx, input }: { ctx: Ctx; input: unknown }) {
-  const body = (input ?? {}) as Record<string, unknown>;
-  const errors: FieldError[] = [];
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) errors.push({ path: '', message: 'Send a JSON object.' });
-  for (const key of Object.keys(body)) if (key !== 'aiApps' && key !== 'displayName') errors.push({ path: `/${key}`, message: 'This setting does not exist.' });
-  if ('aiApps' in body && typeof body.aiApps !== 'boolean') errors.push({ path: '/aiApps', message: 'Use true or false.' });
-  const displayName = readDisplayName(body.displayName, errors);
-  if (errors.length) throw validation('The settings are not valid.', errors);
+  const { aiApps, displayName } = parseInput(settingsInput, input, 'The settings are not valid.');
   const userId = personId(ctx);
   if (displayName !== undefined) await ctx.svc.db.update(users).set({ displayName }).where(eq(users.id, userId));
-  if (typeof body.aiApps === 'boolean') {
-    await ctx.svc.db.update(users).set({ aiApps: body.aiApps }).where(eq(users.id, userId));
+  if (aiApps !== undefined) {
+    await ctx.svc.db.update(users).set({ aiApps }).where(eq(users.id, userId));
     await ctx.svc.bus.publish(GATES_CHANNEL, { userId });
   }
   return getSettings({ ctx });

@@ -1,5 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import { announceDecided, readApproval, transition, type UserEvent } from '../approvals/records';
 import { APPROVALS_CHANNEL, userChannel } from '../events/channels';
 import { callTool } from '../calls/call-tool';
@@ -7,7 +8,7 @@ import { toEnabledTool, toolSet, type EnabledToolSet } from '../calls/enabled-to
 import type { ApprovalRequest, Approvals, ToolResult } from '../calls/types';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { validation, type FieldError } from '../errors';
+import { parseInput } from '../input';
 import type { Services } from '../services';
 import { tools } from '../db/schema/index';
 import { getAddon } from './registry';
@@ -20,31 +21,39 @@ const CHECK_APP = { clientId: 'toolport-check', appName: 'Toolport check script'
 type Approve = 'allow' | 'deny' | 'timeout';
 type Step = { wait: number } | { tool: string; arguments?: unknown; approve?: Approve };
 
-function readScript(input: unknown): Step[] {
-  const errors: FieldError[] = [];
-  if (!Array.isArray(input)) throw validation('A check script is a JSON array of steps.', [{ path: '', message: 'Send an array.' }]);
-  if (input.length === 0 || input.length > MAX_STEPS) errors.push({ path: '', message: `Give 1 to ${MAX_STEPS} steps.` });
-  let waited = 0;
-  input.forEach((raw, i) => {
-    const step = raw as Record<string, unknown>;
-    if (typeof step !== 'object' || step === null || Array.isArray(step)) return errors.push({ path: `/${i}`, message: 'Each step is an object.' });
-    const keys = Object.keys(step);
-    if ('wait' in step) {
-      if (keys.length !== 1) errors.push({ path: `/${i}`, message: 'A wait step has only "wait".' });
-      if (typeof step.wait !== 'number' || !(step.wait >= 0 && step.wait <= MAX_WAIT_S)) errors.push({ path: `/${i}/wait`, message: `Wait 0 to ${MAX_WAIT_S} seconds.` });
-      else waited += step.wait;
-      return;
+const WAIT = `Wait 0 to ${MAX_WAIT_S} seconds.`;
+const NAME_TOOL = 'Name the tool to call.';
+
+/** A step waits (`{"wait": 2}`) or calls a tool; the keys of the two are not mixed. */
+const stepSchema = z
+  .object(
+    {
+      wait: z.number({ message: WAIT }).min(0, WAIT).max(MAX_WAIT_S, WAIT).optional(),
+      tool: z.string({ message: NAME_TOOL }).min(1, NAME_TOOL).optional(),
+      arguments: z.unknown(),
+      approve: z.enum(['allow', 'deny', 'timeout'], { message: 'Use "allow", "deny" or "timeout".' }).optional(),
+    },
+    { message: 'Each step is an object.' },
+  )
+  .strict('Unknown key; use tool, arguments, approve or wait.')
+  .transform((step, ctx): Step => {
+    if (step.wait !== undefined) {
+      if (Object.keys(step).length !== 1) ctx.addIssue({ code: 'custom', message: 'A wait step has only "wait".' });
+      return { wait: step.wait };
     }
-    if (typeof step.tool !== 'string' || !step.tool) errors.push({ path: `/${i}/tool`, message: 'Name the tool to call.' });
-    for (const k of keys) if (!['tool', 'arguments', 'approve'].includes(k)) errors.push({ path: `/${i}/${k}`, message: 'Unknown key; use tool, arguments, approve or wait.' });
-    if ('approve' in step && !['allow', 'deny', 'timeout'].includes(step.approve as string)) {
-      errors.push({ path: `/${i}/approve`, message: 'Use "allow", "deny" or "timeout".' });
-    }
+    if (step.tool === undefined) ctx.addIssue({ code: 'custom', path: ['tool'], message: NAME_TOOL });
+    return { tool: step.tool ?? '', arguments: step.arguments, approve: step.approve };
   });
-  if (waited > MAX_TOTAL_WAIT_S) errors.push({ path: '', message: `Wait at most ${MAX_TOTAL_WAIT_S} seconds in all.` });
-  if (errors.length) throw validation('The check script is not valid.', errors);
-  return input as Step[];
-}
+
+const scriptSchema = z
+  .custom<unknown[]>((v) => Array.isArray(v), { message: 'Send an array.', params: { sentence: 'A check script is a JSON array of steps.' } })
+  .pipe(
+    z
+      .array(stepSchema)
+      .min(1, `Give 1 to ${MAX_STEPS} steps.`)
+      .max(MAX_STEPS, `Give 1 to ${MAX_STEPS} steps.`)
+      .refine((steps) => steps.reduce((waited, s) => waited + ('wait' in s ? s.wait : 0), 0) <= MAX_TOTAL_WAIT_S, `Wait at most ${MAX_TOTAL_WAIT_S} seconds in all.`),
+  );
 
 /** Every tool of the add-on's current version, switched on or not: the developer is testing them. */
 async function addonToolSet(svc: Services, addon: { id: string; name: string; webhookDisabled: boolean }): Promise<EnabledToolSet> {
@@ -116,7 +125,7 @@ function asTestPerson(svc: Services, developerId: string): Services {
 export async function runCheckScript({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }): Promise<CheckReport> {
   const userId = personId(ctx);
   const addon = await getAddon({ ctx, id: addonId });
-  const steps = readScript(input);
+  const steps = parseInput(scriptSchema, input, 'The check script is not valid.');
   const set = await addonToolSet(ctx.svc, addon);
   const svc = asTestPerson(ctx.svc, userId);
   const report: CheckReport = { tools: [] };

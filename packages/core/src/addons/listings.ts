@@ -1,7 +1,9 @@
 import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { notFound, ToolportError, validation } from '../errors';
+import { notFound, ToolportError } from '../errors';
+import { inputObject, parseInput } from '../input';
 import { ADDONS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { addons, installs, users } from '../db/schema/index';
@@ -45,16 +47,18 @@ export const hostOf = (url: string) => {
   }
 };
 
+const listingsQuery = z.object({ status: z.enum(['pending', 'all'], { message: 'Use pending or all.' }).optional() });
+
 /** The review queue: pending requests first (oldest first), then the other decided listings. */
 export async function listListings({ ctx, status }: { ctx: Ctx; status?: string }) {
   await requireOperator(ctx);
-  const wanted = status === undefined || status === 'pending' ? ['pending'] : status === 'all' ? ['pending', 'approved', 'rejected', 'delisted'] : undefined;
-  if (!wanted) throw validation('Unknown status filter.', [{ path: '/status', message: 'Use pending or all.' }]);
+  const filter = parseInput(listingsQuery, { status }, 'Unknown status filter.');
+  const wanted: ListingStatus[] = filter.status === 'all' ? ['pending', 'approved', 'rejected', 'delisted'] : ['pending'];
   const rows = await ctx.svc.db
     .select({ addon: addons, publisher: users.displayName, installs: sql<number>`(select count(*) from ${installs} where ${installs.addonId} = ${addons.id})::int` })
     .from(addons)
     .innerJoin(users, eq(users.id, addons.ownerId))
-    .where(and(isNull(addons.deletedAt), inArray(addons.listing, wanted as ListingStatus[])))
+    .where(and(isNull(addons.deletedAt), inArray(addons.listing, wanted)))
     .orderBy(desc(sql`${addons.listing} = 'pending'`), asc(addons.listingChangedAt));
   return rows.map(({ addon, publisher, installs: count }) => ({
     addonId: addon.id,
@@ -70,6 +74,11 @@ export async function listListings({ ctx, status }: { ctx: Ctx; status?: string 
 }
 
 const DECISIONS = { approve: 'approved', reject: 'rejected', delist: 'delisted' } as const;
+const REASON = 'Give the reason as text of up to 500 characters.';
+const decisionInput = inputObject({
+  decision: z.enum(['approve', 'reject', 'delist'], { message: 'Use "approve", "reject" or "delist".' }),
+  reason: z.string({ message: REASON }).max(500, REASON).optional(),
+});
 
 /**
  * An operator's decision: approve or reject a pending request, delist an approved add-on (or a
@@ -78,22 +87,17 @@ const DECISIONS = { approve: 'approved', reject: 'rejected', delist: 'delisted' 
  */
 export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
   await requireOperator(ctx);
-  const body = (input ?? {}) as { decision?: unknown; reason?: unknown };
-  const decision = typeof body.decision === 'string' && body.decision in DECISIONS ? (body.decision as keyof typeof DECISIONS) : undefined;
-  const errors = [];
-  if (!decision) errors.push({ path: '/decision', message: 'Use "approve", "reject" or "delist".' });
-  if (body.reason !== undefined && (typeof body.reason !== 'string' || body.reason.length > 500)) errors.push({ path: '/reason', message: 'Give the reason as text of up to 500 characters.' });
-  if (errors.length || !decision) throw validation('The decision is not valid.', errors);
+  const { decision, reason } = parseInput(decisionInput, input, 'The decision is not valid.');
   const from: ListingStatus[] = decision === 'delist' ? ['approved', 'pending'] : ['pending'];
   const [row] = await ctx.svc.db
     .update(addons)
-    .set({ listing: DECISIONS[decision], listingReason: typeof body.reason === 'string' ? body.reason.trim() || null : null, listingChangedAt: ctx.svc.clock.now() })
+    .set({ listing: DECISIONS[decision], listingReason: reason?.trim() || null, listingChangedAt: ctx.svc.clock.now() })
     .where(and(eq(addons.id, addonId), isNull(addons.deletedAt), inArray(addons.listing, from)))
     .returning({ id: addons.id, listing: addons.listing });
   if (!row) {
     const [found] = await ctx.svc.db.select({ listing: addons.listing }).from(addons).where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
     if (!found || !found.listing) throw notFound('That listing');
-    throw new ToolportError('CONFLICT', `This listing is ${found.listing}; "${decision}" applies to ${from.join(' or ')} listings.`, { status: found.listing });
+    throw new ToolportError('CONFLICT', `This listing is ${found.listing}; "${decision}" applies to ${from.join(' or ')} listings.`, { listing: found.listing });
   }
   // Every process drops its cached tool lists: a delisted add-on's tools leave every app at once.
   await ctx.svc.bus.publish(ADDONS_CHANNEL, { addonId });

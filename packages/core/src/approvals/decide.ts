@@ -1,7 +1,9 @@
 import { and, desc, eq, gt, ne, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { conflict, notFound, ToolportError, validation } from '../errors';
+import { conflict, notFound, ToolportError } from '../errors';
+import { inputObject, parseInput } from '../input';
 import type { Services } from '../services';
 import { approvals } from '../db/schema/index';
 import { withNames, type NamedApproval } from './names';
@@ -23,11 +25,11 @@ const DECIDED_SHOWN = 50;
 
 export type ListedApproval = NamedApproval & Partial<Omit<RecordedDecision, 'id'>>;
 
+const listQuery = z.object({ status: z.enum(['pending', 'all'], { message: 'Use pending or all.' }).default('pending') });
+
 /** The person's pending approvals; with `status=all`, also their last 50 decided ones. */
-export async function listApprovals({ ctx, status = 'pending' }: { ctx: Ctx; status?: string }): Promise<ListedApproval[]> {
-  if (status !== 'pending' && status !== 'all') {
-    throw validation('Unknown status filter.', [{ path: '/status', message: 'Use pending or all.' }]);
-  }
+export async function listApprovals({ ctx, status: wanted }: { ctx: Ctx; status?: string }): Promise<ListedApproval[]> {
+  const { status } = parseInput(listQuery, { status: wanted }, 'Unknown status filter.');
   const userId = personId(ctx);
   const pending = await listPending(ctx.svc, userId);
   if (status === 'pending') return pending;
@@ -72,16 +74,13 @@ export async function listDecidedSince(svc: Services, userId: string, since: Dat
 }
 
 type Decision = 'allowed' | 'denied' | 'dismissed';
+const DECIDED = { allow: 'allowed', deny: 'denied', dismiss: 'dismissed' } as const satisfies Record<string, Decision>;
 
+const dashboardDecision = inputObject({ decision: z.enum(['allow', 'deny'], { message: 'Use "allow" or "deny".' }) });
 /** A notification can also be dismissed (closed without an answer); the dashboard's card cannot. */
-function readDecision(input: unknown, from: 'dashboard' | 'push'): Decision {
-  const decision = (input as { decision?: unknown } | null)?.decision;
-  if (decision === 'allow') return 'allowed';
-  if (decision === 'deny') return 'denied';
-  if (decision === 'dismiss' && from === 'push') return 'dismissed';
-  if (from === 'push') throw validation('Say allow, deny or dismiss.', [{ path: '/decision', message: 'Use "allow", "deny" or "dismiss".' }]);
-  throw validation('Say allow or deny.', [{ path: '/decision', message: 'Use "allow" or "deny".' }]);
-}
+const pushDecision = inputObject({ decision: z.enum(['allow', 'deny', 'dismiss'], { message: 'Use "allow", "deny" or "dismiss".' }) });
+/** A notification action's capability; anything else about it is "not valid", never a field error. */
+const approvalLink = z.object({ approvalId: z.string().max(64), token: z.string().max(128) });
 
 const cancelledBecause: Record<string, string> = {
   [HOLDER_GONE]: 'the Toolport server holding it stopped',
@@ -151,7 +150,7 @@ async function decide(
 }
 
 export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<RecordedDecision> {
-  const status = readDecision(input, 'dashboard');
+  const status = DECIDED[parseInput(dashboardDecision, input, 'Say allow or deny.').decision];
   if (id.length > 64) throw notFound('That approval');
   return decide(ctx.svc, personId(ctx), id, status, 'dashboard');
 }
@@ -162,11 +161,11 @@ export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string;
  * the already-recorded decision.
  */
 export async function decideApprovalWithToken({ ctx, input }: { ctx: Ctx; input: unknown }): Promise<RecordedDecision> {
-  const body = (input ?? {}) as { approvalId?: unknown; token?: unknown };
-  const status = readDecision(input, 'push');
-  const { approvalId, token } = body;
+  const status = DECIDED[parseInput(pushDecision, input, 'Say allow, deny or dismiss.').decision];
+  const link = approvalLink.safeParse(input);
   const refused = new ToolportError('UNAUTHORIZED', 'This approval link is not valid.');
-  if (typeof approvalId !== 'string' || approvalId.length > 64 || typeof token !== 'string' || token.length > 128) throw refused;
+  if (!link.success) throw refused;
+  const { approvalId, token } = link.data;
   const row = await readApproval(ctx.svc, approvalId);
   // Any master key of the ring: a notification sent just before a rotation still decides.
   if (!row || !approvalActionTokenValid(ctx.svc, row, token)) throw refused;

@@ -1,8 +1,9 @@
 import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { notFound, validation } from '../errors';
-import type { FieldError } from '../errors';
+import { notFound } from '../errors';
+import { inputObject, parseInput } from '../input';
 import { TOOLS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches, users } from '../db/schema/index';
@@ -103,12 +104,12 @@ export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
   });
 }
 
+const installInput = inputObject({ addon: z.string({ message: 'Give the add-on id.' }).min(1, 'Give the add-on id.') });
+
 /** Installs an add-on with every tool off (the third gate). Installing twice is harmless. */
 export async function installAddon({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const userId = personId(ctx);
-  const body = (input ?? {}) as Record<string, unknown>;
-  const addonId = typeof body.addon === 'string' ? body.addon : '';
-  if (!addonId) throw validation('Say which add-on to install.', [{ path: '/addon', message: 'Give the add-on id.' }]);
+  const { addon: addonId } = parseInput(installInput, input, 'Say which add-on to install.');
   const [addon] = await ctx.svc.db.select({ id: addons.id }).from(addons).where(and(eq(addons.id, addonId), visibleTo(userId)));
   if (!addon) throw notFound('That add-on');
   const [created] = await ctx.svc.db.insert(installs).values({ userId, addonId }).onConflictDoNothing().returning();
@@ -126,27 +127,30 @@ export async function uninstallAddon({ ctx, addonId }: { ctx: Ctx; addonId: stri
   await ctx.svc.bus.publish(TOOLS_CHANNEL, { userId });
 }
 
+/** `{"tools": {"add_note": true}}` naming only tools of the install: every bad switch is listed. */
+const switchesInput = (known: ReadonlySet<string>) =>
+  inputObject({
+    tools: z
+      .record(z.string(), z.unknown(), { message: 'Give an object of tool names to true or false.' })
+      .transform((tools, ctx) => {
+        for (const [name, value] of Object.entries(tools)) {
+          const message = !known.has(name) ? `The add-on has no tool "${name}".` : typeof value !== 'boolean' ? 'Use true or false.' : undefined;
+          if (message) ctx.addIssue({ code: 'custom', path: [name], message, params: { sentence: 'Some switches are not valid.' } });
+        }
+        return tools as Record<string, boolean>;
+      }),
+  });
+
 /** Switches tools on or off: `{"tools": {"add_note": true}}`. Unknown tools are refused, all listed. */
 export async function setToolSwitches({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
   const userId = personId(ctx);
   const install = await installView(ctx, addonId);
-  const body = (input ?? {}) as Record<string, unknown>;
-  const wanted = body.tools;
-  if (typeof wanted !== 'object' || wanted === null || Array.isArray(wanted)) {
-    throw validation('Send the switches as {"tools": {"name": true}}.', [{ path: '/tools', message: 'Give an object of tool names to true or false.' }]);
-  }
-  const known = new Set(install.tools.map((t) => t.name));
-  const errors: FieldError[] = [];
-  const entries = Object.entries(wanted as Record<string, unknown>);
-  for (const [name, value] of entries) {
-    if (!known.has(name)) errors.push({ path: `/tools/${name}`, message: `The add-on has no tool "${name}".` });
-    else if (typeof value !== 'boolean') errors.push({ path: `/tools/${name}`, message: 'Use true or false.' });
-  }
-  if (errors.length) throw validation('Some switches are not valid.', errors);
+  const { tools: wanted } = parseInput(switchesInput(new Set(install.tools.map((t) => t.name))), input, 'Send the switches as {"tools": {"name": true}}.');
+  const entries = Object.entries(wanted);
   if (entries.length) {
     await ctx.svc.db
       .insert(toolSwitches)
-      .values(entries.map(([toolName, enabled]) => ({ userId, addonId, toolName, enabled: enabled as boolean, acceptedVersion: install.addon.version })))
+      .values(entries.map(([toolName, enabled]) => ({ userId, addonId, toolName, enabled, acceptedVersion: install.addon.version })))
       .onConflictDoUpdate({
         target: [toolSwitches.userId, toolSwitches.addonId, toolSwitches.toolName],
         // Switching a tool on accepts the definition the person sees now; a tool already on keeps

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { and, eq, gte, inArray, isNotNull, lt, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { conflict, notFound, validation } from '../errors';
+import { conflict, notFound } from '../errors';
+import { inputObject, parseInput } from '../input';
 import { TOOLS_CHANNEL } from '../events/channels';
 import type { CompiledTool } from '../addons/types';
 import { addons, addonVersions, installs, toolSwitches } from '../db/schema/index';
@@ -187,6 +189,9 @@ export async function pendingUpdates(ctx: Ctx, current: Map<string, { version: n
   return result;
 }
 
+const RELEASE = 'Give the release number shown with the update.';
+const acceptInput = inputObject({ version: z.number({ message: RELEASE }).int(RELEASE).safe(RELEASE) });
+
 /**
  * The person accepts an add-on's current release: every switched-on tool moves to it, and tools
  * the release removed are forgotten. `version` must be the release they reviewed: a newer one that
@@ -194,8 +199,7 @@ export async function pendingUpdates(ctx: Ctx, current: Map<string, { version: n
  */
 export async function acceptUpdate({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
   const userId = personId(ctx);
-  const version = (input as { version?: unknown } | null)?.version;
-  if (!Number.isSafeInteger(version)) throw validation('Say which release you accept.', [{ path: '/version', message: 'Give the release number shown with the update.' }]);
+  const { version } = parseInput(acceptInput, input, 'Say which release you accept.');
   const [row] = await ctx.svc.db
     .select({ version: addons.version })
     .from(installs)

@@ -1,19 +1,21 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { sha256 } from '../crypto';
 import { notFound, validation } from '../errors';
+import { inputObject, parseInput } from '../input';
 import { newId, newToken } from '../ids';
 import type { Services } from '../services';
 import { apiKeys } from '../db/schema/index';
 
 const MAX_KEYS = 50;
+const KEY_NAME = 'Give a name of 1 to 60 characters.';
+const keyInput = inputObject({ name: z.string({ message: KEY_NAME }).trim().min(1, KEY_NAME).max(60, KEY_NAME) });
 
 export async function createApiKey({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const userId = personId(ctx);
-  const body = (input ?? {}) as Record<string, unknown>;
-  const name = typeof body.name === 'string' ? body.name.trim() : '';
-  if (!name || name.length > 60) throw validation('The key needs a name.', [{ path: '/name', message: 'Give a name of 1 to 60 characters.' }]);
+  const { name } = parseInput(keyInput, input, 'The key needs a name.');
   const active = await ctx.svc.db.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
   if (active.length >= MAX_KEYS) throw validation(`You can have at most ${MAX_KEYS} active keys; revoke one first.`);
   const key = newToken('tpk_');

@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
+import { z } from 'zod';
 import { safeEqual, sha256 } from '../crypto';
 import { oauthClients } from '../db/schema/index';
 import { newId, newToken } from '../ids';
@@ -14,7 +15,7 @@ export const DEFAULT_CLIENT_NAME = 'Unnamed app';
 /** Dynamic registrations allowed per client address per window. */
 export const REGISTRATION_LIMIT = { max: 20, windowMs: 3600 * 1000 };
 
-const GRANT_TYPES = ['authorization_code', 'refresh_token'];
+const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
 /** A registered app, as the OAuth server needs it. */
 export interface OAuthClient {
@@ -47,73 +48,81 @@ export function sanitizeClientName(raw: string): string {
     .trim();
 }
 
-const OPTIONAL_URLS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
-const OPTIONAL_STRINGS = ['software_id', 'software_version'] as const;
+const URIS = `redirect_uris must be a list of 1 to ${MAX_REDIRECT_URIS} URIs.`;
+const GRANTS = 'grant_types may only contain authorization_code and refresh_token.';
+const ONLY_CODE = { errorMap: () => ({ message: 'response_types may only be ["code"].' }) };
+/** Optional fields are kept when well-formed and dropped, not refused, when not. */
+const optionalUrl = z.unknown().transform((v) => (typeof v === 'string' && v.length <= 2000 && /^https:\/\//i.test(v) ? v : undefined));
+const optionalText = z.unknown().transform((v) => (typeof v === 'string' && v.length <= 200 ? sanitizeClientName(v) : undefined));
+
+/** RFC 7591 §2 metadata, in the order its problems are reported (the first one is answered). */
+const clientMetadataSchema = (allowSecret: boolean) =>
+  z.object(
+    {
+      redirect_uris: z
+        .array(z.unknown(), { message: URIS })
+        .min(1, URIS)
+        .max(MAX_REDIRECT_URIS, URIS)
+        .transform((uris, ctx) => {
+          for (const [i, uri] of uris.entries()) {
+            const problem = typeof uri === 'string' ? redirectUriProblem(uri) : 'must be a string';
+            if (problem) ctx.addIssue({ code: 'custom', path: [i], message: `redirect_uris[${i}] ${problem}.` });
+          }
+          return uris as string[];
+        }),
+      client_name: z
+        .string({ message: 'client_name must be a string.' })
+        .nullish()
+        .transform((raw, ctx) => {
+          const clean = sanitizeClientName(raw ?? '');
+          if (clean.length > MAX_CLIENT_NAME) ctx.addIssue({ code: 'custom', message: `client_name must be at most ${MAX_CLIENT_NAME} characters.` });
+          return clean || DEFAULT_CLIENT_NAME;
+        }),
+      token_endpoint_auth_method: z
+        .enum(TOKEN_AUTH_METHODS, { message: `token_endpoint_auth_method must be one of ${TOKEN_AUTH_METHODS.join(', ')}.` })
+        .nullish()
+        .transform((method) => method ?? 'none')
+        .refine((method) => allowSecret || method === 'none', 'A client ID metadata document describes a public client: use token_endpoint_auth_method none.'),
+      // Refresh tokens are part of every grant here, so the default lists both (RFC 7591 §3.2.1 lets the server say so).
+      grant_types: z
+        .array(z.enum(GRANT_TYPES, { message: GRANTS }), { message: GRANTS })
+        .min(1, GRANTS)
+        .refine((grants) => grants.includes('authorization_code'), 'grant_types must include authorization_code.')
+        .nullish(),
+      response_types: z.tuple([z.literal('code', ONLY_CODE)], ONLY_CODE).nullish(),
+      scope: z.string({ message: 'scope must be a string.' }).optional(),
+      client_uri: optionalUrl,
+      logo_uri: optionalUrl,
+      tos_uri: optionalUrl,
+      policy_uri: optionalUrl,
+      software_id: optionalText,
+      software_version: optionalText,
+    },
+    { message: 'Send the client metadata as a JSON object.' },
+  );
+const metadataSchemas = { registered: clientMetadataSchema(true), document: clientMetadataSchema(false) };
+const OPTIONAL = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'software_id', 'software_version'] as const;
 
 /**
  * Checks client metadata (RFC 7591 §2) and returns what is stored and echoed. Unknown fields are
  * dropped; unknown grant or response types, bad redirect URIs and bad auth methods are refused.
  */
 export function readClientMetadata(input: unknown, opts: { allowSecret: boolean }): ClientMetadata {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw oauthError('invalid_client_metadata', 'Send the client metadata as a JSON object.');
+  const parsed = metadataSchemas[opts.allowSecret ? 'registered' : 'document'].safeParse(input);
+  if (!parsed.success) {
+    const [first] = parsed.error.issues;
+    throw oauthError(first?.path[0] === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata', first?.message ?? 'The client metadata is not valid.');
   }
-  const body = input as Record<string, unknown>;
-
-  const uris = body.redirect_uris;
-  if (!Array.isArray(uris) || uris.length < 1 || uris.length > MAX_REDIRECT_URIS) {
-    throw oauthError('invalid_redirect_uri', `redirect_uris must be a list of 1 to ${MAX_REDIRECT_URIS} URIs.`);
-  }
-  for (const [i, uri] of uris.entries()) {
-    if (typeof uri !== 'string') throw oauthError('invalid_redirect_uri', `redirect_uris[${i}] must be a string.`);
-    const problem = redirectUriProblem(uri);
-    if (problem) throw oauthError('invalid_redirect_uri', `redirect_uris[${i}] ${problem}.`);
-  }
-
-  let name = DEFAULT_CLIENT_NAME;
-  if (body.client_name !== undefined && body.client_name !== null) {
-    if (typeof body.client_name !== 'string') throw oauthError('invalid_client_metadata', 'client_name must be a string.');
-    const clean = sanitizeClientName(body.client_name);
-    if (clean.length > MAX_CLIENT_NAME) throw oauthError('invalid_client_metadata', `client_name must be at most ${MAX_CLIENT_NAME} characters.`);
-    if (clean) name = clean;
-  }
-
-  const method = body.token_endpoint_auth_method ?? 'none';
-  if (typeof method !== 'string' || !(TOKEN_AUTH_METHODS as readonly string[]).includes(method)) {
-    throw oauthError('invalid_client_metadata', `token_endpoint_auth_method must be one of ${TOKEN_AUTH_METHODS.join(', ')}.`);
-  }
-  if (method !== 'none' && !opts.allowSecret) {
-    throw oauthError('invalid_client_metadata', 'A client ID metadata document describes a public client: use token_endpoint_auth_method none.');
-  }
-
-  // Refresh tokens are part of every grant here, so the default lists both (RFC 7591 §3.2.1 lets the server say so).
-  const grantTypes = body.grant_types ?? GRANT_TYPES;
-  if (!Array.isArray(grantTypes) || grantTypes.length === 0 || grantTypes.some((g) => typeof g !== 'string' || !GRANT_TYPES.includes(g))) {
-    throw oauthError('invalid_client_metadata', 'grant_types may only contain authorization_code and refresh_token.');
-  }
-  if (!grantTypes.includes('authorization_code')) throw oauthError('invalid_client_metadata', 'grant_types must include authorization_code.');
-  const responseTypes = body.response_types ?? ['code'];
-  if (!Array.isArray(responseTypes) || responseTypes.length !== 1 || responseTypes[0] !== 'code') {
-    throw oauthError('invalid_client_metadata', 'response_types may only be ["code"].');
-  }
-  if (body.scope !== undefined && typeof body.scope !== 'string') throw oauthError('invalid_client_metadata', 'scope must be a string.');
-
+  const body = parsed.data;
   const meta: ClientMetadata = {
-    client_name: name,
-    redirect_uris: uris as string[],
-    grant_types: [...new Set(grantTypes as string[])],
+    client_name: body.client_name,
+    redirect_uris: body.redirect_uris,
+    grant_types: [...new Set(body.grant_types ?? GRANT_TYPES)],
     response_types: ['code'],
-    token_endpoint_auth_method: method as TokenAuthMethod,
+    token_endpoint_auth_method: body.token_endpoint_auth_method,
     scope: TOOLS_SCOPE,
   };
-  for (const key of OPTIONAL_URLS) {
-    const v = body[key];
-    if (typeof v === 'string' && v.length <= 2000 && /^https:\/\//i.test(v)) meta[key] = v;
-  }
-  for (const key of OPTIONAL_STRINGS) {
-    const v = body[key];
-    if (typeof v === 'string' && v.length <= 200) meta[key] = sanitizeClientName(v);
-  }
+  for (const key of OPTIONAL) if (body[key] !== undefined) meta[key] = body[key];
   return meta;
 }
 
@@ -171,7 +180,7 @@ export function toClient(row: typeof oauthClients.$inferSelect): OAuthClient {
     kind: row.kind,
     redirectUris: row.redirectUris,
     authMethod: meta.token_endpoint_auth_method ?? 'none',
-    grantTypes: meta.grant_types ?? GRANT_TYPES,
+    grantTypes: meta.grant_types ?? [...GRANT_TYPES],
     secretHash: row.secretHash,
   };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { and, eq, max } from 'drizzle-orm';
+import { z } from 'zod';
 import { deliveries } from '../db/schema/index';
 import { CANCEL_CHANNEL, repliesChannel, resultChannel, type BusChannel, type BusMessages } from '../events/channels';
 import { busMessage } from '../events/redis-bus';
@@ -263,36 +264,42 @@ export function createBullDispatcher(
   };
 }
 
-function readJob(data: unknown): CallJob | undefined {
-  const j = data as Partial<CallJob> | null;
-  const ok =
-    !!j &&
-    typeof j.callId === 'string' &&
-    (j.type === 'tool.call' || j.type === 'tool.confirm') &&
-    typeof j.addonId === 'string' &&
-    typeof j.tool === 'string' &&
-    typeof j.arguments === 'string' &&
-    typeof j.subject === 'string' &&
-    typeof j.deadline === 'number' &&
-    typeof j.app?.name === 'string' &&
-    typeof j.app?.clientId === 'string';
-  if (!ok) return undefined;
-  const job = j as CallJob;
-  // Trace context is only ever a hint: a malformed one is dropped, never trusted.
-  if (job.traceparent !== undefined && (typeof job.traceparent !== 'string' || job.traceparent.length > 128)) delete job.traceparent;
-  if (job.tracestate !== undefined && (typeof job.tracestate !== 'string' || job.tracestate.length > 512)) delete job.tracestate;
+/** Trace context and the reply channel are hints: a malformed one is dropped, never trusted, and the call still runs. */
+const hint = <T extends z.ZodTypeAny>(schema: T) => schema.optional().catch(undefined);
+
+/** A job's payload as this process's dispatchers write it; a job that is not one is not delivered. */
+const callJobSchema = z.object({
+  callId: z.string(),
+  type: z.enum(['tool.call', 'tool.confirm']),
+  addonId: z.string(),
+  tool: z.string(),
+  arguments: z.string(),
+  subject: z.string(),
+  app: z.object({ name: z.string(), clientId: z.string() }),
+  deadline: z.number(),
+  approval: z.object({ id: z.string(), decidedAt: z.string(), channel: z.string(), argumentsHash: z.string() }).optional(),
+  traceparent: hint(z.string().max(128)),
+  tracestate: hint(z.string().max(512)),
   // A reply channel is only ever one of ours: anything else falls back to the call's own channel.
-  if (job.replyTo !== undefined && (typeof job.replyTo !== 'string' || !/^replies:[0-9a-f-]{36}$/.test(job.replyTo))) delete job.replyTo;
-  return job;
+  replyTo: hint(z.string().regex(/^replies:[0-9a-f-]{36}$/)),
+}) satisfies z.ZodType<CallJob, z.ZodTypeDef, unknown>;
+
+/** A job of several calls: each is read on its own, so the readable ones are still answered. */
+const callBatchSchema = z.object({ calls: z.array(z.unknown()) });
+
+function readJob(data: unknown): CallJob | undefined {
+  const job = callJobSchema.safeParse(data);
+  return job.success ? job.data : undefined;
 }
 
 /** The calls a job carries (the CallJob itself, or a batch of them) that can be read, and whether that is all. */
 function callsOf(data: unknown): { calls: CallJob[]; all: boolean; batch: boolean } {
-  const batch = (data as Partial<CallBatch> | null)?.calls;
-  if (!Array.isArray(batch)) {
+  const parsed = callBatchSchema.safeParse(data);
+  if (!parsed.success) {
     const one = readJob(data);
     return { calls: one ? [one] : [], all: !!one, batch: false };
   }
+  const batch = parsed.data.calls;
   const calls = batch.map(readJob).filter((c): c is CallJob => c !== undefined);
   return { calls, all: calls.length === batch.length && calls.length > 0 && batch.length <= MAX_CALLS_PER_JOB, batch: true };
 }
