@@ -29,7 +29,7 @@ code{word-break:break-all;font-size:.85rem}
 const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
 
 /** No script, no framing, no foreign resources: the only inline style is ours, by hash. */
-export const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
+const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 /**
  * Headers every OAuth HTML page carries (and the redirects that answer its forms). The referrer

@@ -4,7 +4,7 @@ import type { AppEnv } from '../http/env';
 import { html } from 'hono/html';
 import { renderPage } from './layout';
 
-export interface LoginView {
+interface LoginView {
   /** The authorization request's query string, to return to after signing in. */
   query: string;
   csrfToken: string;

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { accepts } from 'hono/accepts';
@@ -11,7 +11,7 @@ import { acceptsEncoding } from '../http/accept-encoding';
  * answers wins. Hashed assets are immutable; index.html and sw.js are revalidated every time so a
  * new build reaches people on their next load.
  */
-export const DASHBOARD_CSP = [
+const DASHBOARD_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -121,6 +121,3 @@ export const dashboardRoutes = new Hono<AppEnv>()
     if (!p.startsWith('/assets/') && html) return sendIndex(c);
     return next();
   });
-
-/** True when a build is present (used by tests and start-up logging). */
-export const dashboardBuilt = () => existsSync(path.join(distDir, 'index.html')) && readdirSync(distDir).length > 0;

@@ -28,7 +28,7 @@ export function onSignedOut(fn: Listener) {
   return () => signedOutListeners.delete(fn);
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;

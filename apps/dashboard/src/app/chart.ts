@@ -1,14 +1,14 @@
 import { html } from 'htm/preact';
 import type { Call } from './api';
 
-export type Kind = 'ok' | 'stopped' | 'failed';
+type Kind = 'ok' | 'stopped' | 'failed';
 export function kindOf(outcome: string): Kind {
   if (/^(ok|success|succeeded|completed|done)$/i.test(outcome)) return 'ok';
   // A delivery that timed out (timed_out) failed; an approval nobody answered (expired) was stopped.
   if (/den|expired|dismiss|revok|cancel/i.test(outcome)) return 'stopped';
   return 'failed';
 }
-export const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };
+const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };
 
 const steps = [60e3, 5 * 60e3, 15 * 60e3, 3600e3, 6 * 3600e3, 86400e3, 7 * 86400e3];
 

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, type Approval, type Me } from './api';
 
 /** A tiny observable value, so the shell and the pages share the person and live approvals. */
-export class Store<T> {
+class Store<T> {
   private subs = new Set<(v: T) => void>();
   constructor(private value: T) {}
   get() { return this.value; }
@@ -29,8 +29,8 @@ export function useStore<T>(store: Store<T>): T {
 /** undefined: not known yet; null: signed out. */
 export const me = new Store<Me | null | undefined>(undefined);
 
-export type LiveStatus = 'connecting' | 'live' | 'polling' | 'unavailable';
-export interface Live {
+type LiveStatus = 'connecting' | 'live' | 'polling' | 'unavailable';
+interface Live {
   pending: Approval[];
   status: LiveStatus;
   /** Outcomes seen for approvals that left the pending list (decided here, elsewhere, or expired). */

@@ -161,7 +161,7 @@ export function Revealed({ text, identifier = false }: { text: string; identifie
 }
 
 const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
-export function timeAgo(iso?: string | null): string {
+function timeAgo(iso?: string | null): string {
   if (!iso) return 'never';
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return '';
