@@ -1,15 +1,27 @@
-/** The one error family of Toolport. Adapters map `code` once: problem+json, OAuth errors, isError results. */
-export type ErrorCode =
-  | 'VALIDATION'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'GONE'
-  | 'LIMIT_EXCEEDED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNAVAILABLE'
-  | 'INTERNAL';
+/**
+ * The one error family of Toolport, and the HTTP status of each code: the closed map every adapter
+ * answers by (problem+json and the OAuth error format), with no per-error override.
+ */
+export const HTTP_STATUS = {
+  /** A body that cannot be parsed: not valid JSON. */
+  MALFORMED: 400,
+  /** A request a protocol refuses with 400 by its own rules: OAuth's errors (RFC 6749 §5.2). */
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  GONE: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  /** Readable input that breaks a rule; `details.errors` lists every problem. */
+  VALIDATION: 422,
+  LIMIT_EXCEEDED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof HTTP_STATUS;
 
 export interface FieldError {
   path: string;
@@ -19,6 +31,8 @@ export interface FieldError {
 export interface ErrorDetails {
   errors?: FieldError[];
   retryAfterSeconds?: number;
+  /** The status comes from the code (HTTP_STATUS), never from an error's details. */
+  status?: never;
   [key: string]: unknown;
 }
 

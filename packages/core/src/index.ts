@@ -5,7 +5,7 @@ export type { Secrets, SecretBoxes, ResealReport } from './secrets';
 export { createServices, closeServices } from './services';
 export type { Services, ServiceOverrides } from './services';
 export type { Actor, Ctx } from './context';
-export { ToolportError, isToolportError, isDependencyDown, unavailable } from './errors';
+export { HTTP_STATUS, ToolportError, isToolportError, isDependencyDown, unavailable } from './errors';
 export type { ErrorCode, FieldError } from './errors';
 export { createLogger } from './log';
 export { flatUuid } from './ids';

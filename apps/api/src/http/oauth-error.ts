@@ -1,17 +1,18 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isToolportError, oauthCodeOf, type ErrorCode } from '@toolport/core';
+import { HTTP_STATUS, isToolportError, oauthCodeOf, type ErrorCode } from '@toolport/core';
 import type { AppEnv } from './env';
 import { unavailableIfDown } from './problem';
 
-const fallback: Partial<Record<ErrorCode, [string, ContentfulStatusCode]>> = {
-  VALIDATION: ['invalid_request', 400],
-  PAYLOAD_TOO_LARGE: ['invalid_request', 413],
-  UNAUTHORIZED: ['invalid_client', 401],
-  NOT_FOUND: ['not_found', 404],
-  LIMIT_EXCEEDED: ['too_many_requests', 429],
-  UNAVAILABLE: ['temporarily_unavailable', 503],
+/** The OAuth `error` of a Toolport error made without one (`oauthError` names its own). */
+const oauthCodes: Partial<Record<ErrorCode, string>> = {
+  UNAUTHORIZED: 'invalid_client',
+  NOT_FOUND: 'not_found',
+  LIMIT_EXCEEDED: 'too_many_requests',
+  UNAVAILABLE: 'temporarily_unavailable',
 };
+/** At the registration endpoint, a body that is not JSON client metadata is invalid_client_metadata (RFC 7591 §3.2.2). */
+const NOT_METADATA: ReadonlySet<ErrorCode> = new Set(['VALIDATION', 'MALFORMED', 'UNSUPPORTED_MEDIA_TYPE']);
 
 /** An RFC 6749 §5.2 error body, never cached. */
 export function oauthJsonError(c: Context<AppEnv>, status: ContentfulStatusCode, error: string, description: string) {
@@ -28,11 +29,10 @@ export function oauthErrorResponse(err: unknown, c: Context<AppEnv>) {
   // RFC 6749's temporarily_unavailable (503): the app retries rather than reporting a server bug.
   err = unavailableIfDown(err, c);
   if (isToolportError(err) && err.expose) {
-    const explicit = oauthCodeOf(err);
-    const [mapped, mappedStatus] = fallback[err.code] ?? ['invalid_request', 400];
-    const override = err.details.status;
-    const status = (typeof override === 'number' ? override : mappedStatus) as ContentfulStatusCode;
-    const error = explicit ?? (err.code === 'VALIDATION' && c.req.path.endsWith('/register') ? 'invalid_client_metadata' : mapped);
+    const status = HTTP_STATUS[err.code];
+    const error =
+      oauthCodeOf(err) ??
+      (NOT_METADATA.has(err.code) && c.req.path.endsWith('/register') ? 'invalid_client_metadata' : (oauthCodes[err.code] ?? 'invalid_request'));
     if (err.details.retryAfterSeconds) c.header('Retry-After', String(err.details.retryAfterSeconds));
     // RFC 6749 §5.2: a 401 from client authentication names the scheme clients may use.
     if (status === 401) c.header('WWW-Authenticate', 'Basic realm="toolport", charset="UTF-8"');

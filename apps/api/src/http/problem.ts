@@ -1,20 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isDependencyDown, isToolportError, unavailable, type ErrorCode } from '@toolport/core';
+import { HTTP_STATUS, isDependencyDown, isToolportError, unavailable } from '@toolport/core';
 import type { AppEnv } from './env';
-
-export const statusFor: Record<ErrorCode, ContentfulStatusCode> = {
-  VALIDATION: 422,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  GONE: 410,
-  LIMIT_EXCEEDED: 429,
-  PAYLOAD_TOO_LARGE: 413,
-  UNAVAILABLE: 503,
-  INTERNAL: 500,
-};
 
 const titles: Record<number, string> = {
   400: 'Bad request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not found', 409: 'Conflict', 410: 'Gone',
@@ -44,8 +31,8 @@ export function unavailableIfDown(err: unknown, c: Context<AppEnv>): unknown {
 export function errorToProblem(err: unknown, c: Context<AppEnv>) {
   err = unavailableIfDown(err, c);
   if (isToolportError(err) && err.expose) {
-    const { retryAfterSeconds, status: override, ...rest } = err.details;
-    const status = (typeof override === 'number' ? override : statusFor[err.code]) as ContentfulStatusCode;
+    const { retryAfterSeconds, ...rest } = err.details;
+    const status = HTTP_STATUS[err.code];
     if (retryAfterSeconds) c.header('Retry-After', String(retryAfterSeconds));
     if (status === 401 && !c.res.headers.get('WWW-Authenticate')) c.header('WWW-Authenticate', 'Bearer');
     return problem(c, status, err.message, { code: err.code, ...rest });

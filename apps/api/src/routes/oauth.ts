@@ -8,6 +8,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import {
   decideAuthorization,
   exchangeToken,
+  HTTP_STATUS,
   isToolportError,
   login,
   oauthError,
@@ -21,7 +22,7 @@ import {
   type PersonSession,
 } from '@toolport/core';
 import { SESSION_COOKIE } from '../http/auth';
-import { readJson } from '../http/body';
+import { limitBody, readJson } from '../http/body';
 import type { AppEnv } from '../http/env';
 import { oauthErrorResponse } from '../http/oauth-error';
 import { consentPage } from '../pages/consent';
@@ -42,21 +43,8 @@ async function readForm(c: Context<AppEnv>, limit = FORM_LIMIT): Promise<URLSear
   if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
     throw oauthError('invalid_request', 'Send the body as application/x-www-form-urlencoded.');
   }
-  if (Number(c.req.header('content-length') ?? '0') > limit) throw oauthError('invalid_request', 'The body is too large.', { status: 413 });
-  const reader = c.req.raw.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (reader) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw oauthError('invalid_request', 'The body is too large.', { status: 413 });
-    }
-    chunks.push(value);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  await limitBody(c, limit, () => new ToolportError('PAYLOAD_TOO_LARGE', 'The body is too large.', { oauth: 'invalid_request' }));
+  return new URLSearchParams(await c.req.raw.text());
 }
 
 async function currentSession(c: Context<AppEnv>): Promise<PersonSession | undefined> {
@@ -135,10 +123,7 @@ const pages = new Hono<AppEnv>()
     return c.redirect(`/oauth/authorize?${query}`, 303);
   })
   .onError((err, c) => {
-    if (err instanceof ToolportError && err.expose && err.code === 'VALIDATION') return errorPage(c, 400, err.message);
-    if (err instanceof ToolportError && err.expose && typeof err.details.status === 'number') {
-      return errorPage(c, err.details.status as ContentfulStatusCode, err.message);
-    }
+    if (isToolportError(err) && err.expose) return errorPage(c, HTTP_STATUS[err.code], err.message);
     c.get('svc')?.log.error('unexpected error', { err, requestId: c.get('requestId'), path: c.req.path });
     return errorPage(c, 500, 'Something went wrong on our side. Try again in a moment.');
   });

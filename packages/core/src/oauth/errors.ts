@@ -17,11 +17,13 @@ export type OAuthErrorCode =
   | 'too_many_requests'
   | 'server_error';
 
-/** An OAuth error the adapter answers as `{error, error_description}` with the right status. */
+/**
+ * An OAuth error the adapter answers as `{error, error_description}`. Its status is its code's
+ * (HTTP_STATUS): 401 for client authentication, 429 for a flood, 400 for the rest (RFC 6749 §5.2).
+ */
 export function oauthError(error: OAuthErrorCode, description: string, extra: Record<string, unknown> = {}): ToolportError {
-  const status = error === 'invalid_client' ? 401 : error === 'too_many_requests' ? 429 : 400;
-  const code = status === 401 ? 'UNAUTHORIZED' : status === 429 ? 'LIMIT_EXCEEDED' : 'VALIDATION';
-  return new ToolportError(code, description, { oauth: error, status, ...extra });
+  const code = error === 'invalid_client' ? 'UNAUTHORIZED' : error === 'too_many_requests' ? 'LIMIT_EXCEEDED' : 'BAD_REQUEST';
+  return new ToolportError(code, description, { ...extra, oauth: error });
 }
 
 /** Reads the OAuth error code of an error made by `oauthError`, if it is one. */

@@ -99,7 +99,7 @@ export function createMcpRoutes(svc: Services) {
       body = await readJson(c, MAX_MCP_BODY);
     } catch (err) {
       if (isToolportError(err) && err.code === 'PAYLOAD_TOO_LARGE') return rpcError(c, 413, -32600, 'The request is larger than 1 MB.');
-      if (isToolportError(err) && err.details.status === 415) return rpcError(c, 400, -32600, 'Send JSON-RPC as application/json.');
+      if (isToolportError(err) && err.code === 'UNSUPPORTED_MEDIA_TYPE') return rpcError(c, 400, -32600, 'Send JSON-RPC as application/json.');
       return rpcError(c, 400, -32700, 'Parse error: the body is not valid JSON.');
     }
     if (Array.isArray(body)) return rpcError(c, 400, -32600, 'JSON-RPC batches are not supported; send one message per request.');
