@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CallCancel } from '@toolport/core';
+import { CallCancel, createInProcessBus, createLogger, type Services } from '@toolport/core';
+import { InFlight } from '../apps/api/src/routes/mcp/cancellation';
+import { typedBus } from '../packages/core/src/events/bus';
 
 describe('CallCancel: the light cancel signal of a call in flight', () => {
   it('calls each listener once, in order, with an abort event, and keeps the reason', () => {
@@ -79,5 +81,38 @@ describe('CallCancel: the light cancel signal of a call in flight', () => {
     } finally {
       for (const listener of runner) process.on('uncaughtException', listener);
     }
+  });
+});
+
+describe('InFlight: an app\'s cancellation reaches the process holding its call', () => {
+  it('ends the call held here at once and one held by another process through the bus; the same request id of another grant goes on', async () => {
+    const bus = typedBus(createInProcessBus());
+    const svc = { bus, log: createLogger({}, true) } as unknown as Services;
+    // Two API processes on one bus: the app's notifications/cancelled reaches either.
+    const here = new InFlight(svc);
+    const there = new InFlight(svc);
+    here.listen();
+    there.listen();
+    const heldHere = here.add(here.key('grt_a', 7));
+    const heldThere = there.add(there.key('grt_a', 'x'));
+    const otherGrant = there.add(there.key('grt_b', 7));
+    const sameNumberAsText = there.add(there.key('grt_a', '7'));
+
+    here.cancel('grt_a', 7);
+    assert.equal(heldHere.aborted, true, 'this process first, before the bus');
+    assert.equal((heldHere.reason as Error).message, 'cancelled by the app');
+    here.cancel('grt_a', 'x');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(heldThere.aborted, true, 'the other process heard it');
+    assert.equal(otherGrant.aborted, false, "another grant's request 7 is another call");
+    assert.equal(sameNumberAsText.aborted, false, 'the request id 7 is not the request id "7"');
+
+    // A finished call is out of the registry: a late cancellation reaches nothing.
+    const done = there.add(there.key('grt_a', 8));
+    there.done(there.key('grt_a', 8), done);
+    here.cancel('grt_a', 8);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(done.aborted, false);
+    await bus.close();
   });
 });
