@@ -63,7 +63,7 @@ export interface CacheScope {
 }
 
 /** A kind of cache: made once per services, on first use. */
-export interface CacheKind<T> {
+interface CacheKind<T> {
   readonly name: string;
   create(svc: Services, scope: CacheScope): T;
 }

@@ -51,20 +51,8 @@ export type { AttemptResult, CallWorker, CallWorkerOptions, RedisSettings } from
 export { createRedisBus } from './events/redis-bus';
 export type { RedisBus } from './events/redis-bus';
 export { createInProcessBus } from './events/bus';
-export type { BusTransport, EventBus } from './events/bus';
-export {
-  ADDONS_CHANNEL,
-  APPROVALS_CHANNEL,
-  CANCEL_CHANNEL,
-  GATES_CHANNEL,
-  KEYS_CHANNEL,
-  REQUEST_CANCEL_CHANNEL,
-  TOOLS_CHANNEL,
-  repliesChannel,
-  resultChannel,
-  userChannel,
-} from './events/channels';
-export type { BusChannel, BusMessages } from './events/channels';
+export type { BusTransport } from './events/bus';
+export { ADDONS_CHANNEL, GATES_CHANNEL, REQUEST_CANCEL_CHANNEL } from './events/channels';
 export { listDeliveries } from './addons/deliveries';
 export type { DeliveryEntry } from './addons/deliveries';
 export {
