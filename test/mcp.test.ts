@@ -3,7 +3,7 @@ import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { startAddonServer, personWithNotes as setupPerson } from './helpers/addon-server';
-import { Client, newPerson } from './helpers/http';
+import { newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 import { createApp } from '../apps/api/src/app';

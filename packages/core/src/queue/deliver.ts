@@ -3,7 +3,7 @@ import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { and, eq, isNull } from 'drizzle-orm';
 import { liveSecrets } from '../addons/registry';
 import { cacheKind, type BoundedMap } from '../caches';
-import { addons, deliveries } from '../db/schema/index';
+import { addons } from '../db/schema/index';
 import { newId } from '../ids';
 import type { WebhookAnswer } from '../outbound/types';
 import { MAX_RESULT_BYTES, postWebhook, safeSentence } from '../outbound/webhook';
