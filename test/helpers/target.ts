@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { parseConfig, createLogger, type Config, type Logger } from '@toolport/core';
 import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { copyPgliteTemplate, createDatabaseFromTemplate } from './db-template';
 
 /** Which deployment the suite runs against: `embedded` (PGlite, in-process) or `services` (Postgres + Redis). */
 export const TARGET = (process.env.TEST_TARGET ?? 'embedded') as 'embedded' | 'services';
@@ -62,15 +63,15 @@ export async function createBacking(opts: BackingOptions = {}): Promise<Backing>
   const { target = TARGET, label = 'tp_test', pgAdminUrl = PG_ADMIN_URL, redisUrl = REDIS_TEST_URL } = opts;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-test-'));
   if (target === 'embedded') {
+    // A copy of a migrated data directory: PGlite's initdb alone took seconds per file.
+    await copyPgliteTemplate(path.join(dataDir, 'pgdata'));
     return {
       env: { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true', TOOLPORT_OPERATORS: OPERATOR_EMAIL },
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
   const name = `${label}_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
+  await createDatabaseFromTemplate(pgAdminUrl, name);
   const url = new URL(pgAdminUrl);
   url.pathname = `/${name}`;
   return {
@@ -126,8 +127,6 @@ export async function startToolport(
     ...backing.env,
     ...opts.env,
   });
-  // Embedded tests keep PGlite in memory: each test file gets a clean database in ~1 s.
-  if (TARGET === 'embedded' && !config.database.url) config.database = {};
   const server = await startServer(config, { log: opts.log ?? createLogger({}, !process.env.TEST_LOGS) });
   return {
     ...server,
