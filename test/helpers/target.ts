@@ -56,6 +56,12 @@ export function newSigningKey(): string {
   return privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
 }
 
+/**
+ * The scrypt cost of the passwords the suite's in-process servers hash (1 MiB, not 32): a test file
+ * signs up dozens of people. test/password-cost.test.ts checks that production keeps its own.
+ */
+export const TEST_PASSWORD_COST = { N: 2 ** 10, r: 8, p: 1 };
+
 /** The operator every test deployment has (TOOLPORT_OPERATORS): it approves public listings. */
 export const OPERATOR_EMAIL = 'operator@toolport.test';
 
@@ -127,6 +133,7 @@ export async function startToolport(
     ...backing.env,
     ...opts.env,
   });
+  config.passwordCost ??= TEST_PASSWORD_COST;
   const server = await startServer(config, { log: opts.log ?? createLogger({}, !process.env.TEST_LOGS) });
   return {
     ...server,

@@ -1,5 +1,6 @@
 import { createECDH, createPrivateKey, type KeyObject } from 'node:crypto';
 import path from 'node:path';
+import type { ScryptCost } from './crypto';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -51,6 +52,8 @@ export interface Config {
   tracing?: TracingConfig;
   /** How long a destructive call waits for the person (APPROVAL_TIMEOUT_SECONDS): 30 by contract, shorter for tests. */
   approvalTimeoutSeconds: number;
+  /** Tests only, never read from the environment: a cheaper scrypt for new password hashes (unset: PASSWORD_COST). */
+  passwordCost?: ScryptCost;
 }
 
 export interface VapidConfig {

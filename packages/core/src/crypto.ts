@@ -8,37 +8,46 @@ export function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-// scrypt is memory-hard (N=2^15, r=8: 32 MiB per hash) and ships with Node: no native add-on to build.
-const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/** scrypt's cost parameters; every hash carries the ones it was made with, and is verified with those. */
+export interface ScryptCost {
+  N: number;
+  r: number;
+  p: number;
+}
 
-function scryptAsync(password: string, salt: Buffer, keylen: number, opts: typeof SCRYPT): Promise<Buffer> {
+// scrypt is memory-hard (N=2^15, r=8: 32 MiB per hash) and ships with Node: no native add-on to build.
+export const PASSWORD_COST: ScryptCost = { N: 2 ** 15, r: 8, p: 1 };
+const SCRYPT_MAXMEM = 64 * 1024 * 1024;
+
+function scryptAsync(password: string, salt: Buffer, keylen: number, cost: ScryptCost): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFC'), salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))),
+    scrypt(password.normalize('NFC'), salt, keylen, { ...cost, maxmem: SCRYPT_MAXMEM }, (err, key) => (err ? reject(err) : resolve(key))),
   );
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/** `cost` other than the default is for tests only (Config.passwordCost). */
+export async function hashPassword(password: string, cost: ScryptCost = PASSWORD_COST): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, 32, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  const key = await scryptAsync(password, salt, 32, cost);
+  return `scrypt$${cost.N}$${cost.r}$${cost.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !key) return false;
   const expected = Buffer.from(key, 'base64url');
-  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: SCRYPT.maxmem,
-  });
+  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
   return timingSafeEqual(actual, expected);
 }
 
 /** A password hash to compare against when the account does not exist, so timing does not tell. */
-let dummyHash: Promise<string> | undefined;
-export const dummyPasswordHash = () => (dummyHash ??= hashPassword('not a real password'));
+const dummyHashes = new Map<string, Promise<string>>();
+export function dummyPasswordHash(cost: ScryptCost = PASSWORD_COST): Promise<string> {
+  const key = `${cost.N}$${cost.r}$${cost.p}`;
+  let hash = dummyHashes.get(key);
+  if (!hash) dummyHashes.set(key, (hash = hashPassword('not a real password', cost)));
+  return hash;
+}
 
 /** A short, public name of a master key: which key sealed a secret, without revealing it. */
 export const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('toolport:key-id').digest('base64url').slice(0, 8);
