@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createApp } from '../apps/api/src/app';
+import { Client } from './helpers/http';
+import { startToolport, type Toolport } from './helpers/target';
+
+/**
+ * Every /api route, enumerated from the app itself (as the tenancy suite does), answers 401
+ * problem+json without credentials and with bad ones. A route added without auth fails here unless
+ * it is named public below, with the reason.
+ */
+let tp: Toolport;
+before(async () => {
+  tp = await startToolport();
+});
+after(async () => {
+  await tp?.stop();
+});
+
+const PUBLIC: Record<string, string> = {
+  'POST /api/session/signup': 'makes an account: its credentials are the email and password it is given',
+  'POST /api/session/login': 'signs in: its credentials are the email and password it is given',
+  'GET /api/push/key': "the server's public Web Push key, which a browser needs before it subscribes",
+};
+
+/** Routes whose credential travels in the body rather than a cookie or bearer: what to send instead. */
+const BODY_CREDENTIAL: Record<string, { none: unknown; bad: unknown }> = {
+  // A notification's action: the approval's single-use token is the capability.
+  'POST /api/push/decision': { none: { decision: 'allow' }, bad: { approvalId: 'apr_x', decision: 'allow', token: 'forged-token-forged-token-forged-token-0' } },
+};
+
+function apiRoutes(): string[] {
+  const app = createApp(tp.svc);
+  const out = new Set<string>();
+  for (const r of app.routes) if (r.method !== 'ALL' && r.path.startsWith('/api/')) out.add(`${r.method} ${r.path}`);
+  return [...out].sort();
+}
+
+describe('authentication: every /api route', () => {
+  it('names only routes that exist as public or as taking their credential in the body', () => {
+    const routes = apiRoutes();
+    assert.ok(routes.length >= 30, routes.join('\n'));
+    assert.deepEqual([...Object.keys(PUBLIC), ...Object.keys(BODY_CREDENTIAL)].filter((r) => !routes.includes(r)), []);
+  });
+
+  it('answers 401 problem+json without credentials and with bad credentials on every other route', async () => {
+    const anon = new Client(tp.url);
+    const badKey = new Client(tp.url, 'tpk_not-a-real-key');
+    const badCookie = new Client(tp.url);
+    badCookie.cookies.set('tp_session', 'tps_forged');
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const route of apiRoutes()) {
+      if (route in PUBLIC) continue;
+      const [method, pattern] = route.split(' ') as [string, string];
+      const path = pattern.replace(/:[A-Za-z]+/g, 'x');
+      const inBody = BODY_CREDENTIAL[route];
+      const body = method === 'GET' || method === 'DELETE' ? undefined : {};
+      for (const [who, client, sent] of [
+        ['no credentials', anon, inBody?.none ?? body],
+        ['a bad API key', badKey, inBody?.bad ?? body],
+        ['a forged session cookie', badCookie, inBody?.bad ?? body],
+      ] as const) {
+        const res = await client.request(method, path, sent);
+        checked++;
+        if (res.status !== 401 || res.headers.get('content-type') !== 'application/problem+json') {
+          wrong.push(`${route} with ${who} → ${res.status} ${res.headers.get('content-type')}`);
+        }
+      }
+    }
+    assert.deepEqual(wrong, []);
+    assert.ok(checked >= 90, `${checked} requests`);
+  });
+});
