@@ -4,7 +4,7 @@ import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import type { Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
-import { openEvents } from './approvals-helpers';
+import { openEvents } from './helpers/approvals';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;

@@ -4,7 +4,7 @@ import { createApprovals } from '@toolport/core';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, TARGET, type Toolport } from './helpers/target';
-import { approvalsOf, ask, destructiveTool, openEvents, openEventsWhenFree, pendingFor, sleep } from './approvals-helpers';
+import { approvalsOf, ask, destructiveTool, openEvents, openEventsWhenFree, pendingFor, sleep } from './helpers/approvals';
 
 let tp: Toolport;
 before(async () => {

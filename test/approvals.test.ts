@@ -6,7 +6,7 @@ import { createApprovals } from '@toolport/core';
 import { approvals as approvalsTable, oauthClients, oauthGrants } from '../packages/core/src/db/schema/index';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { approvalsOf, ask, pendingFor, sleep } from './approvals-helpers';
+import { approvalsOf, ask, pendingFor, sleep } from './helpers/approvals';
 
 let tp: Toolport;
 before(async () => {

@@ -9,7 +9,7 @@ import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
-import { approvalsOf, ask, pendingFor, sleep } from './approvals-helpers';
+import { approvalsOf, ask, pendingFor, sleep } from './helpers/approvals';
 
 /**
  * A message published while the bus's subscriber connection is down is lost for good (Redis pub/sub

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { listPublicly, newPerson } from './helpers/http';
-import { openEvents } from './approvals-helpers';
+import { openEvents } from './helpers/approvals';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { spawnToolport, type ToolportProcess } from './helpers/private-services';
 import { createBacking, type Backing } from './helpers/target';

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { listPublicly, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
-import { openEvents, openEventsWhenFree } from './approvals-helpers';
+import { openEvents, openEventsWhenFree } from './helpers/approvals';
 import { MAX_STREAMS_PER_PERSON } from '@toolport/core';
 import { createBacking, freePort, TARGET, type Backing } from './helpers/target';
 

@@ -6,7 +6,7 @@ import { decodeJwt, decodeProtectedHeader, importJWK, exportSPKI, SignJWT, type 
 import { GATES_CHANNEL, signAccessToken, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
 import { TARGET, type Toolport } from './helpers/target';
-import { connect, postForm, personWithClient, register, rejectsWithCode, oauthToolport } from './oauth-flow';
+import { connect, postForm, personWithClient, register, rejectsWithCode, oauthToolport } from './helpers/oauth-flow';
 
 let tp: Toolport;
 oauthToolport((started) => (tp = started));

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { exchangeToken, REFRESH_GRACE_MS, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
 import type { Toolport } from './helpers/target';
-import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './oauth-flow';
+import { authorizeQuery, connect, consent, FORM, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './helpers/oauth-flow';
 
 let tp: Toolport;
 oauthToolport((started) => (tp = started));

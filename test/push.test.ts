@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { approvals as approvalsTable, pushSubscriptions } from '../packages/core/src/db/schema/index';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { ask, destructiveTool, pendingFor, sleep } from './approvals-helpers';
+import { ask, destructiveTool, pendingFor, sleep } from './helpers/approvals';
 import { revealText } from '../apps/dashboard/src/app/unicode';
 import { decryptPush, newBrowserKeys, startPushService } from './helpers/push-service';
 

@@ -5,7 +5,7 @@ import { checkArguments, compileArguments, type ManifestArgument } from '@toolpo
 import { startAddonServer } from './helpers/addon-server';
 import { newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { connect, register } from './oauth-flow';
+import { connect, register } from './helpers/oauth-flow';
 
 /**
  * The arguments suite (issue #10): hostile values against the argument gate, in process and through

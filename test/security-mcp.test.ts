@@ -8,7 +8,7 @@ import { hostAllowed } from '../apps/api/src/http/host-check';
 import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import { Client } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { connect, register } from './oauth-flow';
+import { connect, register } from './helpers/oauth-flow';
 
 /**
  * The MCP protocol suite (issue #10): what a hostile or broken client can send to a person's MCP

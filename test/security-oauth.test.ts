@@ -6,7 +6,7 @@ import { verifyAccessToken } from '@toolport/core';
 import { keyStore } from '@toolport/core/oauth/keys';
 import { Client, newPerson } from './helpers/http';
 import type { Toolport } from './helpers/target';
-import { authorizeQuery, connect, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './oauth-flow';
+import { authorizeQuery, connect, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './helpers/oauth-flow';
 
 /**
  * The OAuth and token suite (issue #10): what an attacker can try against the authorization server

@@ -4,11 +4,11 @@ import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { pushSubscriptions } from '@toolport/core/db/schema/index';
 import { createApp } from '../apps/api/src/app';
-import { ask, pendingFor } from './approvals-helpers';
+import { ask, pendingFor } from './helpers/approvals';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
-import { connect, register } from './oauth-flow';
+import { connect, register } from './helpers/oauth-flow';
 
 /**
  * The tenancy suite (issue #10): every /api route, enumerated from the app itself, is tried by

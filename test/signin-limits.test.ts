@@ -8,7 +8,7 @@ import { users } from '@toolport/core/db/schema/index';
 import { newId } from '@toolport/core/ids';
 import { Client, newPerson, type Reply } from './helpers/http';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
-import { authorizeQuery, hiddenFields, pkce, postForm, register, REDIRECT } from './oauth-flow';
+import { authorizeQuery, hiddenFields, pkce, postForm, register, REDIRECT } from './helpers/oauth-flow';
 
 /**
  * Sign-in limits under concurrency (docs/security.md, "Sign-in"): wrong passwords are counted before

@@ -1,11 +1,11 @@
-// Shared by test/approvals*.test.ts, test/push.test.ts and test/load-smoke.test.ts (not itself a test file).
+// Approvals as the call path asks for them, and the dashboard's view of them: listings and the event stream.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { ApprovalDecision, ApprovalRequest } from '../packages/core/src/calls/types';
-import type { EnabledTool } from '../packages/core/src/calls/enabled-tools';
+import type { ApprovalDecision, ApprovalRequest } from '../../packages/core/src/calls/types';
+import type { EnabledTool } from '../../packages/core/src/calls/enabled-tools';
 import type { Approvals } from '@toolport/core';
-import type { Client } from './helpers/http';
-import type { Toolport } from './helpers/target';
+import type { Client } from './http';
+import type { Toolport } from './target';
 
 /** The service's approvals, which an API process always has. */
 export function approvalsOf(tp: Toolport): Approvals {

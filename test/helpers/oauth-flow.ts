@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { ToolportError } from '@toolport/core';
-import { Client, newPerson, type Reply } from './helpers/http';
-import { startToolport, type Toolport } from './helpers/target';
+import { Client, newPerson, type Reply } from './http';
+import { startToolport, type Toolport } from './target';
 
 /**
  * One Toolport for the test file, handed to `use` once started. Every request comes from
