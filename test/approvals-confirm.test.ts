@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startAddonServer, personWithNotes } from './helpers/addon-server';
-import type { Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
-import { openEvents } from './helpers/approvals';
+import { openEvents, pendingOf } from './helpers/approvals';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
@@ -20,16 +19,6 @@ after(async () => {
   await hook?.close();
   await tp?.stop();
 });
-
-async function pendingOf(person: Client, id: string) {
-  for (let i = 0; i < 200; i++) {
-    const res = await person.get('/api/approvals?status=pending');
-    const found = (res.body as any[]).find((a) => a.arguments?.id === id);
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no approval for ${id} appeared`);
-}
 
 /** A person with Notes, an MCP app, and a held delete_note call for `noteId`: its approval as listed, then denied. */
 async function held(noteId: string, confirm: unknown) {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
@@ -7,14 +6,13 @@ import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import {
   privateServicesSkip,
   spawnToolport,
-  startPrivatePostgres,
-  startPrivateRedis,
+  startPrivateDeployment,
   waitReady,
   type PrivatePostgres,
   type PrivateRedis,
   type ToolportProcess,
 } from './helpers/private-services';
-import { newSigningKey, OPERATOR_EMAIL, TARGET } from './helpers/target';
+import { TARGET, UNLIMITED_CALLS } from './helpers/target';
 import { LEASE_SECONDS } from '../packages/core/src/approvals/request';
 
 /**
@@ -63,18 +61,9 @@ const renewals = (h: ToolportProcess, since: number) =>
 
 before(async () => {
   if (skip) return;
-  [pg, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis({ appendonly: true })]);
-  const env = {
-    DATABASE_URL: await pg.createDatabase('toolport'),
-    REDIS_URL: redis.url,
-    REDIS_PREFIX: 'tplease',
-    TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
-    TOOLPORT_SIGNING_KEYS: newSigningKey(),
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    TOOLPORT_OPERATORS: OPERATOR_EMAIL,
-    LIMIT_CALLS_PER_PERSON: '100000',
-    LIMIT_CALLS_PER_APP: '100000',
-  };
+  const deployment = await startPrivateDeployment('tplease');
+  ({ pg, redis } = deployment);
+  const env = { ...deployment.env, ...UNLIMITED_CALLS };
   hook = await startAddonServer({ delete_note: async (body) => ({ text: `deleted ${body.arguments.id}` }) });
   hook.onConfirm(async (body) => ({ confirm: { message: `Delete ${body.arguments.id}?`, style: 'destructive' } }));
   // Two API processes (each with its own worker, ROLE=all) with the contract's 30 s wait, so only a

@@ -7,14 +7,13 @@ import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import {
   privateServicesSkip,
   spawnToolport,
-  startPrivatePostgres,
-  startPrivateRedis,
+  startPrivateDeployment,
   waitReady,
   type PrivatePostgres,
   type PrivateRedis,
   type ToolportProcess,
 } from './helpers/private-services';
-import { freePort, newSigningKey, OPERATOR_EMAIL, TARGET } from './helpers/target';
+import { freePort, TARGET, UNLIMITED_CALLS } from './helpers/target';
 import { LEASE_SECONDS } from '../packages/core/src/approvals/request';
 
 /**
@@ -171,20 +170,14 @@ async function assertServes(label: string) {
 
 before(async () => {
   if (skip) return;
-  [pg, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis({ appendonly: true })]);
+  const deployment = await startPrivateDeployment('tpfault');
+  ({ pg, redis } = deployment);
   const portA = await freePort();
   publicUrl = `http://127.0.0.1:${portA}`;
   env = {
-    DATABASE_URL: await pg.createDatabase('toolport'),
-    REDIS_URL: redis.url,
-    REDIS_PREFIX: 'tpfault',
-    TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
-    TOOLPORT_SIGNING_KEYS: newSigningKey(),
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    TOOLPORT_OPERATORS: OPERATOR_EMAIL,
+    ...deployment.env,
     APPROVAL_TIMEOUT_SECONDS: String(APPROVAL_TIMEOUT_SECONDS),
-    LIMIT_CALLS_PER_PERSON: '100000',
-    LIMIT_CALLS_PER_APP: '100000',
+    ...UNLIMITED_CALLS,
   };
   hook = await startAddonServer({
     add_note: async (body) => {

@@ -7,35 +7,30 @@ import { after, before, describe, it } from 'node:test';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
-import { notesManifest, startAddonServer } from './helpers/addon-server';
-import { launchBrowser, newContext, screenshots, watchErrors } from './helpers/browser';
+import { notesManifest, type startAddonServer } from './helpers/addon-server';
+import { screenshots } from './helpers/browser';
 import { listPublicly, newPerson } from './helpers/http';
-import { BrowserAppProvider, decideInBrowser, startCallbackServer, type CallbackServer } from './helpers/journey';
-import { startToolport, type Toolport } from './helpers/target';
+import { BrowserAppProvider, decideInBrowser, startJourney, type CallbackServer } from './helpers/journey';
+import type { Toolport } from './helpers/target';
 
 const PASSWORD = 'correct horse battery';
 
 let tp: Toolport;
 let addon: Awaited<ReturnType<typeof startAddonServer>>;
 let callback: CallbackServer;
-let browser: Browser;
-let closeBrowser: () => Promise<void>;
+let stopJourney: () => Promise<void>;
 /** The person's one tab: the dashboard, then the pages the app sends them to. */
 let page: Page;
 let errors: string[];
 
 before(async () => {
   await ensureDashboardBuilt();
-  [tp, addon, callback, { browser, close: closeBrowser }] = await Promise.all([
-    startToolport(),
-    startAddonServer({ search_notes: () => ({ text: 'No notes found.' }), delete_note: () => ({ text: 'Deleted.' }) }),
-    startCallbackServer(),
-    launchBrowser(),
-  ]);
-  page = await (await newContext(browser, tp.url)).newPage();
-  errors = watchErrors(page);
+  ({ tp, addon, callback, page, errors, close: stopJourney } = await startJourney({
+    search_notes: () => ({ text: 'No notes found.' }),
+    delete_note: () => ({ text: 'Deleted.' }),
+  }));
 
   // The developer's side, over the API: the Notes add-on, public, on a local webhook.
   const dev = await newPerson(tp.url, 'dev');
@@ -47,10 +42,7 @@ before(async () => {
   addon.onConfirm((b) => ({ confirm: { message: `Delete the note ${b.arguments.id}?`, style: 'destructive' } }));
 });
 after(async () => {
-  await closeBrowser?.();
-  await callback?.close();
-  await addon?.close();
-  await tp?.stop();
+  await stopJourney?.();
 });
 
 const toolCalls = (tool: string) => addon.calls().filter((d) => d.body.tool === tool).length;

@@ -1,24 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkManifest, lintManifest, ToolportError, type FieldError } from '@toolport/core';
+import { notesManifestOf } from './helpers/addon-server';
 
 /** The DESIGN.md Notes example with one tool, the argument a choice, changed by `edit`. */
 const notes = (edit: (tool: any, m: any) => void = () => {}): any => {
-  const m = {
-    id: 'notes',
-    name: 'Notes',
-    description: 'Your notes, searchable.',
-    webhook: 'https://notes.example.com/toolport',
-    tools: [
-      {
-        name: 'search_notes',
-        title: 'Search notes',
-        summary: "Finds notes containing every word of the query and returns each note's id and title.",
-        readOnly: true,
-        arguments: [{ name: 'colour', summary: 'The colour of the notes.', kind: { choice: ['red', 'green'] }, required: false }],
-      },
-    ],
-  };
+  const m: any = notesManifestOf(['search_notes']);
+  Object.assign(m.tools[0], {
+    summary: "Finds notes containing every word of the query and returns each note's id and title.",
+    readOnly: true,
+    arguments: [{ name: 'colour', summary: 'The colour of the notes.', kind: { choice: ['red', 'green'] }, required: false }],
+  });
   edit(m.tools[0], m);
   return m;
 };

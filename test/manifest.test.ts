@@ -2,29 +2,10 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { checkArguments, checkManifest, compileArguments, lintManifest, ToolportError, type FieldError } from '@toolport/core';
 import { conservativePatternProblem, patternCheckerIsRecheck, patternLint } from '@toolport/core/addons/schema';
+import { notesManifestOf } from './helpers/addon-server';
 
 /** The DESIGN.md Notes example, fresh each time. */
-const notes = (): any => ({
-  id: 'notes',
-  name: 'Notes',
-  description: 'Your notes, searchable.',
-  webhook: 'https://notes.example.com/toolport',
-  tools: [
-    {
-      name: 'search_notes',
-      title: 'Search notes',
-      summary: "Finds notes containing every word of the query, newest first, and returns each note's id, title and preview.",
-      arguments: [
-        { name: 'query', summary: 'Words to look for.', kind: { text: { maxLength: 200 } }, required: false },
-      ],
-    },
-    {
-      name: 'delete_note', title: 'Delete a note', summary: 'Deletes one note by id.',
-      destructive: true, confirm: true,
-      arguments: [{ name: 'id', summary: "The note's id.", kind: { text: { maxLength: 64 } } }],
-    },
-  ],
-});
+const notes = (): any => notesManifestOf(['search_notes', 'delete_note']);
 
 /** A manifest with one tool, changed by `edit`. */
 const oneTool = (edit: (tool: any, m: any) => void = () => {}) => {

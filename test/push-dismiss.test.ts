@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, CDPSession, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { startAddonServer, personWithNotes } from './helpers/addon-server';
-import { launchBrowser, newContext } from './helpers/browser';
+import { launchBrowser, newContext, registerServiceWorker } from './helpers/browser';
+import { pendingOf } from './helpers/approvals';
 import { Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startPushService, subscribeDevice } from './helpers/push-service';
@@ -33,38 +34,9 @@ after(async () => {
   await tp?.stop();
 });
 
-async function pendingOf(person: Client, id: string) {
-  for (let i = 0; i < 200; i++) {
-    const res = await person.get('/api/approvals?status=pending');
-    const found = (res.body as any[]).find((a) => a.arguments?.id === id);
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no approval for ${id} appeared`);
-}
-
 async function statusOf(person: Client, approvalId: string) {
   const all = await person.get('/api/approvals?status=all');
   return (all.body as any[]).find((a) => a.id === approvalId);
-}
-
-/** The dashboard's service worker, registered in Chromium; pushes reach it as a push service's would (DevTools). */
-async function registerWorker(page: Page): Promise<{ cdp: CDPSession; registrationId: string }> {
-  await page.context().grantPermissions(['notifications'], { origin: tp.url });
-  await page.goto('/signin');
-  const cdp = await page.context().newCDPSession(page);
-  const registered = new Promise<string>((resolve) =>
-    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: Array<{ registrationId: string; scopeURL: string }> }) => {
-      const r = e.registrations.find((x) => x.scopeURL === `${tp.url}/`);
-      if (r) resolve(r.registrationId);
-    }),
-  );
-  await cdp.send('ServiceWorker.enable');
-  await page.evaluate(async () => {
-    await navigator.serviceWorker.register('/sw.js', { scope: '/' });
-    await navigator.serviceWorker.ready;
-  });
-  return { cdp, registrationId: await registered };
 }
 
 describe('dismissing the approval’s notification answers it', () => {
@@ -74,7 +46,7 @@ describe('dismissing the approval’s notification answers it', () => {
     const device = await subscribeDevice(person, push);
     const page = await (await newContext(browser, tp.url)).newPage();
     try {
-      const { cdp, registrationId } = await registerWorker(page);
+      const { cdp, registrationId } = await registerServiceWorker(page, tp.url);
       const ran = hook.calls().length;
       const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n1' } });
 

@@ -11,11 +11,10 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Browser, Page } from 'playwright-core';
-import { personWithNotes, startAddonServer } from './helpers/addon-server';
-import { launchBrowser, newContext, watchErrors } from './helpers/browser';
-import { BrowserAppProvider, browserHook, decideInBrowser, startCallbackServer, type CallbackServer } from './helpers/journey';
-import { freePort, startToolport, type Toolport } from './helpers/target';
+import type { Page } from 'playwright-core';
+import { personWithNotes, type startAddonServer } from './helpers/addon-server';
+import { BrowserAppProvider, browserHook, decideInBrowser, startJourney, type CallbackServer } from './helpers/journey';
+import { freePort, type Toolport } from './helpers/target';
 
 const root = path.resolve(import.meta.dirname, '..');
 const MCP_REMOTE = path.join(root, 'node_modules/mcp-remote/dist/proxy.js');
@@ -31,8 +30,7 @@ const INSPECTOR_CWD = path.dirname(INSPECTOR_CLI);
 let tp: Toolport;
 let addon: Awaited<ReturnType<typeof startAddonServer>>;
 let callback: CallbackServer;
-let browser: Browser;
-let closeBrowser: () => Promise<void>;
+let stopJourney: () => Promise<void>;
 let page: Page;
 let errors: string[];
 let person: Awaited<ReturnType<typeof personWithNotes>>;
@@ -41,23 +39,15 @@ let tool: (name: string) => string;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolport-real-clients-'));
 
 before(async () => {
-  [tp, addon, callback, { browser, close: closeBrowser }] = await Promise.all([
-    startToolport(),
-    startAddonServer({ search_notes: (b) => ({ text: `No notes match "${b.arguments.query ?? ''}".` }) }),
-    startCallbackServer(),
-    launchBrowser(),
-  ]);
+  ({ tp, addon, callback, page, errors, close: stopJourney } = await startJourney({
+    search_notes: (b) => ({ text: `No notes match "${b.arguments.query ?? ''}".` }),
+  }));
   // Set-up is not what this file is about: the add-on and the person come from the API.
   person = await personWithNotes(tp.url, addon, { search_notes: true, add_note: true });
   tool = (name) => `${person.addonId}__${name}`;
-  page = await (await newContext(browser, tp.url)).newPage();
-  errors = watchErrors(page);
 });
 after(async () => {
-  await closeBrowser?.();
-  await callback?.close();
-  await addon?.close();
-  await tp?.stop();
+  await stopJourney?.();
   rmSync(tmp, { recursive: true, force: true });
 });
 

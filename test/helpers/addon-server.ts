@@ -106,6 +106,12 @@ export function notesManifest(id: string, webhook: string, extra: Record<string,
   };
 }
 
+/** What a manifest check is given: the Notes manifest of DESIGN.md at a webhook nothing calls, with the tools named, in that order. */
+export function notesManifestOf(tools: string[]) {
+  const m = notesManifest('notes', 'https://notes.example.com/toolport');
+  return { ...m, tools: tools.map((name) => structuredClone(m.tools.find((t) => t.name === name)!)) };
+}
+
 let installed = 0;
 /**
  * A developer registers the Notes add-on (public) on `hook`; a new person turns AI apps on,

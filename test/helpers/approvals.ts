@@ -73,18 +73,21 @@ export function ask(
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until the person's dashboard lists the approval carrying `nonce`. */
-export async function pendingFor(client: Client, nonce: string, timeoutMs = 10_000): Promise<any> {
+/** Waits until the person's dashboard lists a pending approval of a call on note `noteId`. */
+export async function pendingOf(client: Client, noteId: string, timeoutMs = 10_000): Promise<any> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const res = await client.get('/api/approvals?status=pending');
     if (res.status !== 200) throw new Error(`listing failed: ${res.status} ${res.text}`);
-    const found = (res.body as any[]).find((a) => a.arguments?.id === `note-${nonce}`);
+    const found = (res.body as any[]).find((a) => a.arguments?.id === noteId);
     if (found) return found;
-    if (Date.now() > until) throw new Error('the approval never appeared');
+    if (Date.now() > until) throw new Error(`no approval for ${noteId} appeared`);
     await sleep(25);
   }
 }
+
+/** Waits until the person's dashboard lists the approval `ask` made with `nonce`. */
+export const pendingFor = (client: Client, nonce: string, timeoutMs?: number) => pendingOf(client, `note-${nonce}`, timeoutMs);
 
 /** Reads a Server-Sent Events stream over fetch, as a dashboard's EventSource would. */
 export async function openEvents(baseUrl: string, client: Client, headers: Record<string, string> = {}) {

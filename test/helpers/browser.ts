@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 
 export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-results/screenshots');
 export const PHONE = { width: 375, height: 812 };
@@ -69,4 +69,23 @@ export async function signInOnDashboard(page: Page, email: string, password: str
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
+}
+
+/** The dashboard's service worker at `origin`, registered in Chromium; pushes reach it as a push service's would (DevTools). */
+export async function registerServiceWorker(page: Page, origin: string): Promise<{ cdp: CDPSession; registrationId: string }> {
+  await page.context().grantPermissions(['notifications'], { origin });
+  await page.goto('/signin');
+  const cdp = await page.context().newCDPSession(page);
+  const registered = new Promise<string>((resolve) =>
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: { registrations: Array<{ registrationId: string; scopeURL: string }> }) => {
+      const r = e.registrations.find((x) => x.scopeURL === `${origin}/`);
+      if (r) resolve(r.registrationId);
+    }),
+  );
+  await cdp.send('ServiceWorker.enable');
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.register('/sw.js', { scope: '/' });
+    await navigator.serviceWorker.ready;
+  });
+  return { cdp, registrationId: await registered };
 }

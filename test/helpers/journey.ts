@@ -3,7 +3,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Page, Response } from 'playwright-core';
+import { startAddonServer, type ToolHandler } from './addon-server';
+import { launchBrowser, newContext, watchErrors } from './browser';
 import { TestOAuthProvider } from './mcp';
+import { startToolport } from './target';
 
 /** What an app's redirect URI received: the query Toolport sent the browser back with. */
 export interface CallbackHit {
@@ -56,6 +59,28 @@ export async function startCallbackServer(pathname = '/callback') {
   };
 }
 export type CallbackServer = Awaited<ReturnType<typeof startCallbackServer>>;
+
+/**
+ * What a browser journey runs on, started together: Toolport, an add-on answering `handlers`, an
+ * app's loopback redirect URI, and Chromium with one tab on Toolport whose errors are collected.
+ */
+export async function startJourney(handlers: Record<string, ToolHandler>) {
+  const [tp, addon, callback, chromium] = await Promise.all([startToolport(), startAddonServer(handlers), startCallbackServer(), launchBrowser()]);
+  const page = await (await newContext(chromium.browser, tp.url)).newPage();
+  return {
+    tp,
+    addon,
+    callback,
+    page,
+    errors: watchErrors(page),
+    async close() {
+      await chromium.close();
+      await callback.close();
+      await addon.close();
+      await tp.stop();
+    },
+  };
+}
 
 /**
  * The SDK v1 client's OAuth side for an app whose redirect URI is a real loopback server: it

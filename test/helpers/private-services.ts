@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import { freePort } from './target';
+import { freePort, servicesEnv } from './target';
 
 const PG_DIRS = ['/usr/local/bin', ...listPgBinDirs(), '/usr/bin'];
 const REDIS_DIRS = ['/usr/bin', '/usr/local/bin'];
@@ -247,6 +247,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   };
   await self.start();
   return self;
+}
+
+/**
+ * A private Postgres and Redis (append-only, so queued jobs survive a kill) for a file that kills
+ * them, and the settings of one deployment on them (its database `toolport`, Redis prefix `prefix`).
+ */
+export async function startPrivateDeployment(prefix: string) {
+  const [pg, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis({ appendonly: true })]);
+  return { pg, redis, env: servicesEnv(await pg.createDatabase('toolport'), redis.url, prefix) };
 }
 
 export interface ToolportProcess {

@@ -65,6 +65,22 @@ export const TEST_PASSWORD_COST = { N: 2 ** 10, r: 8, p: 1 };
 /** The operator every test deployment has (TOOLPORT_OPERATORS): it approves public listings. */
 export const OPERATOR_EMAIL = 'operator@toolport.test';
 
+/** A deployment on Postgres + Redis as production sets one up: its own master and signing keys, the test operator, webhooks on 127.0.0.1. */
+export function servicesEnv(databaseUrl: string, redisUrl: string, redisPrefix: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
+    TOOLPORT_SIGNING_KEYS: newSigningKey(),
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    TOOLPORT_OPERATORS: OPERATOR_EMAIL,
+  };
+}
+
+/** For files whose one person makes thousands of calls: the per-person and per-app call rates out of the way. */
+export const UNLIMITED_CALLS = { LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_PER_APP: '100000' };
+
 export async function createBacking(opts: BackingOptions = {}): Promise<Backing> {
   const { target = TARGET, label = 'tp_test', pgAdminUrl = PG_ADMIN_URL, redisUrl = REDIS_TEST_URL } = opts;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-test-'));
@@ -81,16 +97,7 @@ export async function createBacking(opts: BackingOptions = {}): Promise<Backing>
   const url = new URL(pgAdminUrl);
   url.pathname = `/${name}`;
   return {
-    env: {
-      DATA_DIR: dataDir,
-      DATABASE_URL: url.toString(),
-      REDIS_URL: redisUrl,
-      REDIS_PREFIX: name,
-      TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
-      TOOLPORT_SIGNING_KEYS: newSigningKey(),
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      TOOLPORT_OPERATORS: OPERATOR_EMAIL,
-    },
+    env: { DATA_DIR: dataDir, ...servicesEnv(url.toString(), redisUrl, name) },
     async drop() {
       const a = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
       await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
