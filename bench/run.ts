@@ -1,6 +1,7 @@
 // `npm run bench` (full: 5 s per point, median of 3) or `npm run bench -- --quick` (1.5 s, 1 run).
 // Options: --only=a,b (scenario names or groups: load, roundtrip, scale, patterns), --no-scale.
-// `--only=patterns` measures the argument patterns alone, in this process, without any server.
+// `--only=patterns` measures the argument patterns alone, in this process, without any server;
+// `--only=expiry` the approval expiry alone, on servers of its own.
 // See bench/README.md. Servers under test run in child processes; this process is the load generator.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
@@ -29,6 +30,9 @@ const PENDING = Number(process.env.BENCH_PENDING ?? 10_000);
 const PENDING_WINDOW = 256;
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2_000);
 const LOG_ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
+const EXPIRY = Number(process.env.BENCH_EXPIRY ?? 2_000);
+/** Pieces that start what they need themselves: `--only` naming just these starts nothing else. */
+const STANDALONE = ['patterns', 'expiry'];
 const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const want = (name: string, group: string) => !only || only.includes(name) || only.includes(group);
 const PG_ADMIN = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -216,8 +220,9 @@ async function main() {
     const p = results.patterns;
     log(`patterns: worst allowed pattern at ${p.characters} characters p50 ${p.worst.p50} ms (${p.worst.ratioP50}× trivial), a call at its budget p99 ${p.fullCall.p99} ms; ${p.seconds} s`);
   }
-  if (only?.every((o) => o === 'patterns')) {
-    results.mode = 'patterns';
+  if (only?.every((o) => STANDALONE.includes(o))) {
+    if (want('expiry', 'scale')) await expiryBoth(results, await child('notes', 'servers/notes.ts'));
+    results.mode = only.join('+');
     results.goals = goals(results).filter((g) => g.met !== null);
     results.finishedAt = new Date().toISOString();
     return writeResults(results);
@@ -341,6 +346,7 @@ async function main() {
     if (want('pending', 'scale')) results.scale.pendingBullmq = await pendingApprovals(byName.bullmq!);
     if (want('streams', 'scale')) results.scale.streams = await eventStreams(byName.embedded!);
     if (want('calllog', 'scale')) results.scale.callLog = await callLog(byName.bullmq!, svcEnv.DATABASE_URL);
+    if (want('expiry', 'scale')) await expiryBoth(results, notes);
   }
 
   results.goals = goals(results);
@@ -534,8 +540,12 @@ async function eventStreams(d: Deployment) {
   }
   const after = await memory(d.child);
   for (const s of open) s.close();
+  // What the closed streams leave behind, against what they took while open (same process, same run).
+  await sleep(1000);
+  const closed = await memory(d.child);
   const rss = after.usage.rss - before.usage.rss;
   const heap = after.usage.heapUsed - before.usage.heapUsed;
+  const heapKept = closed.usage.heapUsed - before.usage.heapUsed;
   const out = {
     streams: open.length,
     rssDeltaMB: MB(rss),
@@ -543,9 +553,11 @@ async function eventStreams(d: Deployment) {
     perStreamKB: Math.round((rss / open.length / 1024) * 10) / 10,
     heapPerStreamKB: Math.round((heap / open.length / 1024) * 10) / 10,
     rssFor2000MB: MB((rss / open.length) * 2000),
+    rssAfterCloseDeltaMB: MB(closed.usage.rss - before.usage.rss),
+    heapAfterCloseDeltaMB: MB(heapKept),
+    heapKeptRatio: heap > 0 ? r2(heapKept / heap) : NaN,
   };
-  log(`event streams: ${out.streams} open, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB`);
-  await sleep(1000);
+  log(`event streams: ${out.streams} open, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB; after closing them heap +${out.heapAfterCloseDeltaMB} MB (${out.heapKeptRatio}× of what they took)`);
   return out;
 }
 
@@ -592,6 +604,134 @@ async function callLog(d: Deployment, databaseUrl: string) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Approval expiry: thousands of calls held at once, each answered when its approval expires
+// ---------------------------------------------------------------------------------------------
+const EXPIRY_TIMEOUT_S = 20;
+/** Calls sent and not yet held at once: the client keeps pace with the server, as a population of apps would. */
+const EXPIRY_SETTING_UP = 64;
+/** The baseline: calls sent 1.5 s apart, so that each expires with nothing else expiring. */
+const EXPIRY_ALONE = 5;
+
+async function expiryBoth(results: any, notes: Child) {
+  results.scale.expiry = await approvalExpiry(notes, 'embedded');
+  results.scale.expiryBullmq = await approvalExpiry(notes, 'bullmq');
+}
+
+type Held = { asked?: number; answered: number; expired: boolean; text: string };
+
+/** One held destructive call with a progress token: the first progress leaves once its approval is recorded. */
+function heldCall(t: AppToken, n: number, noteId: string, onAsked: () => void): Promise<Held> {
+  const body = rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId }, _meta: { progressToken: `p${n}` } });
+  const u = new URL(t.mcpUrl);
+  return new Promise((resolve, reject) => {
+    let asked: number | undefined;
+    let text = '';
+    // A connection of its own: a pooled socket the busy server closes as idle would reset this POST.
+    const req = http.request(
+      { method: 'POST', hostname: u.hostname, port: u.port, path: u.pathname, agent: false, signal: AbortSignal.timeout(120_000), headers: { ...mcpHeaders(t.accessToken), 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          if (asked === undefined && text.includes('notifications/progress')) {
+            asked = performance.now();
+            onAsked();
+          }
+        });
+        res.on('end', () => {
+          const final = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).find((m) => m.id === n);
+          const said = String(final?.result?.content?.[0]?.text ?? text.slice(0, 300));
+          resolve({ asked, answered: performance.now(), expired: final?.result?.isError === true && said.includes(`within ${EXPIRY_TIMEOUT_S} seconds`), text: said });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const lateness = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { p50: r2(percentile(s, 50)), p99: r2(percentile(s, 99)), max: r2(s[s.length - 1] ?? NaN) };
+};
+
+/**
+ * On a fresh server with a 20 s approval timeout: five calls that each expire alone, then EXPIRY
+ * calls held at once. How late each was answered after its expiry (from its first progress
+ * message, as the app sees it) and recorded expired (the database's own expires_at and decided_at).
+ */
+async function approvalExpiry(notes: Child, deployment: 'embedded' | 'bullmq') {
+  const env = deployment === 'bullmq' ? { ...(await servicesBacking()), ROLE: 'all' } : {};
+  const d = await toolport(`toolport-expiry-${deployment}`, { ...env, APPROVAL_TIMEOUT_SECONDS: String(EXPIRY_TIMEOUT_S) });
+  try {
+    const caller = await person(d.url, `bench-expiry-${deployment}`);
+    const secret = await installAddon(caller, notes.ready.manifest);
+    await notes.request({ type: 'secret', secret }, 'secret-ok');
+    const t = await connect(d.url, caller);
+    const added = await request('POST', t.mcpUrl, mcpHeaders(t.accessToken), rpc(1, 'tools/call', { name: 'notes__add_note', arguments: { text: '# Keep me\nexpiry benchmark' } }));
+    const noteId = rpcResult(added.text).result.structuredContent.id;
+    const late = (h: Held) => h.answered - h.asked! - EXPIRY_TIMEOUT_S * 1000;
+
+    const alone = await Promise.all(Array.from({ length: EXPIRY_ALONE }, async (_, i) => {
+      await sleep(i * 1500);
+      return heldCall(t, 10 + i, noteId, () => {});
+    }));
+    let free = EXPIRY_SETTING_UP;
+    const freed: Array<() => void> = [];
+    let peak = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        peak = Math.max(peak, (await d.child.request<{ waiting: number }>({ type: 'waiting' }, 'waiting')).waiting);
+        await sleep(500);
+      }
+    })();
+    const started = performance.now();
+    let sentAll = 0;
+    const atOnce = await Promise.all(Array.from({ length: EXPIRY }, async (_, i) => {
+      while (free === 0) await new Promise<void>((r) => freed.push(r));
+      free--;
+      let held = true;
+      const release = () => {
+        if (held) { free++; freed.shift()?.(); }
+        held = false;
+      };
+      if (i === EXPIRY - 1) sentAll = performance.now() - started;
+      try {
+        return await heldCall(t, 100 + i, noteId, release);
+      } finally {
+        release();
+      }
+    }));
+    watching = false;
+    await watcher;
+    const recorded = (await d.child.request<{ late: number[] }>({ type: 'expired' }, 'expired', 60_000)).late;
+    const wrong = [...alone, ...atOnce].filter((h) => !h.expired || h.asked === undefined);
+    const atOnceLate = atOnce.filter((h) => h.asked).map(late);
+    const answeredAlone = lateness(alone.filter((h) => h.asked).map(late));
+    const answeredAtOnce = lateness(atOnceLate);
+    const out = {
+      deployment: DEPLOYMENT_LABEL[deployment],
+      calls: EXPIRY,
+      timeoutSeconds: EXPIRY_TIMEOUT_S,
+      peakHeld: peak,
+      secondsToSend: r2(sentAll / 1000),
+      wrong: wrong.length,
+      firstWrong: wrong[0]?.text ?? '',
+      recordedExpired: recorded.length,
+      alone: { answered: answeredAlone, recorded: lateness(recorded.slice(0, EXPIRY_ALONE)) },
+      atOnce: { answered: answeredAtOnce, recorded: lateness(recorded.slice(EXPIRY_ALONE)), earliestMs: r2(Math.min(...atOnceLate)) },
+      addedMaxMs: r2(answeredAtOnce.max - answeredAlone.p50),
+    };
+    log(`approval expiry (${deployment}): ${EXPIRY} calls, ${peak} held at the peak, ${wrong.length} not expired; answered late p99 ${out.atOnce.answered.p99} ms, max ${out.atOnce.answered.max} ms (alone p50 ${out.alone.answered.p50} ms), recorded late p99 ${out.atOnce.recorded.p99} ms`);
+    return out;
+  } finally {
+    await d.child.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Goals, tables, chart
 // ---------------------------------------------------------------------------------------------
 function goals(r: any) {
@@ -624,6 +764,11 @@ function goals(r: any) {
   add('RSS for 10,000 pending approvals, embedded (per held call × 10,000)', r.scale.pending?.rssFor10kMB, 200, '<=', ' MB');
   add('RSS for 10,000 pending approvals, Postgres + Redis (per held call × 10,000)', r.scale.pendingBullmq?.rssFor10kMB, 200, '<=', ' MB');
   add('RSS for 2,000 event streams', r.scale.streams?.rssFor2000MB, 100, '<=', ' MB');
+  add('heap kept after closing the event streams / heap they took while open', r.scale.streams?.heapKeptRatio, 0.25, '<=', '×');
+  // Approvals held at once all end on time: test/load-smoke.test.ts's bound on the latest, moved here.
+  for (const [x, where] of [[r.scale.expiry, 'embedded'], [r.scale.expiryBullmq, 'Postgres + Redis']] as const) {
+    add(`approval expiry, ${EXPIRY.toLocaleString('en')} held: the latest answer after its expiry, added over one expiring alone, ${where}`, x?.addedMaxMs, 5000, '<=', ' ms');
+  }
   // A pattern cannot freeze a process (issue #23): the worst a manifest may declare, at the longest input.
   add('pattern check p50 at 4,096 characters, worst allowed pattern / trivial pattern', r.patterns?.worst.ratioP50, 1000, '<=', '×');
   add('one call at its pattern budget, worst allowed pattern, p99', r.patterns?.fullCall.p99, 250, '<=', ' ms');
@@ -695,7 +840,7 @@ function markdown(r: any): string {
   for (const g of r.goals) lines.push(`| ${g.goal} | ${g.value} | ${g.target} | ${g.met === null ? 'not measured' : g.met ? 'met' : '**missed**'} |`);
   if (Object.keys(r.load).length) lines.push('', '## Load points', '', '| scenario | c | calls/s | × stateless SDK | p50 ms | p90 ms | p99 ms | errors |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
   const sdk = r.load['sdk-stateless']?.points;
-  for (const [name, s] of Object.entries<any>(r.load)) {
+  for (const [, s] of Object.entries<any>(r.load)) {
     for (const c of Object.keys(s.points)) {
       const p = s.points[c];
       const ratio = sdk?.[c] ? (p.rps / sdk[c].rps).toFixed(2) : '';
@@ -707,7 +852,7 @@ function markdown(r: any): string {
   const hook = r.load.webhook?.points?.[1];
   if (hook) {
     lines.push('', '## Added latency at c=1 over the direct webhook call', '', '| scenario | p50 ms | added p50 | p99 ms | added p99 |', '| --- | --- | --- | --- | --- |');
-    for (const [name, s] of Object.entries<any>(r.load)) {
+    for (const [, s] of Object.entries<any>(r.load)) {
       const p = s.points[1];
       if (!p || s.group !== 'call') continue;
       lines.push(`| ${s.label} | ${p.p50.toFixed(3)} | ${(p.p50 - hook.p50).toFixed(3)} | ${p.p99.toFixed(3)} | ${(p.p99 - hook.p99).toFixed(3)} |`);
@@ -722,7 +867,11 @@ function markdown(r: any): string {
   for (const x of [s.pending, s.pendingBullmq].filter(Boolean)) {
     lines.push(`- Pending approvals (${x.deployment}, one API process, ${PENDING.toLocaleString('en')} destructive calls sent): ${x.held.toLocaleString('en')} held at once after ${x.secondsToHold} s; RSS ${x.rssBeforeMB} → ${x.rssAfterMB} MB (+${x.rssDeltaMB} MB, ${x.perApprovalKB} KB each, ${x.rssFor10kMB} MB per 10,000), heap +${x.heapDeltaMB} MB (${x.heapPerApprovalKB} KB each).`);
   }
-  if (s.streams) lines.push(`- Event streams (embedded): ${s.streams.streams} open; RSS +${s.streams.rssDeltaMB} MB (${s.streams.perStreamKB} KB each), heap +${s.streams.heapDeltaMB} MB.`);
+  if (s.streams) lines.push(`- Event streams (embedded): ${s.streams.streams} open; RSS +${s.streams.rssDeltaMB} MB (${s.streams.perStreamKB} KB each), heap +${s.streams.heapDeltaMB} MB; after closing every one, RSS +${s.streams.rssAfterCloseDeltaMB} MB and heap +${s.streams.heapAfterCloseDeltaMB} MB over the baseline (${s.streams.heapKeptRatio}× of the heap they took).`);
+  for (const x of [s.expiry, s.expiryBullmq].filter(Boolean)) {
+    const ms = (l: any) => `p50 ${l.p50} / p99 ${l.p99} / max ${l.max} ms`;
+    lines.push(`- Approval expiry (${x.deployment}, ${x.timeoutSeconds} s timeout): ${x.calls.toLocaleString('en')} destructive calls, ${x.peakHeld.toLocaleString('en')} held at once at the peak, all sent in ${x.secondsToSend} s; ${x.wrong} answered other than expired. Answered after its expiry: alone ${ms(x.alone.answered)}, with the others ${ms(x.atOnce.answered)} (earliest ${x.atOnce.earliestMs} ms); recorded after its expiry: alone ${ms(x.alone.recorded)}, with the others ${ms(x.atOnce.recorded)}.`);
+  }
   if (s.callLog) lines.push(`- Call log (Postgres) at ${s.callLog.rows.toLocaleString('en')} rows of one person (inserted in ${s.callLog.insertSeconds} s): \`GET /api/calls\` first page p50 ${s.callLog.firstPage.p50} ms (p90 ${s.callLog.firstPage.p90}); a cursor page ${s.callLog.deepOffset.toLocaleString('en')} rows deep p50 ${s.callLog.deepPage.p50} ms (p90 ${s.callLog.deepPage.p90}).`);
   if (r.patterns) lines.push(...patternsMarkdown(r.patterns));
   if (Object.keys(r.load).length) lines.push('', '![latency distributions](' + `${r.file}.png)`, '');

@@ -3,15 +3,18 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { listPublicly, newPerson } from './helpers/http';
-import { openEvents } from './helpers/approvals';
+import { openEvents, openEventsWhenFree } from './helpers/approvals';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { CALL_BUDGET_MS } from '../packages/core/src/calls/call-tool';
 import { spawnToolport, type ToolportProcess } from './helpers/private-services';
-import { createBacking, type Backing } from './helpers/target';
+import { createBacking, UNLIMITED_CALLS, type Backing } from './helpers/target';
 
 /**
- * Load smoke (docs/faults.md "Load"): thousands of pending approvals expire on time with nothing
- * delivered, and thousands of open dashboard event streams hold bounded memory. Toolport runs as
- * its own process on this pass's target, so its memory is measured alone, from its /metrics.
+ * Load smoke (docs/faults.md "Load"): thousands of pending approvals each end expired, recorded,
+ * with nothing delivered; thousands of open dashboard event streams all open, are limited per
+ * person and give their places back. Toolport runs as its own process on this pass's target.
+ * Behaviour only: how late they expire and what the streams cost in memory are measured by
+ * `npm run bench` (its approval expiry and event streams), where a busy machine cannot fail a test.
  */
 const APPROVALS = 2_000;
 /** Long enough that the 2,000 approvals, created over several seconds, are pending all at once. */
@@ -22,14 +25,8 @@ const TIMEOUT_SECONDS = 20;
  * every call that got its approval stays open until it ends.
  */
 const SETTING_UP = 64;
-/** Every approval is recorded expired, and its dashboards told, within this long after its expiresAt. */
-const EXPIRY_BOUND_MS = 5_000;
 const PEOPLE = 200;
 const STREAMS_PER_PERSON = 10;
-/** Resident memory the server may add for 2,000 open streams (about 50 KB each, socket buffers included). */
-const STREAMS_RSS_BOUND = 100 * 1024 * 1024;
-/** Of which JS heap (uncollected garbage included: nothing forces a GC in the server). */
-const STREAMS_HEAP_BOUND = 100 * 1024 * 1024;
 
 let backing: Backing;
 let tp: ToolportProcess;
@@ -42,8 +39,7 @@ before(async () => {
     ...backing.env,
     APPROVAL_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
     LIMIT_PENDING_APPROVALS: String(APPROVALS),
-    LIMIT_CALLS_PER_PERSON: '100000',
-    LIMIT_CALLS_PER_APP: '100000',
+    ...UNLIMITED_CALLS,
   });
 });
 after(async () => {
@@ -75,47 +71,27 @@ async function pool<T, R>(items: T[], n: number, fn: (item: T, i: number) => Pro
 }
 
 describe('load smoke', { concurrency: false }, () => {
-  it(`${PEOPLE * STREAMS_PER_PERSON} open event streams hold bounded memory and release everything when closed`, async (t) => {
+  it(`${PEOPLE * STREAMS_PER_PERSON} event streams open at once, each live, limited per person, and give their places back when closed`, async () => {
     const people = await pool(Array.from({ length: PEOPLE }), 8, () => newPerson(tp.url, 'sse'));
-    // Warm the route once, so the baseline includes the code and caches every stream shares.
-    const warm = await openEvents(tp.url, people[0]!.client);
-    await warm.close();
-    await new Promise((r) => setTimeout(r, 500));
-    const baseline = await metric('process_resident_memory_bytes');
-    // The JS heap too: embedded, PGlite's WebAssembly memory moves RSS by hundreds of MB on its own.
-    const heapBaseline = await metric('nodejs_heap_size_used_bytes');
-
-    const started = Date.now();
     const streams = (await pool(people, 20, async (p) => Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openEvents(tp.url, p.client))))).flat();
-    t.diagnostic(`opened ${streams.length} streams in ${Date.now() - started} ms`);
     assert.deepEqual([...new Set(streams.map((s) => s.res.status))], [200], 'every stream opened');
     // One more for a person is refused by the per-person limit, not buffered.
     const extra = await openEvents(tp.url, people[0]!.client);
     assert.equal(extra.res.status, 429);
     await extra.close();
+    // Every stream is live: its first bytes (the retry interval) arrived.
+    for (let i = 0; i < 600 && streams.some((s) => s.retry === undefined); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(streams.filter((s) => s.retry !== 3000).length, 0, 'every stream sent its first event');
 
-    await new Promise((r) => setTimeout(r, 1_000));
-    const open = await metric('process_resident_memory_bytes');
-    const heapGrew = (await metric('nodejs_heap_size_used_bytes')) - heapBaseline;
-    const grew = open - baseline;
-    t.diagnostic(`server RSS ${(baseline / 2 ** 20).toFixed(0)} MB -> ${(open / 2 ** 20).toFixed(0)} MB with ${streams.length} streams open (${(grew / streams.length / 1024).toFixed(1)} KB each)`);
-    t.diagnostic(`server JS heap grew ${(heapGrew / 2 ** 20).toFixed(1)} MB (${(heapGrew / streams.length / 1024).toFixed(1)} KB a stream)`);
-    assert.ok(grew < STREAMS_RSS_BOUND, `2,000 streams added ${(grew / 2 ** 20).toFixed(0)} MB, bound ${STREAMS_RSS_BOUND / 2 ** 20} MB`);
-    assert.ok(heapGrew < STREAMS_HEAP_BOUND, `2,000 streams added ${(heapGrew / 2 ** 20).toFixed(0)} MB of heap, bound ${STREAMS_HEAP_BOUND / 2 ** 20} MB`);
-
-    // Every stream is live: the first events (retry + the empty pending list) arrived without error.
     await Promise.all(streams.map((s) => s.close()));
-    // Closed streams release their per-person slots: a person can open all ten again.
-    await new Promise((r) => setTimeout(r, 500));
-    const again = await Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openEvents(tp.url, people[1]!.client)));
-    assert.deepEqual([...new Set(again.map((s) => s.res.status))], [200], 'slots were released on close');
-    await Promise.all(again.map((s) => s.close()));
-    const closed = await metric('process_resident_memory_bytes');
-    t.diagnostic(`server RSS after closing every stream: ${(closed / 2 ** 20).toFixed(0)} MB`);
-    assert.ok(closed - baseline < STREAMS_RSS_BOUND, 'memory stays bounded after closing');
+    // Closed streams release their per-person slots: two people can open all ten again.
+    for (const p of [people[1]!, people[PEOPLE - 1]!]) {
+      const again = await Promise.all(Array.from({ length: STREAMS_PER_PERSON }, () => openEventsWhenFree(tp.url, p.client, 'slots were released on close', 30_000)));
+      await Promise.all(again.map((s) => s.close()));
+    }
   });
 
-  it(`${APPROVALS} pending approvals expire on time, each recorded expired, nothing delivered`, async (t) => {
+  it(`${APPROVALS} pending approvals each end expired, never early, recorded, with nothing delivered`, async (t) => {
     const dev = await newPerson(tp.url, 'dev');
     const addonId = `load-${process.pid % 1000}`;
     const manifest = notesManifest(addonId, hook.url, { visibility: 'public' }) as any;
@@ -135,7 +111,7 @@ describe('load smoke', { concurrency: false }, () => {
     const expiredBefore = await metric('toolport_approvals_total{outcome="expired"}').catch(() => 0);
 
     // Each call sends a progress token: its first progress notification leaves the server right
-    // after the approval is recorded, so (answer - first progress) is how long that approval waited.
+    // after the approval is recorded, which frees the call's place among those being set up.
     let peak = 0;
     let watching = true;
     const watcher = (async () => {
@@ -174,6 +150,7 @@ describe('load smoke', { concurrency: false }, () => {
         });
         let asked: number | undefined;
         let text = '';
+        const sent = Date.now();
         const status = await new Promise<number>((resolve, reject) => {
           const req = httpRequest(
             person.user.mcpUrl,
@@ -205,7 +182,7 @@ describe('load smoke', { concurrency: false }, () => {
           .filter((l) => l.startsWith('data: '))
           .map((l) => JSON.parse(l.slice(6)))
           .find((m) => m.id === i);
-        return { status, asked, answered, isError: final?.result?.isError, text: String(final?.result?.content?.[0]?.text ?? text.slice(0, 300)) };
+        return { status, sent, asked, answered, isError: final?.result?.isError, text: String(final?.result?.content?.[0]?.text ?? text.slice(0, 300)) };
       } catch (err) {
         stop.abort();
         throw new Error(`call ${i}: ${err} ${(err as Error).cause ?? ''} (server alive: ${tp.child.exitCode === null}) ${tp.output().slice(-800)}`);
@@ -218,15 +195,14 @@ describe('load smoke', { concurrency: false }, () => {
     await watcher;
     const wrong = answers.filter((a) => !(a.status === 200 && a.isError && a.text.includes(`did not answer the approval request within ${TIMEOUT_SECONDS} seconds`)));
     assert.deepEqual(wrong.slice(0, 3), [], `every call ended expired (${wrong.length} did not)`);
-    const waits = answers.map((a) => {
-      assert.ok(a.asked, 'every call was told where to approve');
-      return a.answered - a.asked! - TIMEOUT_SECONDS * 1000;
-    });
-    const [earliest, latest] = [Math.min(...waits), Math.max(...waits)];
-    t.diagnostic(`${APPROVALS} calls answered in ${elapsed} ms, ${peak} pending at once at the peak; each ended ${earliest} to ${latest} ms after its ${TIMEOUT_SECONDS} s wait`);
-    assert.ok(peak >= APPROVALS / 2, `thousands were pending at once (peak ${peak})`);
-    assert.ok(earliest > -1_000, `nothing expired early (${earliest} ms)`);
-    assert.ok(latest < EXPIRY_BOUND_MS, `every approval expired within ${EXPIRY_BOUND_MS} ms of its expiry (${latest} ms)`);
+    assert.ok(answers.every((a) => a.asked), 'every call was told where to approve');
+    // Its approval was recorded after the call was sent, so no answer before sent + timeout is early.
+    const waited = answers.map((a) => a.answered - a.sent);
+    const [shortest, longest] = [Math.min(...waited), Math.max(...waited)];
+    t.diagnostic(`${APPROVALS} calls answered in ${elapsed} ms, ${peak} pending at once at the peak; each ${shortest} to ${longest} ms after it was sent`);
+    assert.ok(shortest >= TIMEOUT_SECONDS * 1000 - 50, `nothing expired early (${shortest} ms after sending)`);
+    assert.ok(longest < CALL_BUDGET_MS, `every call was answered within its budget (${longest} ms)`);
+    assert.ok(peak > SETTING_UP, `the approvals were pending together, not one after another (peak ${peak})`);
 
     // Recorded, not only answered: the server counted each expiry, and none is left pending.
     const expired = (await metric('toolport_approvals_total{outcome="expired"}')) - expiredBefore;
@@ -234,8 +210,11 @@ describe('load smoke', { concurrency: false }, () => {
     assert.equal(await metric('toolport_approvals_pending'), 0);
     const pending = await person.client.get('/api/approvals?status=pending');
     assert.deepEqual(pending.body, []);
-    const recent = await person.client.get('/api/approvals?status=all');
-    assert.deepEqual([...new Set((recent.body as any[]).map((a) => a.status))], ['expired']);
+    const recent = (await person.client.get('/api/approvals?status=all')).body as any[];
+    assert.deepEqual([...new Set(recent.map((a) => a.status))], ['expired']);
+    // As recorded by the server's own clock: by the timeout, and never before the approval's expiry.
+    assert.deepEqual([...new Set(recent.map((a) => a.decidedBy))], ['timeout']);
+    assert.deepEqual(recent.filter((a) => Date.parse(a.decidedAt) < Date.parse(a.expiresAt)), []);
     assert.equal(hook.calls().length, 0, 'nothing reached the add-on');
   });
 });

@@ -1,6 +1,7 @@
 // Toolport as `npm start` runs it (apps/api/src/main.ts: parseConfig(process.env) + startServer),
 // plus a debug hook over the child-process IPC channel only (no HTTP endpoint): on {type:'memory'}
 // it collects garbage (--expose-gc) and answers with process.memoryUsage() and the waiting calls.
+import { sql } from 'drizzle-orm';
 import { createLogger, parseConfig } from '@toolport/core';
 import { startServer } from '../../apps/api/src/server';
 import { startWorker } from '../../apps/api/src/worker';
@@ -40,6 +41,13 @@ process.on('message', async (m: { type: string; id?: number }) => {
     // Cheap (no gc): the bench paces its held calls by it.
     const approvals = server.svc.approvals as { waiting?: number } | undefined;
     process.send!({ type: 'waiting', id: m.id, waiting: approvals?.waiting ?? 0 });
+  } else if (m.type === 'expired') {
+    // The approval-expiry bench: how long after its expires_at each expiry was recorded, oldest first.
+    const result: unknown = await server.svc.db.execute(
+      sql`select (extract(epoch from decided_at - expires_at) * 1000)::float8 as late from approvals where status = 'expired' order by created_at, id`,
+    );
+    const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<{ late: number }>;
+    process.send!({ type: 'expired', id: m.id, late: rows.map((r) => Number(r.late)) });
   } else if (m.type === 'stop') {
     await server.close();
     process.exit(0);
