@@ -58,7 +58,7 @@ export interface RawAnswer {
 /**
  * The handler's server-neutral core, attached to the web-standard handler under this symbol:
  * serveNode calls it straight from node:http, without building a Request, a Response and the web
- * streams between them (more than half of a small add-on's CPU per call, measured in bench/).
+ * streams between them, which cost a small add-on most of its CPU per call.
  */
 export const RAW_HANDLER = Symbol.for('toolport.addon-kit.raw-handler');
 export type WebHandler = ((request: Request) => Promise<Response>) & { [RAW_HANDLER]?: (d: RawDelivery) => Promise<RawAnswer> };

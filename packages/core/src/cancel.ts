@@ -13,9 +13,8 @@ export type AbortListener = ((event: Event) => unknown) | { handleEvent(event: E
 
 /**
  * The cancel signal of one tool call, for the processes' map of calls in flight. Every call has
- * one, and a call waiting for the person keeps it for up to 30 s: an AbortController with its
- * AbortSignal (an EventTarget with two maps and a shape of its own) is about 1 KB of heap in Node,
- * this is about 100 bytes. Listeners are called once, in order, on the first `abort`.
+ * one, and a call waiting for the person keeps it for up to 30 s: this is a tenth of the heap of an
+ * AbortController and its AbortSignal. Listeners are called once, in order, on the first `abort`.
  */
 export class CallCancel implements CancelSignal {
   aborted = false;

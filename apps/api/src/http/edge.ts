@@ -18,21 +18,14 @@ const SECURITY_HEADERS = [
 ] as const;
 
 /**
- * What every request goes through before a route, as one middleware: a held MCP call keeps every
- * middleware's frame alive for up to 30 s, and four of them were a sixth of its memory.
- *
- * - Timing for `/metrics`, by route pattern (`/u/:userKey/mcp`, never the raw path with its keys
- *   and ids); unmatched paths fall to a wildcard pattern, so the label set stays bounded. Streaming
- *   responses are timed until their headers.
- * - The request id and the security headers. On Node they go straight onto the outgoing response
- *   (a route's own value still wins): set on `c.res` after the handler, they made Hono rebuild every
- *   response, a third of a request's CPU.
- * - One JSON log line per request (`msg: "request"`): method, route pattern (never the raw path;
- *   never the query, which may hold tokens), status, duration, request id, and the trace id when
- *   traced. No header, cookie or body is logged. Each request is also a server span named by its
- *   route pattern, the parent of `mcp tools/call`. A trace context sent by the client is not joined:
- *   a public endpoint does not let callers pick trace ids.
- * - DNS-rebinding protection (see host-check.ts): a foreign Host reaches nothing but the probes.
+ * What every request goes through before a route, as one middleware (a held MCP call keeps every
+ * middleware's frame alive for up to 30 s):
+ * - `/metrics` timing by route pattern (never the raw path, which holds keys), a bounded label set;
+ * - the request id and security headers, straight onto Node's response (setting `c.res` after the
+ *   handler makes Hono rebuild the response);
+ * - one JSON log line and one server span per request: no header, cookie, body or query; a trace
+ *   context sent by the client is not joined (callers do not pick trace ids);
+ * - DNS-rebinding protection (host-check.ts): a foreign Host reaches nothing but the probes.
  */
 export function requestEdge(svc: Services, inFlight: RequestsInFlight = { count: 0 }): MiddlewareHandler<AppEnv> {
   const tracer = trace.getTracer('toolport');

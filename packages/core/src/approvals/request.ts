@@ -209,8 +209,8 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * The approval insert, built once with placeholders: drizzle building it for every held call was
- * a tenth of the CPU of holding one. The database's clock decides expiry, for every process alike.
+ * The approval insert, built once with placeholders: drizzle would otherwise rebuild it for every
+ * held call. The database's clock decides expiry, for every process alike.
  */
 function prepareInsert(db: Services['db']) {
   return db
@@ -231,7 +231,7 @@ function prepareInsert(db: Services['db']) {
     .returning({
       ...getTableColumns(approvals),
       remainingMs: sql<number>`(extract(epoch from ${approvals.expiresAt} - now()) * 1000)::float8`,
-      // In the same statement: most people have no push subscription, and a lookup per call was a third of holding one.
+      // In the same statement: most people have no push subscription, and a query of its own per call costs more.
       hasPush: sql<boolean>`exists (select 1 from ${pushSubscriptions} where ${pushSubscriptions.userId} = ${sql.placeholder('userId')})`,
     })
     .prepare('toolport_insert_approval');

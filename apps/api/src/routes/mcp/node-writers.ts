@@ -19,8 +19,8 @@ const answerable = (outgoing: ServerResponse) => !outgoing.destroyed && !outgoin
 /**
  * A direct tools/call answered as JSON. Until the call is held for approval the answer is Hono's;
  * once held the handler returns, and the answer is written to Node's response when the call ends.
- * One reaction on the call serves both endings (a held call keeps it for up to 30 s; a race and
- * two more callbacks were a tenth of a held call).
+ * One reaction on the call serves both endings: a held call keeps it for up to 30 s, so no race
+ * and no extra callbacks.
  */
 export async function answerDirect(
   c: Context<AppEnv>,

@@ -10,7 +10,7 @@ import type { InFlight } from './cancellation';
 import { listFailed, toolList } from './listing';
 import { runToolCall } from './tool-call';
 
-// One validator for every per-request Server: building Ajv per request was a fifth of the CPU (PERFORMANCE.md).
+// One validator for every per-request Server: building Ajv costs far more than the request itself.
 const sharedValidator = new AjvJsonSchemaValidator();
 const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
 
