@@ -81,9 +81,9 @@ describe('after the bus loses its Redis connection', { skip, concurrency: false 
     assert.equal(await settlesWithin(asked.decision, 700), false, 'without a message the call still waits');
     const started = Date.now();
     await dropTheBus();
-    assert.equal(await settlesWithin(asked.decision, 3_000), true, 'resumed after the reconnect, not at its expiry (30 s)');
+    assert.equal(await settlesWithin(asked.decision, 15_000), true, 'resumed after the reconnect, not at its expiry (30 s)');
     assert.equal((await asked.decision).status, 'allowed');
-    assert.ok(Date.now() - started < 5_000);
+    assert.ok(Date.now() - started < 15_000);
   });
 
   it('a tool switched off while the bus was down is off as soon as the bus is back', async () => {

@@ -107,7 +107,8 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     assert.equal(depth, 1, 'the queue depth counts the waiting call');
     const outcome = await pending;
     assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'deadline');
-    assert.ok(Date.now() - started < 800 + 2500, 'the caller stops waiting shortly after the deadline');
+    // Generous: without the deadline the caller would wait until a worker took the call, and none runs yet.
+    assert.ok(Date.now() - started < 800 + 10_000, 'the caller stops waiting shortly after the deadline');
     expired = { job: j, path: a.path };
 
     first = await startWorkerProcess();
@@ -297,11 +298,13 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
     const events: string[] = [];
     let running = 0;
     let most = 0;
+    let emptyFetch: (() => void) | undefined;
     // The worker's own fetches, logged as they are answered.
     class Watched<T> extends PromptWorker<T> {
       protected override async moveToActive(token: string, name?: string) {
         const got = await super.moveToActive(token, name);
         events.push(got ? `fetched ${got.id}` : 'none');
+        if (!got) emptyFetch?.();
         return got;
       }
     }
@@ -311,7 +314,10 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
       async (j: Job<{ ms: number }>) => {
         events.push(`start ${j.id}`);
         most = Math.max(most, ++running);
-        await new Promise((r) => setTimeout(r, j.data.ms));
+        // A lone job also waits for the worker's empty fetch to be answered, however slow Redis is
+        // today: the assertion is about how many fetches there are, not how fast they come.
+        const empty = j.name === 'one' ? new Promise<void>((r) => (emptyFetch = r)) : undefined;
+        await Promise.all([new Promise((r) => setTimeout(r, j.data.ms)), empty]);
         events.push(`end ${j.id}`);
         running--;
       },

@@ -226,7 +226,7 @@ describe(`dispatch (${TARGET})`, () => {
     assert.equal(outcome.kind, 'failure');
     assert.ok(outcome.kind === 'failure' && ['timeout', 'deadline'].includes(outcome.errorClass), JSON.stringify(outcome));
     // Slack for a loaded machine; without the per-attempt deadline this would take the whole hold.
-    assert.ok(took < 1500 + 2000, `answered after ${took} ms`);
+    assert.ok(took < 1500 + 10_000, `answered after ${took} ms`);
     assert.ok(rx.at(a.path).every((r) => r.at < j.deadline));
   });
 
@@ -257,7 +257,8 @@ describe(`dispatch (${TARGET})`, () => {
     const sentBefore = rx.at(a.path).length;
     const abortedAt = Date.now();
     const outcome = await pending;
-    assert.ok(Date.now() - abortedAt < 1000, 'the caller hears at once');
+    // Generous: without the abort it would retry until the 20 s deadline.
+    assert.ok(Date.now() - abortedAt < 10_000, 'the caller hears at once');
     assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'cancelled');
     await new Promise((r) => setTimeout(r, 1500));
     // One request may already have been on its way when the abort came; no new one starts.
@@ -275,9 +276,9 @@ describe(`dispatch (${TARGET})`, () => {
     const outcome = await pending;
     assert.equal(outcome.kind === 'failure' && outcome.errorClass, 'cancelled');
     // The add-on's connection is closed at once, not when the 20 s deadline ends the attempt.
-    const until = Date.now() + 5_000;
+    const until = Date.now() + 15_000;
     while (!held!.closedAt && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(held!.closedAt && held!.closedAt - abortedAt < 3_000, `Toolport hung up after ${held!.closedAt ? held!.closedAt - abortedAt : 'never'} ms`);
+    assert.ok(held!.closedAt && held!.closedAt - abortedAt < 10_000, `Toolport hung up after ${held!.closedAt ? held!.closedAt - abortedAt : 'never'} ms`);
     let rows = await rowsOf(j.callId);
     for (let i = 0; i < 100 && !rows.length; i++) rows = await new Promise((r) => setTimeout(r, 50)).then(() => rowsOf(j.callId));
     assert.equal(rows.length, 1, 'one attempt, not retried');
