@@ -4,7 +4,7 @@
 // minute; prints a table and the JSON), or as part of `npm run bench` (the `patterns` group).
 import { performance } from 'node:perf_hooks';
 import { ARGUMENT_LIMITS, checkArguments, SCHEMA_LIMITS, type JsonSchema } from '@toolport/core';
-import { linearPattern, patternProblem, PATTERN_STEP_OVERHEAD } from '@toolport/core/addons/schema';
+import { linearPattern, patternProblem, PATTERN_STEP_OVERHEAD } from '../packages/core/src/addons/schema';
 
 const N = SCHEMA_LIMITS.patternInput;
 

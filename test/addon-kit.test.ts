@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import http, { type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { signatureHeaders } from '@toolport/core/outbound/signing';
+import { signatureHeaders } from '../packages/core/src/outbound/signing';
 import { AddOnError, boolean, choice, defineAddon, GENERIC_FAILURE, number, serveNode, text, tool, type ArgsOf } from '@toolport/addon-kit';
 
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { signatureHeaders } from '@toolport/core/outbound/signing';
+import { signatureHeaders } from '../packages/core/src/outbound/signing';
 import { createNotesAddon, notesAddon } from '@toolport/example-notes';
 import { NoteStore } from '../examples/notes/src/store';
 

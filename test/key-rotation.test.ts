@@ -17,9 +17,9 @@ import {
   STABLE_KEYS_SECRET,
   type ResealReport,
 } from '@toolport/core';
-import { vapidKeys } from '@toolport/core/approvals/push';
-import { keyedDigest, SecretBox } from '@toolport/core/crypto';
-import { createDatabase } from '@toolport/core/db/client';
+import { vapidKeys } from '../packages/core/src/approvals/push';
+import { keyedDigest, SecretBox } from '../packages/core/src/crypto';
+import { createDatabase } from '../packages/core/src/db/client';
 import { startServer, type RunningServer } from '../apps/api/src/server';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { Client } from './helpers/http';

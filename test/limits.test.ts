@@ -110,7 +110,7 @@ describe('settings for limits', () => {
 
 describe('leases (open event streams)', () => {
   it('holds at most max leases, frees a released one, and lets one that is not renewed expire (a crashed holder)', async () => {
-    const { createLimiter } = await import('@toolport/core/limits');
+    const { createLimiter } = await import('../packages/core/src/limits');
     const limiter = createLimiter(a.config);
     const key = `lease-test-${process.pid}-${Date.now()}`;
     try {
@@ -141,7 +141,7 @@ describe('leases (open event streams)', () => {
 
 describe('rate and slot in one step (a call straight to its add-on)', () => {
   it('counts the windows, takes the slot only when no window is over, and says when the slot is busy', async () => {
-    const { createLimiter } = await import('@toolport/core/limits');
+    const { createLimiter } = await import('../packages/core/src/limits');
     const limiter = createLimiter(a.config);
     const key = `hit-acquire-${process.pid}-${Date.now()}`;
     const windows = [

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { checkArguments, checkManifest, compileArguments, lintManifest, ToolportError, type FieldError } from '@toolport/core';
-import { conservativePatternProblem, patternCheckerIsRecheck, patternLint } from '@toolport/core/addons/schema';
+import { conservativePatternProblem, patternCheckerIsRecheck, patternLint } from '../packages/core/src/addons/schema';
 import { notesManifestOf } from './helpers/addon-server';
 
 /** The DESIGN.md Notes example, fresh each time. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createMetrics, dispatcherDepth } from '@toolport/core';
-import { approvals } from '@toolport/core/db/schema/calls';
+import { approvals } from '../packages/core/src/db/schema/calls';
 import { newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 

@@ -6,11 +6,11 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { ToolportError } from '@toolport/core/errors';
-import { createOutboundClient, OutboundError } from '@toolport/core/outbound/http-client';
-import { newSigningSecret } from '@toolport/core/outbound/signing';
-import type { OutboundClient, WebhookAnswer } from '@toolport/core/outbound/types';
-import { pingWebhook, postWebhook, safeSentence, type WebhookKind } from '@toolport/core/outbound/webhook';
+import { ToolportError } from '../packages/core/src/errors';
+import { createOutboundClient, OutboundError } from '../packages/core/src/outbound/http-client';
+import { newSigningSecret } from '../packages/core/src/outbound/signing';
+import type { OutboundClient, WebhookAnswer } from '../packages/core/src/outbound/types';
+import { pingWebhook, postWebhook, safeSentence, type WebhookKind } from '../packages/core/src/outbound/webhook';
 
 // A real local webhook receiver. Each test sets `handle`; every request is recorded.
 interface Received {

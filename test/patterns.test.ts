@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ARGUMENT_LIMITS, checkArguments, checkManifest, SCHEMA_LIMITS, type JsonSchema, type ToolportError } from '@toolport/core';
-import { linearPattern, patternLint, PATTERN_STEP_OVERHEAD } from '@toolport/core/addons/schema';
+import { linearPattern, patternLint, PATTERN_STEP_OVERHEAD } from '../packages/core/src/addons/schema';
 
 /**
  * Patterns (issue #23): matched by a linear-time engine (re2js) with JavaScript's meaning, refused

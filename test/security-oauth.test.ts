@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { verifyAccessToken } from '@toolport/core';
-import { keyStore } from '@toolport/core/oauth/keys';
+import { keyStore } from '../packages/core/src/oauth/keys';
 import { Client, newPerson } from './helpers/http';
 import type { Toolport } from './helpers/target';
 import { authorizeQuery, connect, hiddenFields, pkce, postForm, redeem, REDIRECT, personWithClient, register, rejectsWithCode, oauthToolport } from './helpers/oauth-flow';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createECDH, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { pushSubscriptions } from '@toolport/core/db/schema/index';
+import { pushSubscriptions } from '../packages/core/src/db/schema/index';
 import { createApp } from '../apps/api/src/app';
 import { ask, pendingFor } from './helpers/approvals';
 import { notesManifest, startAddonServer } from './helpers/addon-server';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { newSigningSecret, signatureHeaders } from '@toolport/core/outbound/signing';
+import { newSigningSecret, signatureHeaders } from '../packages/core/src/outbound/signing';
 
 const now = () => Math.floor(Date.now() / 1000);
 

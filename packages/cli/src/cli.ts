@@ -139,7 +139,7 @@ async function bestEffortLint(manifest: unknown): Promise<FieldProblem[]> {
   const tools = Array.isArray(m.tools) ? m.tools : [];
   if (!tools.every((t) => t && typeof t === 'object' && typeof t.name === 'string' && typeof t.summary === 'string')) return [];
   try {
-    const { lintManifest } = await import('@toolport/core/addons/lint');
+    const { lintManifest } = await import('@toolport/core/lint');
     return lintManifest({ description: '-', webhook: '', ...m, tools } as never);
   } catch {
     return [];
@@ -149,7 +149,7 @@ async function bestEffortLint(manifest: unknown): Promise<FieldProblem[]> {
 const lint: Command = async (args, out) => {
   const { positionals } = parse(args, {}, ['addon.json']);
   const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
-  const { checkManifest } = await import('@toolport/core/addons/manifest');
+  const { checkManifest } = await import('@toolport/core/manifest');
   let errors: FieldProblem[] = [];
   let warnings: FieldProblem[] = [];
   let toolCount = 0;
