@@ -32,8 +32,11 @@ RUN node --import tsx apps/dashboard/src/build.ts --force
 
 # What runs: sources of the server, migrations, the built dashboard, production node_modules.
 FROM ${NODE_IMAGE} AS runtime
+# HOST: inside a container loopback is unreachable from outside, so even the embedded default
+# listens on every interface here; who reaches it is what `-p` publishes.
 ENV NODE_ENV=production \
     PORT=8080 \
+    HOST=0.0.0.0 \
     DATA_DIR=/data
 WORKDIR /app
 # Owned by root and read-only to the app's user: the process cannot change its own code.

@@ -1,4 +1,4 @@
-import { parseConfig, startTracing } from '@toolport/core';
+import { checkDependencies, ConfigError, parseConfig, productionSecretProblems, startTracing } from '@toolport/core';
 import { runEntry } from './run';
 import { SHUTDOWN_GRACE_MS, startServer } from './server';
 import { startWorker } from './worker';
@@ -8,6 +8,10 @@ const EXIT_AFTER_GRACE_MS = 4_000;
 
 async function main() {
   const config = parseConfig(process.env);
+  // Missing keys are reported before any wait for the database (createServices checks them too).
+  const missing = productionSecretProblems(config);
+  if (missing.length) throw new ConfigError(missing);
+  await checkDependencies(config);
   // Before anything that makes spans; a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
   const stopTracing = await startTracing(config);
   // ROLE=worker runs only the call worker (with /healthz and /readyz); the other roles serve the API.

@@ -1,6 +1,5 @@
-import { ConfigError, parseConfig } from '@toolport/core';
+import { checkDependencies, ConfigError, createDatabase, parseConfig } from '@toolport/core';
 import { runEntry } from './run';
-import { createDatabase } from '@toolport/core/db/client';
 
 /**
  * Applies the database migrations and exits: the Kubernetes migration Job and the compose
@@ -10,6 +9,8 @@ import { createDatabase } from '@toolport/core/db/client';
 async function main() {
   const config = parseConfig(process.env);
   if (!config.database.url) throw new ConfigError(['DATABASE_URL is required: the embedded database migrates itself at start.']);
+  // Only Postgres: the migration job runs before (and without) Redis.
+  await checkDependencies(config, { redis: false });
   const database = await createDatabase(config.database);
   const started = Date.now();
   try {

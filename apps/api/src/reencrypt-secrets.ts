@@ -1,5 +1,4 @@
-import { ConfigError, loadMasterKeys, parseConfig, resealSecrets, secretBoxes } from '@toolport/core';
-import { createDatabase } from '@toolport/core/db/client';
+import { checkDependencies, ConfigError, createDatabase, loadMasterKeys, parseConfig, resealSecrets, secretBoxes } from '@toolport/core';
 import { runEntry } from './run';
 
 /**
@@ -14,6 +13,7 @@ async function main() {
   if (!config.database.url) problems.push('DATABASE_URL is required: the embedded database belongs to the running server.');
   if (!config.secretKeys) problems.push('TOOLPORT_SECRET_KEY is required: the new key first, then the ones the secrets may still be sealed under.');
   if (problems.length) throw new ConfigError(problems);
+  await checkDependencies(config, { redis: false });
   const database = await createDatabase(config.database);
   try {
     const report = await resealSecrets(database.db, secretBoxes(loadMasterKeys(config)));

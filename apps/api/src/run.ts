@@ -1,8 +1,9 @@
-import { ConfigError } from '@toolport/core';
+import { ConfigError, StartupError } from '@toolport/core';
 
 /**
- * Runs an entry point: bad settings exit 78 (EX_CONFIG) with every problem listed, anything else
- * unexpected exits 1. A one-shot command exits 0 when done; a server keeps running.
+ * Runs an entry point: bad settings exit 78 (EX_CONFIG) with every problem listed, as does what
+ * they point at when unusable (one line with the fix); anything else unexpected exits 1. A one-shot
+ * command exits 0 when done; a server keeps running.
  */
 export function runEntry(main: () => Promise<void>, { exitWhenDone = false } = {}) {
   main().then(
@@ -10,7 +11,7 @@ export function runEntry(main: () => Promise<void>, { exitWhenDone = false } = {
       if (exitWhenDone) process.exit(0);
     },
     (err) => {
-      if (err instanceof ConfigError) {
+      if (err instanceof ConfigError || err instanceof StartupError) {
         console.error(err.message);
         process.exit(78);
       }

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { closeServices, createServices, ensureSigningKeys, type ApprovalsService, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import { createApp } from './app';
 import type { RequestsInFlight } from './http/edge';
+import { listen } from './listen';
 
 export interface RunningServer {
   svc: Services;
@@ -39,8 +39,9 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
     }
     return app.fetch(req, env as never);
   };
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
+  const server = await listen(fetch, config).catch(async (err) => {
+    await closeServices(svc);
+    throw err;
   });
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { closeServices, createServices, type Config, type ServiceOverrides, type Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
+import { listen } from './listen';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 
@@ -26,8 +26,9 @@ export async function startWorker(config: Config, overrides: ServiceOverrides = 
   app.route('/', healthRoutes);
   // Webhook failures and queue depth are recorded here: Prometheus scrapes workers too.
   app.route('/', metricsRoutes);
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
+  const server = await listen(app.fetch, config).catch(async (err) => {
+    await closeServices(svc);
+    throw err;
   });
   let closing: Promise<void> | undefined;
   return {

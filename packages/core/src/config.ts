@@ -1,4 +1,5 @@
 import { createECDH, createPrivateKey, type KeyObject } from 'node:crypto';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import type { ScryptCost } from './crypto';
 
@@ -13,6 +14,11 @@ export interface DatabaseConfig {
 
 export interface Config {
   port: number;
+  /**
+   * The address the HTTP server listens on (HOST). Without DATABASE_URL it is loopback: the embedded
+   * default lets webhooks reach private addresses, so anyone who could reach it could scan the network.
+   */
+  host: string;
   publicUrl: string;
   /** `publicUrl` parsed; its origin is the only Origin accepted by the MCP endpoint besides none. */
   publicOrigin: string;
@@ -91,6 +97,18 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * What the settings point at is not usable (a database that does not exist, a Redis that never
+ * answered, a master key that opens nothing stored): one line naming the setting and the fix; the
+ * entry points exit 78 (EX_CONFIG) on it as on a bad setting.
+ */
+export class StartupError extends Error {
+  constructor(reason: string) {
+    super(`Toolport cannot start: ${reason}`);
+    this.name = 'StartupError';
+  }
+}
+
 const bool = (name: string, raw: string | undefined, fallback: boolean, problems: string[]) => {
   if (raw === undefined || raw === '') return fallback;
   const v = raw.trim().toLowerCase();
@@ -129,6 +147,15 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     const n = Number(env.PORT);
     if (!Number.isInteger(n) || n < 0 || n > 65535) problems.push(`PORT must be a whole number from 0 to 65535, not "${env.PORT}".`);
     else port = n;
+  }
+
+  // Loopback unless a database server is set (as before this setting, every interface then).
+  let host = env.DATABASE_URL ? '0.0.0.0' : '127.0.0.1';
+  if (env.HOST) {
+    const bare = env.HOST.trim().replace(/^\[(.*)\]$/, '$1');
+    const hostname = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+    if (isIP(bare) || hostname.test(bare)) host = bare;
+    else problems.push(`HOST must be an address to listen on (127.0.0.1, 0.0.0.0 for every IPv4 interface, :: for every interface) or a host name, not "${env.HOST}".`);
   }
 
   let publicUrl = `http://localhost:${port}`;
@@ -242,6 +269,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   if (problems.length) throw new ConfigError(problems);
   return {
     port,
+    host,
     publicUrl,
     publicOrigin: new URL(publicUrl).origin,
     allowedHosts,

@@ -1,5 +1,7 @@
-export { parseConfig, ConfigError, productionSecretProblems, normalHost, isLoopbackHostname } from './config';
+export { parseConfig, ConfigError, StartupError, productionSecretProblems, normalHost, isLoopbackHostname } from './config';
 export type { Config, Role, TracingConfig, VapidConfig } from './config';
+export { checkDependencies } from './startup';
+export { createDatabase } from './db/client';
 export { loadMasterKeys, secretBoxes, resealSecrets, STABLE_KEYS_SECRET } from './secrets';
 export type { Secrets, SecretBoxes, ResealReport } from './secrets';
 export { createServices, closeServices } from './services';

@@ -199,6 +199,9 @@ class RedisLease implements Lease {
 export function createRedisLimiter(url: string, prefix: string): Limiter {
   // Auto-pipelining: the checks of concurrent calls issued in one tick share one write to Redis.
   const redis = new Redis(url, { maxRetriesPerRequest: 2, connectionName: `${prefix}:limits`, enableAutoPipelining: true });
+  // Reconnects are retried and each command's failure reaches its caller; without a listener
+  // ioredis prints "[ioredis] Unhandled error event" on every reconnect while Redis is down.
+  redis.on('error', () => {});
   // defineCommand sends EVALSHA, the script's text only once per connection.
   redis.defineCommand('tpHit', { lua: HIT });
   redis.defineCommand('tpAcquire', { numberOfKeys: 1, lua: ACQUIRE });

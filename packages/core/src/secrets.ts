@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Config } from './config';
+import { StartupError } from './config';
 import { keyedDigest, purposeKey, safeEqual, SecretBox } from './crypto';
 import type { Db } from './db/client';
 import { addons, addonSecrets, serviceSecrets, signingKeys } from './db/schema/index';
@@ -77,7 +78,7 @@ export function secretBoxes(ring: Buffer[]): SecretBoxes {
 export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
   const ring = loadMasterKeys(config);
   const boxes = secretBoxes(ring);
-  const stable = await loadStableKeys(db, ring, boxes);
+  const stable = await loadStableKeys(db, ring, boxes, config);
   const root = Buffer.from(stable.pseudonymRoot, 'base64');
   const argsKey = Buffer.from(stable.argsKey, 'base64');
   const addonKeys = new Map<string, Buffer>(Object.entries(stable.addons).map(([id, k]) => [id, Buffer.from(k, 'base64')]));
@@ -102,14 +103,21 @@ export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
  * rings keeps its pseudonyms and digests: its keys are derived as they were, from the master key
  * that opens those secrets, and only the derived keys are stored (not that master key).
  */
-async function loadStableKeys(db: Db, ring: Buffer[], boxes: SecretBoxes): Promise<StableKeys> {
+async function loadStableKeys(db: Db, ring: Buffer[], boxes: SecretBoxes, config: Config): Promise<StableKeys> {
   const read = async () => {
     const [row] = await db.select().from(serviceSecrets).where(eq(serviceSecrets.name, STABLE_KEYS_SECRET));
-    return row ? (JSON.parse(boxes.serviceSecretBox.open(row.valueEnc)) as StableKeys) : undefined;
+    if (!row) return undefined;
+    let plain: string;
+    try {
+      plain = boxes.serviceSecretBox.open(row.valueEnc);
+    } catch {
+      throw wrongMasterKey(config);
+    }
+    return JSON.parse(plain) as StableKeys;
   };
   const found = await read();
   if (found) return found;
-  const legacy = await legacyMaster(db, ring);
+  const legacy = await legacyMaster(db, ring, config);
   const fresh: StableKeys = {
     pseudonymRoot: randomBytes(32).toString('base64'),
     argsKey: (legacy ? purposeKey(legacy, 'args') : randomBytes(32)).toString('base64'),
@@ -131,7 +139,7 @@ async function loadStableKeys(db: Db, ring: Buffer[], boxes: SecretBoxes): Promi
 }
 
 /** The master key that sealed the secrets written before key rings (`v1.`), if there are any. */
-async function legacyMaster(db: Db, ring: Buffer[]): Promise<Buffer | undefined> {
+async function legacyMaster(db: Db, ring: Buffer[], config: Config): Promise<Buffer | undefined> {
   const samples: Array<{ purpose: string; sealed: string | undefined }> = [
     { purpose: 'webhook-secrets', sealed: (await db.select({ v: addonSecrets.secretEnc }).from(addonSecrets).limit(1))[0]?.v },
     { purpose: 'signing-keys', sealed: (await db.select({ v: signingKeys.privateJwkEnc }).from(signingKeys).limit(1))[0]?.v },
@@ -148,7 +156,22 @@ async function legacyMaster(db: Db, ring: Buffer[]): Promise<Buffer | undefined>
       /* not this key */
     }
   }
-  throw new Error('No key in TOOLPORT_SECRET_KEY opens the secrets already stored: the master key of this database is missing from the list.');
+  throw wrongMasterKey(config);
+}
+
+/**
+ * The master keys open nothing this database holds (a new TOOLPORT_SECRET_KEY, or a lost
+ * secret.key): the fix is the rotation of docs/operations.md, which keeps the old key listed.
+ */
+function wrongMasterKey(config: Config): StartupError {
+  if (!config.secretKeys) {
+    return new StartupError(
+      `the master key in ${path.join(config.dataDir, 'secret.key')} does not open the secrets this database already holds; put back the secret.key this DATA_DIR was created with, or set TOOLPORT_SECRET_KEY to that key.`,
+    );
+  }
+  return new StartupError(
+    `no key in TOOLPORT_SECRET_KEY opens the secrets this database already holds; list the database's key after the new one (TOOLPORT_SECRET_KEY=NEW,OLD), start, then run npm run reencrypt-secrets and only then drop the old key (docs/operations.md, "Keys and rotation").`,
+  );
 }
 
 export interface ResealReport {
