@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const ROOT = path.resolve(BENCH_DIR, '..');
+const ROOT = path.resolve(BENCH_DIR, '..');
 const LOG_DIR = path.join(BENCH_DIR, 'results', 'logs');
 
 export interface Child {

@@ -4,7 +4,7 @@ import autocannon from 'autocannon';
  * Percentiles kept for the chart. autocannon's own histogram truncates to whole milliseconds, so
  * every response time (float ms, from its 'response' event) is kept and sorted here instead.
  */
-export const PERCENTILES = [1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9] as const;
+const PERCENTILES = [1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9] as const;
 
 export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (!sorted.length) return NaN;

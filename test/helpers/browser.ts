@@ -2,9 +2,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 
-export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-results/screenshots');
-export const PHONE = { width: 375, height: 812 };
-export const DESKTOP = { width: 1280, height: 860 };
+const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-results/screenshots');
+const PHONE = { width: 375, height: 812 };
+const DESKTOP = { width: 1280, height: 860 };
 
 /**
  * Debian's Chromium, headless; never a downloaded browser. Playwright gives every launch a new,

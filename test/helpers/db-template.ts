@@ -34,7 +34,7 @@ const pgTemplates = new Map<string, Promise<string>>();
  * died half-way leaves nothing another would clone. It refuses connections, so that no session
  * (autovacuum included) blocks `CREATE DATABASE … TEMPLATE`.
  */
-export function postgresTemplate(adminUrl: string): Promise<string> {
+function postgresTemplate(adminUrl: string): Promise<string> {
   let made = pgTemplates.get(adminUrl);
   if (!made) {
     made = makePostgresTemplate(adminUrl);
@@ -106,7 +106,7 @@ let pgliteTemplate: Promise<string> | undefined;
  * (its version is in the name). Processes that start together may each build one; the first
  * rename into place wins and the others are removed, so a half-built directory is never copied.
  */
-export function pgliteTemplateDir(): Promise<string> {
+function pgliteTemplateDir(): Promise<string> {
   pgliteTemplate ??= (async () => {
     const pglite = JSON.parse(readFileSync(path.join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version as string;
     const dir = path.join(os.tmpdir(), `toolport-pglite-template-${migrationsHash(pglite)}`);

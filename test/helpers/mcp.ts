@@ -34,7 +34,7 @@ export class TestOAuthProvider implements OAuthClientProvider {
 }
 
 /** Reads a form out of server-rendered HTML: its action and every field it would submit. */
-export function readForm(html: string, buttonLabel: RegExp) {
+function readForm(html: string, buttonLabel: RegExp) {
   const forms = [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)];
   for (const [, attrs, inner] of forms) {
     const button = [...inner!.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/gi)].find(([, , label]) => buttonLabel.test(label!.replace(/<[^>]+>/g, '')));

@@ -33,7 +33,7 @@ export function pkce() {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-export const entities: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+const entities: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
 /** The hidden inputs of the first form on a page, unescaped. */
 export function hiddenFields(page: string): Record<string, string> {
   const out: Record<string, string> = {};

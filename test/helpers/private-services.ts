@@ -40,7 +40,7 @@ const PG_USER = 'postgres';
  * Why private services cannot run here, or undefined when they can. Callers skip with this
  * reason, except under REQUIRE_SERVICES=1 where a missing binary is a failure, not a skip.
  */
-export function privateServicesMissing(): string | undefined {
+function privateServicesMissing(): string | undefined {
   const missing = [
     !findBinary('redis-server', REDIS_DIRS) && 'redis-server',
     !findBinary('initdb', PG_DIRS) && 'initdb',
@@ -135,7 +135,7 @@ function lifecycle(self: () => { start(): Promise<void>; kill(): Promise<void> }
 }
 
 /** A private `redis-server` on a free port with its data in a temp dir. */
-export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Promise<PrivateRedis> {
+async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Promise<PrivateRedis> {
   const bin = findBinary('redis-server', REDIS_DIRS);
   if (!bin) throw new Error('redis-server is not installed');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'toolport-redis-'));
@@ -183,7 +183,7 @@ export interface PrivatePostgres {
 }
 
 /** A private Postgres cluster (initdb in a temp dir) on a free port, trust auth, as a non-root user. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const initdb = findBinary('initdb', PG_DIRS);
   const server = findBinary('postgres', PG_DIRS);
   if (!initdb || !server) throw new Error('Postgres binaries are not installed');

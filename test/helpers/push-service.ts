@@ -65,7 +65,7 @@ export function decryptPush(body: Buffer, ecdh: ReturnType<typeof createECDH>, a
 }
 
 /** Waits for `count` pushes to `path` at the push service. */
-export async function pushesTo(push: Awaited<ReturnType<typeof startPushService>>, path: string, count: number, timeoutMs = 10_000) {
+async function pushesTo(push: Awaited<ReturnType<typeof startPushService>>, path: string, count: number, timeoutMs = 10_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const got = push.received.filter((r) => r.path === path);

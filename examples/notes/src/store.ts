@@ -21,7 +21,7 @@ const cut = (s: string, max: number) => {
 };
 
 /** The first non-empty line, without Markdown heading marks. */
-export function titleOf(text: string): string {
+function titleOf(text: string): string {
   const line = text.split('\n').map((l) => l.replace(/^\s*#+\s*/, '').trim()).find(Boolean);
   return line ? cut(line, TITLE_MAX) : 'Untitled';
 }

@@ -52,7 +52,7 @@ export class Api {
 }
 
 /** problem+json (`detail`, `errors[]`) to a CliError; 401/403 are authentication, 5xx and gateways network. */
-export function errorFrom(status: number, body: any, baseUrl: string): CliError {
+function errorFrom(status: number, body: any, baseUrl: string): CliError {
   const detail = body && typeof body === 'object' && typeof body.detail === 'string' ? body.detail : undefined;
   const errors = body && typeof body === 'object' ? fieldProblems(body.errors) : undefined;
   if (status === 401 || status === 403) {

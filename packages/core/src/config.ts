@@ -126,7 +126,7 @@ export const isLoopbackHostname = (hostname: string) => LOOPBACK_HOSTNAMES.has(h
  * default port for `protocol`, no trailing dot. Undefined for anything that is not just host[:port].
  */
 export function normalHost(raw: string, protocol: 'http:' | 'https:' = 'http:'): string | undefined {
-  if (!raw || raw.length > 300 || !/^[A-Za-z0-9.:\[\]_-]+$/.test(raw)) return undefined;
+  if (!raw || raw.length > 300 || !/^[A-Za-z0-9.:[\]_-]+$/.test(raw)) return undefined;
   try {
     const u = new URL(`${protocol}//${raw}`);
     if (u.username || u.password || u.pathname !== '/' || u.search || u.hash || !u.hostname) return undefined;

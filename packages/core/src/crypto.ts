@@ -50,7 +50,7 @@ export function dummyPasswordHash(cost: ScryptCost = PASSWORD_COST): Promise<str
 }
 
 /** A short, public name of a master key: which key sealed a secret, without revealing it. */
-export const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('toolport:key-id').digest('base64url').slice(0, 8);
+const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('toolport:key-id').digest('base64url').slice(0, 8);
 
 /**
  * AES-256-GCM with a key derived per purpose from each master key of the ring. The first key seals;

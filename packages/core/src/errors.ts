@@ -54,7 +54,6 @@ export class ToolportError extends Error {
 export const validation = (message: string, errors?: FieldError[]) =>
   new ToolportError('VALIDATION', message, errors ? { errors } : {});
 export const unauthorized = (message = 'Sign in first.') => new ToolportError('UNAUTHORIZED', message);
-export const forbidden = (message: string) => new ToolportError('FORBIDDEN', message);
 export const notFound = (what = 'That') => new ToolportError('NOT_FOUND', `${what} does not exist.`);
 export const conflict = (message: string, details: ErrorDetails = {}) =>
   new ToolportError('CONFLICT', message, details);

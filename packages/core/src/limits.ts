@@ -72,7 +72,7 @@ class MemoryLease implements Lease {
   }
 }
 
-export function createMemoryLimiter(): Limiter {
+function createMemoryLimiter(): Limiter {
   const windows = new Map<string, { count: number; resetAt: number }>();
   const slots = new Map<string, number>();
   const leases = new Map<string, Map<string, number>>();
@@ -196,7 +196,7 @@ class RedisLease implements Lease {
   }
 }
 
-export function createRedisLimiter(url: string, prefix: string): Limiter {
+function createRedisLimiter(url: string, prefix: string): Limiter {
   // Auto-pipelining: the checks of concurrent calls issued in one tick share one write to Redis.
   const redis = new Redis(url, { maxRetriesPerRequest: 2, connectionName: `${prefix}:limits`, enableAutoPipelining: true });
   // Reconnects are retried and each command's failure reaches its caller; without a listener

@@ -3,7 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { ToolportError } from '@toolport/core';
 import type { AppEnv } from './env';
 
-export const MAX_JSON_BODY = 256 * 1024;
+const MAX_JSON_BODY = 256 * 1024;
 
 const noop = async () => {};
 

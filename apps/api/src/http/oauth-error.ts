@@ -15,7 +15,7 @@ const oauthCodes: Partial<Record<ErrorCode, string>> = {
 const NOT_METADATA: ReadonlySet<ErrorCode> = new Set(['VALIDATION', 'MALFORMED', 'UNSUPPORTED_MEDIA_TYPE']);
 
 /** An RFC 6749 §5.2 error body, never cached. */
-export function oauthJsonError(c: Context<AppEnv>, status: ContentfulStatusCode, error: string, description: string) {
+function oauthJsonError(c: Context<AppEnv>, status: ContentfulStatusCode, error: string, description: string) {
   c.header('Cache-Control', 'no-store');
   c.header('Pragma', 'no-cache');
   return c.json({ error, error_description: description }, status);

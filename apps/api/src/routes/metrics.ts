@@ -1,5 +1,4 @@
 import { Hono } from 'hono';
-import type { Services } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 
 /**

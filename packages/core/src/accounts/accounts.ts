@@ -12,7 +12,7 @@ import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
 import { invisibleProblem } from '../addons/manifest';
 
-export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
 export interface PublicUser {
   id: string;
@@ -63,7 +63,7 @@ export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
  * the password is checked (one conditional upsert per key, shared by every API process through the
  * database), so a burst of parallel attempts gets no more passwords checked than the allowance.
  */
-export const SIGNIN_LIMITS = {
+const SIGNIN_LIMITS = {
   /** Wrong passwords for one account from one address in a window; the next attempts are refused. */
   perAccountAndAddress: 5,
   /** Wrong passwords from one address across all accounts in a window. */

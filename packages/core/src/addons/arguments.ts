@@ -152,7 +152,7 @@ interface Walk {
 const IDENT = /^[\p{L}_$][\p{L}\p{M}\p{N}_$]*$/u;
 
 /** `filters.tags[2]` */
-export function argumentPath(segments: readonly (string | number)[]): string {
+function argumentPath(segments: readonly (string | number)[]): string {
   let out = '';
   for (const s of segments) {
     if (typeof s === 'number') out += `[${s}]`;

@@ -95,7 +95,7 @@ function simulatedPerson(svc: Services, real: Approvals, approve: Approve | unde
 export type CheckReport = { tools: Array<{ tool: string; result: ToolResult } | { tool: string; refused: string }> };
 
 /** How a check-script delivery's `user.id` starts; a person's is `usr_` and 26 more characters. */
-export const CHECK_USER_PREFIX = 'usr_check_';
+const CHECK_USER_PREFIX = 'usr_check_';
 
 /**
  * The developer's test person as `addonId` sees it (`user.id`): the pseudonym of
@@ -103,7 +103,7 @@ export const CHECK_USER_PREFIX = 'usr_check_';
  * the developer within the add-on, different in every other add-on, and never the developer's own
  * pseudonym. It is `usr_check_` and 26 characters: an add-on can tell it apart by its prefix.
  */
-export function checkUserId(svc: Services, addonId: string, developerId: string): string {
+function checkUserId(svc: Services, addonId: string, developerId: string): string {
   return CHECK_USER_PREFIX + svc.secrets.pseudonym(addonId, `check:${developerId}`).slice('usr_'.length);
 }
 

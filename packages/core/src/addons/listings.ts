@@ -32,7 +32,7 @@ async function requireOperator(ctx: Ctx): Promise<string> {
   return userId;
 }
 
-export async function isOperator(svc: Services, userId: string): Promise<boolean> {
+async function isOperator(svc: Services, userId: string): Promise<boolean> {
   if (!svc.config.operators.length) return false;
   const [row] = await svc.db.select({ email: users.email }).from(users).where(eq(users.id, userId));
   return !!row && svc.config.operators.includes(row.email.toLowerCase());

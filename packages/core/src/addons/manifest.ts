@@ -14,7 +14,7 @@ import {
 } from './schema';
 import type { ArgumentKind, CompiledTool, Manifest, ManifestArgument, ManifestCheck, ManifestTool } from './types';
 
-export const MANIFEST_LIMITS = {
+const MANIFEST_LIMITS = {
   name: 60,
   description: 300,
   webhook: 2048,
@@ -27,9 +27,9 @@ export const MANIFEST_LIMITS = {
   choiceLength: 200,
 } as const;
 
-export const ADDON_ID = /^[a-z][a-z0-9-]{1,29}$/;
-export const TOOL_NAME = /^[a-z][a-z0-9_]{0,31}$/;
-export const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
+const ADDON_ID = /^[a-z][a-z0-9-]{1,29}$/;
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 
 /** Problems listed in one refusal; a manifest with more gets one last line counting the rest. */
 const MAX_LISTED = 200;
@@ -39,7 +39,7 @@ const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visib
 const RELEASE_NOTES_MAX = 1000;
 const TOOL_KEYS = ['name', 'title', 'summary', 'destructive', 'readOnly', 'confirm', 'timeoutSeconds', 'arguments', 'inputSchema'];
 /** A call's delivery may take 30 s (DESIGN.md limits); a tool may ask for less, never more. */
-export const MAX_TOOL_TIMEOUT_SECONDS = 30;
+const MAX_TOOL_TIMEOUT_SECONDS = 30;
 const ARGUMENT_KEYS = ['name', 'summary', 'kind', 'required'];
 const KIND_NAMES = ['text', 'number', 'choice'];
 /** Kind names developers reach for, and the kind they mean. */
@@ -316,6 +316,7 @@ function checkWebhook(v: unknown, at: string, p: Problems): string | undefined {
     p.add(at, `The webhook URL is too long: at most ${MANIFEST_LIMITS.webhook} characters (got ${v.length}).`);
     return undefined;
   }
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (/[\s\u0000-\u001f\u007f]/.test(v) || textProblem(v, false)) {
     p.add(at, 'The webhook URL must not contain spaces or control characters.');
     return undefined;

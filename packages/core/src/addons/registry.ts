@@ -14,7 +14,7 @@ import { listingAfterPush } from './listings';
 import type { CompiledTool, ManifestCheck } from './types';
 
 /** How long a rotated-out signing secret keeps signing alongside the new one. */
-export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 const PING_TIMEOUT_MS = 10_000;
 
 /** Live signing secrets of an add-on, newest first, in clear (for signing only). */

@@ -8,13 +8,15 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constru
 /** In `u` mode a paired surrogate is one code point, so this matches lone surrogates only. */
 export const LONE_SURROGATE = /\p{Surrogate}/u;
 /** C0/C1 controls and the bidi overrides that can disguise text; `\n` and `\t` are allowed in prose. */
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL_IN_PROSE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL_ANY = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 
 /** The dialect of every inputSchema Toolport keeps and lists (MCP's default). */
-export const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 /** The draft-07 `$schema` (what MCP SDK v1 servers and zod-to-json-schema write). */
-export const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
+const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 
 /**
  * The dialect a top-level `$schema` names, or undefined when it names one Toolport does not take.
@@ -106,7 +108,7 @@ export function canonicalJson(value: unknown): string {
 // Argument kinds → JSON Schema 2020-12
 
 /** The JSON Schema of one argument kind. */
-export function kindSchema(kind: ArgumentKind): JsonSchema {
+function kindSchema(kind: ArgumentKind): JsonSchema {
   if (kind === 'boolean') return { type: 'boolean' };
   if ('text' in kind) return { type: 'string', maxLength: kind.text.maxLength };
   if ('choice' in kind) return { type: 'string', enum: [...kind.choice] };
@@ -835,7 +837,7 @@ function dedupe(errors: FieldError[], from: number) {
 type Origins = WeakMap<object, string>;
 
 /** Subschemas a schema may have once its references are written out (a legal one has a few hundred). */
-export const MAX_EXPANDED_SUBSCHEMAS = 2_000;
+const MAX_EXPANDED_SUBSCHEMAS = 2_000;
 /** What may stand beside a `$ref`: annotations, which override the referenced schema's own. */
 const REF_ANNOTATIONS = new Set(['description', 'title', 'default', 'examples']);
 

@@ -9,7 +9,7 @@ import type { ApprovalView, UserEvent } from './records';
 /** Open dashboard streams per person, across every API process when Redis is configured. */
 export const MAX_STREAMS_PER_PERSON = 10;
 /** A stream's place is a lease renewed while it is open: a crashed process's places free themselves after this. */
-export const STREAM_LEASE_MS = 60_000;
+const STREAM_LEASE_MS = 60_000;
 const STREAM_RENEW_MS = STREAM_LEASE_MS / 3;
 /** How far back a reconnecting stream is told about decisions it may have missed. */
 const CATCH_UP_MS = 2 * 60_000;

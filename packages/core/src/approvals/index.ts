@@ -1,10 +1,9 @@
-export { createApprovals, APPROVAL_TTL_SECONDS } from './request';
+export { createApprovals } from './request';
 export type { ApprovalsOptions, ApprovalsService } from './request';
 export { decideApproval, decideApprovalWithToken, listApprovals } from './decide';
 export type { ListedApproval } from './decide';
 export { openApprovalEvents, MAX_STREAMS_PER_PERSON } from './events';
 export type { ApprovalEvents } from './events';
-export { getPushKey, subscribePush, unsubscribePush, sendApprovalPush, approvalPushPayload, approvalActionToken, vapidKeys } from './push';
+export { getPushKey, subscribePush, unsubscribePush } from './push';
 export type { ApprovalPush } from './push';
-export { expireOverdue, toView } from './records';
 export type { ApprovalView, RecordedDecision, UserEvent } from './records';

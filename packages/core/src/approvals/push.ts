@@ -146,7 +146,7 @@ export async function unsubscribePush({ ctx, input }: { ctx: Ctx; input: unknown
 
 /** The capability a notification action carries: bound to the approval, its person and its expiry. */
 const actionValue = (row: Pick<ApprovalRow, 'id' | 'userId' | 'expiresAt'>) => `${row.id}.${row.userId}.${row.expiresAt.getTime()}`;
-export const approvalActionToken = (svc: Services, row: Pick<ApprovalRow, 'id' | 'userId' | 'expiresAt'>) => svc.secrets.approvalActionToken(actionValue(row));
+const approvalActionToken = (svc: Services, row: Pick<ApprovalRow, 'id' | 'userId' | 'expiresAt'>) => svc.secrets.approvalActionToken(actionValue(row));
 export const approvalActionTokenValid = (svc: Services, row: Pick<ApprovalRow, 'id' | 'userId' | 'expiresAt'>, token: string) =>
   svc.secrets.approvalActionTokenValid(actionValue(row), token);
 
@@ -169,7 +169,7 @@ export interface ApprovalPush {
  * look-alike characters are spelled out by the dashboard's own rule (names as identifiers): a
  * notification cannot mark them any other way.
  */
-export function approvalPushPayload(svc: Services, p: ApprovalPush) {
+function approvalPushPayload(svc: Services, p: ApprovalPush) {
   const { row } = p;
   const tool = `${revealText(p.toolTitle, true)} · ${revealText(p.addonName, true)}`;
   const lead = p.confirm?.message ? ` ${revealText(p.confirm.message)}` : '';

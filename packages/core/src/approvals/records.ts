@@ -146,7 +146,7 @@ export type LapsedLeases = Map<string, { heldUntil: number; seenAt: number }>;
  * between; a lapse seen once may be a database outage both sides just came back from (a live
  * process's calls were cancelled so).
  */
-export const GONE_AFTER_MS = 4_000;
+const GONE_AFTER_MS = 4_000;
 
 /**
  * Marks overdue pending approvals expired, and those whose holder is gone (see GONE_AFTER_MS; or

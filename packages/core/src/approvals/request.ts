@@ -25,7 +25,7 @@ import {
 } from './records';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
-export const APPROVAL_TTL_SECONDS = 30;
+const APPROVAL_TTL_SECONDS = 30;
 const PROGRESS_EVERY_MS = 5_000;
 const CONFIRM_DEADLINE_MS = 5_000;
 const SWEEP_EVERY_MS = 5_000;

@@ -15,7 +15,7 @@ import { argumentsHash, type ApprovalReceipt } from '../queue/types';
 import type { CancelSignal } from '../cancel';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
-export const CALL_DEADLINE_MS = 30_000;
+const CALL_DEADLINE_MS = 30_000;
 /**
  * The whole call, from its arrival: the add-on's confirm step (5 s at most), the person's approval
  * (30 s at most) and every delivery attempt fit in it. The SDK clients give up on a request after

@@ -67,7 +67,7 @@ export class EnabledToolsCache {
   }
 }
 
-export async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledToolSet> {
+async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledToolSet> {
   const rows = await svc.db
     .select({
       tool: tools,

@@ -88,7 +88,7 @@ function argumentChanges(before: Schema, after: Schema): ArgumentChange[] {
 }
 
 /** The field-by-field difference of one tool between the accepted release and a later one. */
-export function diffTool(before: CompiledTool, after: CompiledTool): ToolChange {
+function diffTool(before: CompiledTool, after: CompiledTool): ToolChange {
   const fields: ToolChange['fields'] = [];
   for (const f of ['title', 'summary', 'destructive', 'readOnly', 'confirm'] as const) {
     if ((before[f] ?? false) !== (after[f] ?? false)) fields.push({ field: f, before: before[f] ?? false, after: after[f] ?? false });

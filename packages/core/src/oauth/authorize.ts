@@ -9,14 +9,14 @@ import { findClient, type OAuthClient } from './clients';
 import { issuerOf, TOOLS_SCOPE } from './metadata';
 import { matchRedirectUri, withParams } from './redirect-uris';
 
-export const CODE_TTL_MS = 60_000;
+const CODE_TTL_MS = 60_000;
 /** How long a consent page may stay open before its form is refused. */
-export const CONSENT_TTL_MS = 10 * 60_000;
+const CONSENT_TTL_MS = 10 * 60_000;
 const MAX_STATE = 2000;
 const MAX_PARAM = 4000;
 
 /** The parameters of an authorization request that reach the consent form and the decision. */
-export const AUTHORIZE_PARAMS = [
+const AUTHORIZE_PARAMS = [
   'client_id', 'redirect_uri', 'response_type', 'code_challenge', 'code_challenge_method', 'resource', 'scope', 'state',
 ] as const;
 

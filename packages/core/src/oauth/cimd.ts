@@ -5,10 +5,10 @@ import type { Services } from '../services';
 import { readClientMetadata, toClient, type OAuthClient } from './clients';
 
 /** Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document, MCP 2025-11-25). */
-export const CIMD_MAX_BYTES = 5 * 1024;
-export const CIMD_TIMEOUT_MS = 5000;
+const CIMD_MAX_BYTES = 5 * 1024;
+const CIMD_TIMEOUT_MS = 5000;
 /** A cached document is fetched again after this long. */
-export const CIMD_REFRESH_MS = 3600 * 1000;
+const CIMD_REFRESH_MS = 3600 * 1000;
 /** If a refetch fails, a cached document still serves this long after its last good fetch. */
 const CIMD_STALE_MS = 24 * 3600 * 1000;
 /** A URL that failed is not fetched again this soon (the authorize page is public: no fetch amplifier). */

@@ -9,11 +9,11 @@ import { TOKEN_AUTH_METHODS, TOOLS_SCOPE, type TokenAuthMethod } from './metadat
 import { redirectUriProblem } from './redirect-uris';
 import { isMetadataDocumentId, resolveMetadataDocumentClient } from './cimd';
 
-export const MAX_REDIRECT_URIS = 10;
-export const MAX_CLIENT_NAME = 100;
-export const DEFAULT_CLIENT_NAME = 'Unnamed app';
+const MAX_REDIRECT_URIS = 10;
+const MAX_CLIENT_NAME = 100;
+const DEFAULT_CLIENT_NAME = 'Unnamed app';
 /** Dynamic registrations allowed per client address per window. */
-export const REGISTRATION_LIMIT = { max: 20, windowMs: 3600 * 1000 };
+const REGISTRATION_LIMIT = { max: 20, windowMs: 3600 * 1000 };
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
@@ -39,7 +39,7 @@ export interface ClientMetadata {
 }
 
 /** Removes what could spoof a name on the consent page: controls, bidi overrides, zero-width characters. */
-export function sanitizeClientName(raw: string): string {
+function sanitizeClientName(raw: string): string {
   return raw
     .normalize('NFC')
     // eslint-disable-next-line no-control-regex
@@ -185,7 +185,7 @@ export function toClient(row: typeof oauthClients.$inferSelect): OAuthClient {
   };
 }
 
-export async function findRegisteredClient(svc: Services, clientId: string): Promise<OAuthClient | undefined> {
+async function findRegisteredClient(svc: Services, clientId: string): Promise<OAuthClient | undefined> {
   if (clientId.length > 2000) return undefined;
   const [row] = await svc.db.select().from(oauthClients).where(eq(oauthClients.id, clientId));
   return row ? toClient(row) : undefined;

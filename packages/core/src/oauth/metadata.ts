@@ -5,7 +5,7 @@ import { notFound } from '../errors';
 import type { Services } from '../services';
 
 export const TOOLS_SCOPE = 'tools';
-export const SCOPES = [TOOLS_SCOPE] as const;
+const SCOPES = [TOOLS_SCOPE] as const;
 export const TOKEN_AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as const;
 export type TokenAuthMethod = (typeof TOKEN_AUTH_METHODS)[number];
 
@@ -35,7 +35,7 @@ export function authorizationServerMetadata(svc: Services) {
 }
 
 /** Where RFC 9728 §3.1 puts the metadata of a resource: the well-known segment before the resource's path. */
-export function resourceMetadataUrl(svc: Services, userKey: string): string {
+function resourceMetadataUrl(svc: Services, userKey: string): string {
   const mcp = new URL(mcpUrlFor(svc, userKey));
   return `${mcp.origin}/.well-known/oauth-protected-resource${mcp.pathname}`;
 }

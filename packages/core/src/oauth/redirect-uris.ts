@@ -4,8 +4,9 @@ const FORBIDDEN_SCHEMES = new Set([
   'ws:', 'wss:', 'ftp:', 'mailto:', 'tel:', 'sms:', 'intent:', 'jar:', 'chrome:', 'resource:',
 ]);
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-export const MAX_REDIRECT_URI_LENGTH = 2000;
+const MAX_REDIRECT_URI_LENGTH = 2000;
 /** Format characters (bidi controls, zero-width), private-use and unpaired surrogates, spaces other than U+0020. */
+// eslint-disable-next-line no-misleading-character-class -- it lists lone combining and filler characters on purpose
 const INVISIBLE = /[\p{Cf}\p{Co}\p{Cs}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\ufe00-\ufe0f]/u;
 
 /** Why a redirect URI cannot be registered, or undefined when it can. */

@@ -11,7 +11,7 @@ import { revokeGrant } from './grants';
 import { keyStore, signAccessToken } from './keys';
 import { issuerOf } from './metadata';
 
-export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 
 export interface TokenResponse {
   access_token: string;

@@ -50,5 +50,3 @@ export function addressRange(ip: string): string {
   return addr.kind() === 'ipv4' ? (addr as ipaddr.IPv4).range() : v6Range(addr as ipaddr.IPv6, text);
 }
 
-/** Whether Toolport may connect to this address on behalf of an add-on (169.254.169.254 and friends may not). */
-export const isGlobalUnicast = (ip: string): boolean => addressRange(ip) === 'unicast';

@@ -1,9 +1,9 @@
 import { cleanSentence } from './webhook';
 import type { ConfirmDescriptor } from './types';
 
-export const MAX_CONFIRM_MESSAGE = 500;
-export const MAX_CONFIRM_INFO = 20;
-export const MAX_CONFIRM_TEXT = 200;
+const MAX_CONFIRM_MESSAGE = 500;
+const MAX_CONFIRM_INFO = 20;
+const MAX_CONFIRM_TEXT = 200;
 /**
  * How much of a `tool.confirm` answer is read. Far more than a bounded descriptor needs: one far
  * over its bounds is still shown, cut, rather than dropped for the plain approval.

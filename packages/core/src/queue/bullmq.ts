@@ -24,7 +24,7 @@ export const CALLS_QUEUE = 'calls';
  * fetch and finish scripts then run once for all of them. A call alone is a job of its own, as
  * before (job id = call id), so a quiet API pays nothing for this.
  */
-export const MAX_CALLS_PER_JOB = 32;
+const MAX_CALLS_PER_JOB = 32;
 /** A job of several calls; a job of one call is the CallJob itself. */
 export interface CallBatch {
   calls: CallJob[];
@@ -46,7 +46,7 @@ const CLEAN_EVERY_MS = 10 * 60_000;
 const OUTCOME_TTL_MS = 60_000;
 /** After the dispatcher's connection comes back, waiting calls look for missed outcomes and lost jobs. */
 const RECHECK_AFTER_RECONNECT_MS = [500, 3_000];
-export const outcomeKey = (prefix: string, callId: string) => `${prefix}:outcome:${callId}`;
+const outcomeKey = (prefix: string, callId: string) => `${prefix}:outcome:${callId}`;
 
 const unavailable = (): CallOutcome => ({
   kind: 'failure',

@@ -74,7 +74,7 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
 }
 
 /** The webhook body of DESIGN.md, with the arguments' JSON text inserted byte for byte. */
-export function webhookBody(job: CallJob, attempt: number): string {
+function webhookBody(job: CallJob, attempt: number): string {
   const call = JSON.stringify({ id: job.callId, deadline: new Date(job.deadline).toISOString(), attempt });
   const { approval } = job;
   const receipt = approval
@@ -149,7 +149,7 @@ function toOutcome(answer: WebhookAnswer): CallOutcome {
  * One attempt at delivering a call: refuses after the deadline, sends it signed, records one
  * deliveries row. Safe to repeat: the call id is the add-on's idempotency key.
  */
-export function runDelivery(svc: Services, job: CallJob, attempt: number, signal?: CancelSignal): Promise<AttemptResult> {
+function runDelivery(svc: Services, job: CallJob, attempt: number, signal?: CancelSignal): Promise<AttemptResult> {
   const attributes = {
     'toolport.call.id': job.callId,
     'toolport.delivery.type': job.type,
@@ -227,7 +227,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
 }
 
 /** Full jitter: a random wait up to an exponentially growing cap (AWS architecture blog). */
-export const backoffMs = (attempt: number) =>
+const backoffMs = (attempt: number) =>
   Math.floor(Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1)));
 
 /** What the app hears when the deadline passed without an answer. */

@@ -3,10 +3,9 @@ import { createBullDispatcher, startCallWorker } from './bullmq';
 import { createInProcessDispatcher } from './in-process';
 import type { Dispatcher } from './types';
 
-export { deliverCall, runDelivery, webhookBody } from './deliver';
 export type { AttemptResult } from './deliver';
 export { createInProcessDispatcher } from './in-process';
-export { CALLS_QUEUE, checkEvictionPolicy, createBullDispatcher, startCallWorker } from './bullmq';
+export { CALLS_QUEUE, checkEvictionPolicy } from './bullmq';
 export type { CallWorker, CallWorkerOptions, LocalReplies, RedisSettings } from './bullmq';
 
 /**

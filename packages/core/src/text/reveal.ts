@@ -9,15 +9,16 @@
 export type Segment = { text: string } | { hidden: string; code: string };
 
 const invisible =
+  // eslint-disable-next-line no-control-regex, no-misleading-character-class -- it lists hidden characters one by one on purpose
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
 
-export function isSuspicious(ch: string, identifier: boolean): boolean {
+function isSuspicious(ch: string, identifier: boolean): boolean {
   if (invisible.test(ch)) return true;
   if (identifier && ch.codePointAt(0)! > 0x7e) return true;
   return false;
 }
 
-export const codeOf = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+const codeOf = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** Splits text into plain runs and flagged characters. */
 export function reveal(text: string, identifier = false): Segment[] {
