@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp } from '../apps/api/src/app';
+import { apiRoutes } from './helpers/routes';
 import { Client } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -29,16 +29,9 @@ const BODY_CREDENTIAL: Record<string, { none: unknown; bad: unknown }> = {
   'POST /api/push/decision': { none: { decision: 'allow' }, bad: { approvalId: 'apr_x', decision: 'allow', token: 'forged-token-forged-token-forged-token-0' } },
 };
 
-function apiRoutes(): string[] {
-  const app = createApp(tp.svc);
-  const out = new Set<string>();
-  for (const r of app.routes) if (r.method !== 'ALL' && r.path.startsWith('/api/')) out.add(`${r.method} ${r.path}`);
-  return [...out].sort();
-}
-
 describe('authentication: every /api route', () => {
   it('names only routes that exist as public or as taking their credential in the body', () => {
-    const routes = apiRoutes();
+    const routes = apiRoutes(tp.svc);
     assert.ok(routes.length >= 30, routes.join('\n'));
     assert.deepEqual([...Object.keys(PUBLIC), ...Object.keys(BODY_CREDENTIAL)].filter((r) => !routes.includes(r)), []);
   });
@@ -50,7 +43,7 @@ describe('authentication: every /api route', () => {
     badCookie.cookies.set('tp_session', 'tps_forged');
     const wrong: string[] = [];
     let checked = 0;
-    for (const route of apiRoutes()) {
+    for (const route of apiRoutes(tp.svc)) {
       if (route in PUBLIC) continue;
       const [method, pattern] = route.split(' ') as [string, string];
       const path = pattern.replace(/:[A-Za-z]+/g, 'x');

@@ -3,7 +3,7 @@ import { createECDH, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { pushSubscriptions } from '../packages/core/src/db/schema/index';
-import { createApp } from '../apps/api/src/app';
+import { apiRoutes } from './helpers/routes';
 import { ask, pendingFor } from './helpers/approvals';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
@@ -243,16 +243,9 @@ const cases: Record<string, Check> = {
   },
 };
 
-function apiRoutes(): string[] {
-  const app = createApp(tp.svc);
-  const out = new Set<string>();
-  for (const r of app.routes) if (r.method !== 'ALL' && r.path.startsWith('/api/')) out.add(`${r.method} ${r.path}`);
-  return [...out].sort();
-}
-
 describe('tenancy: every /api route', () => {
   it('has a case here for every route the app serves, and none for a route it does not', () => {
-    const routes = apiRoutes();
+    const routes = apiRoutes(tp.svc);
     assert.ok(routes.length >= 30, routes.join('\n'));
     assert.deepEqual(routes.filter((r) => !(r in cases)), [], 'routes without a tenancy case');
     assert.deepEqual(Object.keys(cases).filter((k) => !routes.includes(k)), [], 'cases for routes that no longer exist');
