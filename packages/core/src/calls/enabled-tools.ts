@@ -4,6 +4,7 @@ import { addons, addonVersions, installs, tools, toolSwitches } from '../db/sche
 import type { CompiledTool, JsonSchema } from '../addons/types';
 import { toolDigest } from '../installs/releases';
 import { ADDONS_CHANNEL, TOOLS_CHANNEL } from '../events/channels';
+import { BoundedMap } from '../caches';
 
 /** A tool as an app sees it: switched on, of an installed add-on the person may use. */
 export interface EnabledTool {
@@ -36,7 +37,7 @@ const MAX_USERS = 10_000;
  * the bus ('tools' for one person, 'addons' for everyone) so every process sees switches at once.
  */
 export class EnabledToolsCache {
-  private readonly entries = new Map<string, { at: number; value: Promise<EnabledToolSet> }>();
+  private readonly entries = new BoundedMap<string, Promise<EnabledToolSet>>(MAX_USERS, TTL_MS);
   private unsubscribe: Array<() => Promise<void>> = [];
 
   constructor(private readonly svc: Services) {}
@@ -58,10 +59,9 @@ export class EnabledToolsCache {
 
   get(userId: string): Promise<EnabledToolSet> {
     const hit = this.entries.get(userId);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
+    if (hit) return hit;
     const value = loadEnabledTools(this.svc, userId);
-    if (this.entries.size >= MAX_USERS) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(userId, { at: Date.now(), value });
+    this.entries.set(userId, value);
     value.catch(() => this.entries.delete(userId));
     return value;
   }
