@@ -52,7 +52,9 @@ for (const target of targets) {
   const res = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, TEST_TARGET: target } },
+    // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
+    // tests and in every process they start, not from a build that may be stale.
+    { stdio: 'inherit', cwd: root, env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
   );
   if (res.status !== 0) failed = true;
 }

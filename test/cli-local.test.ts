@@ -41,7 +41,7 @@ describe('toolport addon lint', () => {
     const [run, json] = await Promise.all([cli(['addon', 'lint', notesManifest]), here(['addon', 'lint', notesManifest, '--json'])]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /valid \(3 tools\), 0 warnings/);
-    assert.deepEqual(json.json, { ok: true, errors: [], warnings: [] });
+    assert.deepEqual(json.json, { ok: true, file: notesManifest, errors: [], warnings: [] });
   });
 
   it('prints every error with its path, and warnings, and exits 1', async () => {
@@ -58,6 +58,8 @@ describe('toolport addon lint', () => {
       here(['addon', 'lint', notJson]),
     ]);
     assert.equal(run.code, 1);
+    // Never a non-zero exit without a sentence on stderr, naming the file in full.
+    assert.equal(run.stderr, `toolport: ${bad}: 2 errors, 2 warnings.\n`);
     assert.match(run.stdout, /^error \/id: /m);
     assert.match(run.stdout, /^error \/webhook: /m);
     assert.match(run.stdout, /^warning \/tools\/0\/name: .*destructive/m);
@@ -70,7 +72,7 @@ describe('toolport addon lint', () => {
     assert.match(warned.stdout, /^warning \/tools\/0\/name: /m);
 
     assert.equal(broken.code, 1);
-    assert.match(broken.stderr, /not valid JSON/);
+    assert.match(broken.stderr, new RegExp(`${notJson.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid JSON`));
   });
 });
 

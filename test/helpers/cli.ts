@@ -79,7 +79,7 @@ export async function runToolportCliHere(
   args: string[],
   opts: { config: string; env?: Record<string, string | undefined>; stdin?: string },
 ): Promise<CliRun> {
-  const { runCli } = await import('@toolport/cli');
+  const { runCli } = await import('../../packages/cli/src/cli');
   let stdout = '';
   let stderr = '';
   const code = await runCli(args, {

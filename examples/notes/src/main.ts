@@ -31,7 +31,7 @@ console.log(`Notes add-on listening.
   manifest:    ${manifestPath}${webhook === DEFAULT_WEBHOOK ? '' : `\n  (addon.json says ${DEFAULT_WEBHOOK}; push with --webhook http://localhost:${actualPort}/webhook)`}`);
 if (!secrets.length) {
   console.log(`  NOTES_SECRET is not set: only the registration ping is answered. Register with
-    npm run -s toolport -- addon push ${manifestPath}
+    npm run -s toolport -- addon push ${manifestPath} --webhook http://localhost:${actualPort}/webhook
   then restart with NOTES_SECRET=<the whsec_ secret it prints>.`);
 }
 

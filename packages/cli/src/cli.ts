@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import pkg from '../package.json' with { type: 'json' };
 import { Api } from './api';
 import { configPath, DEFAULT_URL, readConfig, removeConfig, resolveCredentials, writeConfig } from './config';
 import { CliError, EXIT, usage, type ExitCode, type FieldProblem } from './errors';
@@ -33,8 +34,9 @@ Usage:
   toolport addon rotate-secret <id>              a new signing secret; the old one keeps signing for 24 h
 
 Options:
-  --json    machine-readable output on stdout (also for errors)
-  --help    this help
+  --json     machine-readable output on stdout (also for errors)
+  --help     this help
+  --version  the CLI's version
 
 Environment: TOOLPORT_URL and TOOLPORT_API_KEY override the stored login; TOOLPORT_CONFIG names the
 config file (default ~/.config/toolport/config.json, mode 0600).
@@ -64,21 +66,33 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[]
   return parsed as { values: { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string }; positionals: string[] };
 }
 
+/** A path the person typed, against the folder they typed it in. */
+const fullPath = (file: string, io: CliIo) => path.resolve(io.cwd ?? process.cwd(), file);
+
+const READ_ERRORS: Record<string, string> = {
+  ENOENT: 'there is no such file',
+  EISDIR: 'it is a folder, not a file',
+  EACCES: 'permission denied',
+};
+
 function readJsonFile(file: string, io: CliIo, what: string): unknown {
-  const full = path.resolve(io.cwd ?? process.cwd(), file);
+  const full = fullPath(file, io);
   let text: string;
   try {
     text = readFileSync(full, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw usage(`Cannot read ${what} ${file}: ${code === 'ENOENT' ? 'no such file' : code ?? (err as Error).message}.`);
+    throw usage(`Cannot read ${what} ${full}: ${(code && READ_ERRORS[code]) ?? code ?? (err as Error).message}.`);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new CliError(`${file} is not valid JSON: ${(err as Error).message}`, EXIT.refused);
+    throw new CliError(`${full} is not valid JSON: ${(err as Error).message}`, EXIT.refused);
   }
 }
+
+/** The variable an add-on's secret goes in by convention: `notes` → NOTES_SECRET, `my-tools` → MY_TOOLS_SECRET. */
+export const secretVariable = (addonId: string) => `${addonId.toUpperCase().replace(/-/g, '_')}_SECRET`;
 
 function api(io: CliIo): Api {
   const creds = resolveCredentials(io.env);
@@ -163,14 +177,13 @@ const lint: Command = async (args, out) => {
     errors = e.details?.errors ?? [{ path: '', message: (err as Error).message }];
     warnings = await bestEffortLint(manifest);
   }
-  out.result({ ok: errors.length === 0, errors, warnings });
+  const file = fullPath(positionals[0]!, out.io);
+  out.result({ ok: errors.length === 0, file, errors, warnings });
   for (const line of [...problemLines('error', errors), ...problemLines('warning', warnings)]) out.say(line);
   const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
-  if (errors.length) {
-    out.say(`${positionals[0]}: ${n(errors.length, 'error')}, ${n(warnings.length, 'warning')}.`);
-    throw new CliError('', EXIT.refused);
-  }
-  out.say(`${positionals[0]}: valid (${n(toolCount, 'tool')}), ${n(warnings.length, 'warning')}.`);
+  // The --json result above already says it; a person reads the sentence on stderr.
+  if (errors.length) throw new CliError(`${file}: ${n(errors.length, 'error')}, ${n(warnings.length, 'warning')}.`, EXIT.refused, { printed: true });
+  out.say(`${file}: valid (${n(toolCount, 'tool')}), ${n(warnings.length, 'warning')}.`);
 };
 
 const push: Command = async (args, out) => {
@@ -186,7 +199,7 @@ const push: Command = async (args, out) => {
     const warnings: FieldProblem[] = created.body?.warnings ?? [];
     out.result({ action: 'created', id: created.body?.id ?? id, signingSecret: created.body?.signingSecret, warnings });
     out.say(`Created add-on ${created.body?.id ?? id}.`);
-    out.say(`Signing secret (shown once; give it to your add-on, e.g. NOTES_SECRET=...):`);
+    out.say(`Signing secret (shown once; give it to your add-on, e.g. as ${secretVariable(String(created.body?.id ?? id))}):`);
     out.say(`  ${created.body?.signingSecret}`);
     for (const line of problemLines('warning', warnings)) out.say(line);
     return;
@@ -298,6 +311,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
       if (json) io.stdout(`${JSON.stringify(value, null, 2)}\n`);
     },
   };
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    io.stdout(`${pkg.version}\n`);
+    return EXIT.ok;
+  }
   const words = argv.filter((a) => !a.startsWith('-'));
   if (!words.length || argv.includes('--help') || argv.includes('-h') || words[0] === 'help') {
     io.stdout(`${HELP}\n`);
@@ -314,12 +331,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof CliError)) {
-      io.stderr(`toolport: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
+      io.stderr(`toolport: unexpected failure (a bug in the CLI; please report it): ${(err as Error)?.stack ?? String(err)}\n`);
       return EXIT.refused;
     }
     if (json) {
-      // lint already printed its own result.
-      if (err.message) io.stdout(`${JSON.stringify({ error: { message: err.message, exitCode: err.exitCode, ...err.extra } }, null, 2)}\n`);
+      if (err.message && !err.extra.printed) io.stdout(`${JSON.stringify({ error: { message: err.message, exitCode: err.exitCode, ...err.extra } }, null, 2)}\n`);
     } else if (err.message) {
       io.stderr(`toolport: ${err.message}\n`);
       for (const line of problemLines('error', err.extra.errors)) io.stderr(`  ${line}\n`);

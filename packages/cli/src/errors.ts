@@ -11,7 +11,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCode,
-    readonly extra: { status?: number; errors?: FieldProblem[]; warnings?: FieldProblem[] } = {},
+    /** `printed`: the --json result is already on stdout; only a person's sentence is left to give. */
+    readonly extra: { status?: number; errors?: FieldProblem[]; warnings?: FieldProblem[]; printed?: boolean } = {},
   ) {
     super(message);
     this.name = 'CliError';

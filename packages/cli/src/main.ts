@@ -14,4 +14,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stderr: (t) => process.stderr.write(t),
   readStdin,
   stdinIsTTY: process.stdin.isTTY === true,
+  // `npm run toolport` in the Toolport repository runs from its root; paths the person typed are
+  // relative to where they typed them (INIT_CWD). Installed, `npx toolport` runs where it is typed.
+  cwd: process.env.npm_lifecycle_event === 'toolport' && process.env.INIT_CWD ? process.env.INIT_CWD : process.cwd(),
 });
