@@ -1,0 +1,118 @@
+"""Notes, in Python, on toolport_addon_kit: the Python twin of examples/notes.
+
+Notes are scoped by ``ctx.user_id`` (the pseudonymous ``user.id`` of the delivery); no argument
+names a person. The two destructive tools check the person's approval receipt themselves, because
+their confirm handler answers None (nothing to approve) when the call would delete nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from store import NoteStore, NotesFull, preview_of
+
+from toolport_addon_kit import NOT_APPROVED, AddOn, AddOnError, Confirm, Json, boolean, choice, number, text
+
+DEFAULT_PORT = 8788
+# Where `python3 examples/notes-python/main.py` listens by default; addon.json carries this URL.
+DEFAULT_WEBHOOK = f"http://localhost:{DEFAULT_PORT}/webhook"
+SEARCH_LIMIT = 20
+
+
+def _when(iso: str) -> str:
+    return iso[:16].replace("T", " ") + " UTC"
+
+
+def _days(days: float) -> str:
+    return "1 day" if days == 1 else f"{days:g} days"
+
+
+def _require_approval(ctx) -> None:
+    # ctx.approval is set only when the signed body carries a receipt for exactly these arguments.
+    if ctx.approval is None:
+        raise AddOnError(NOT_APPROVED)
+
+
+def create_notes_addon(store: NoteStore | None = None, webhook: str = DEFAULT_WEBHOOK) -> AddOn:
+    store = store if store is not None else NoteStore()
+    notes = AddOn(id="notes-py", name="Notes (Python)", description="Your notes, searchable.", webhook=webhook)
+
+    @notes.tool(
+        title="Search notes",
+        summary=f"Finds notes containing every word of the query, pinned first, and returns each note's id, title and preview (at most {SEARCH_LIMIT}).",
+        read_only=True,
+        arguments={
+            "query": text(max_length=200, summary="Words to look for; leave it out to list the newest notes.", required=False),
+            "order": choice(["newest", "oldest"], summary="Newest first (the default) or oldest first.", required=False),
+        },
+    )
+    def search_notes(args, ctx):
+        found = store.search(ctx.user_id, args.get("query", ""), args.get("order", "newest"))
+        listed = [{"id": n.id, "title": n.title, "preview": preview_of(n.text), "createdAt": n.created_at, "pinned": n.pinned} for n in found[:SEARCH_LIMIT]]
+        return {"notes": listed, "total": len(found)}
+
+    @notes.tool(
+        title="Add a note",
+        summary="Saves a new note; its first line is the title. Returns the new note's id and title.",
+        arguments={
+            "text": text(max_length=5000, summary="The note, in Markdown; the first line becomes its title."),
+            "pinned": boolean(summary="Keep it at the top of searches.", required=False),
+        },
+    )
+    def add_note(args, ctx):
+        if not args["text"].strip():
+            raise AddOnError("The note is empty; give it some text.")
+        try:
+            note = store.add(ctx.user_id, args["text"], ctx.call_id, pinned=args.get("pinned", False))
+        except NotesFull:
+            raise AddOnError("You have 1000 notes, the most kept; delete some first.") from None
+        return {"id": note.id, "title": note.title}
+
+    @notes.tool(
+        title="Delete a note",
+        summary="Deletes one note by id (search_notes gives ids) and returns the deleted note's title.",
+        destructive=True,
+        arguments={"id": text(max_length=64, summary="The note's id, as search_notes returns it.")},
+    )
+    def delete_note(args, ctx):
+        note = store.get(ctx.user_id, args["id"])
+        if note is None:
+            raise AddOnError(f'There is no note with id "{args["id"]}"; search_notes lists your notes and their ids.')
+        _require_approval(ctx)
+        store.delete(ctx.user_id, note.id)
+        return f"Deleted the note “{note.title}”."
+
+    @delete_note.confirm
+    def describe_delete(args, ctx):
+        # An unknown id (or another person's) deletes nothing: no approval to ask for.
+        note = store.get(ctx.user_id, args["id"])
+        if note is None:
+            return None
+        return Confirm(message=f"Delete the note “{note.title}”?", info=[("Note", note.title), ("Created", _when(note.created_at))], style="destructive")
+
+    @notes.tool(
+        title="Forget old notes",
+        summary="Deletes every note older than a number of days (pinned ones too) and returns how many were deleted and their titles.",
+        destructive=True,
+        arguments={"older_than_days": number(min=0, max=36500, summary="Notes created more than this many days ago are deleted; fractions allowed.")},
+    )
+    def forget_old_notes(args, ctx):
+        cutoff = datetime.now(timezone.utc) - timedelta(days=args["older_than_days"])
+        if not store.older_than(ctx.user_id, cutoff):
+            return f"No note is older than {_days(args['older_than_days'])}; nothing was deleted."
+        _require_approval(ctx)
+        gone = store.delete_older_than(ctx.user_id, cutoff)
+        return Json({"deleted": len(gone), "titles": [n.title for n in gone]})
+
+    @forget_old_notes.confirm
+    def describe_forget(args, ctx):
+        old = store.older_than(ctx.user_id, datetime.now(timezone.utc) - timedelta(days=args["older_than_days"]))
+        if not old:
+            return None
+        shown = [("Note", n.title) for n in old[:5]]
+        if len(old) > 5:
+            shown.append(("And", f"{len(old) - 5} more"))
+        count = "1 note" if len(old) == 1 else f"{len(old)} notes"
+        return Confirm(message=f"Delete {count} older than {_days(args['older_than_days'])}?", info=shown, style="destructive")
+
+    return notes
