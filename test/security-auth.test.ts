@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { apiRoutes } from './helpers/routes';
-import { Client } from './helpers/http';
+import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 
 /**
@@ -63,5 +63,19 @@ describe('authentication: every /api route', () => {
     }
     assert.deepEqual(wrong, []);
     assert.ok(checked >= 90, `${checked} requests`);
+  });
+
+  it('refuses a revoked API key on the live delivery stream before any stream opens', async () => {
+    const person = await newPerson(tp.url, 'revoked');
+    const made = await person.client.post('/api/keys', { name: 'dev' });
+    assert.equal(made.status, 201, made.text);
+    const live = () => fetch(`${tp.url}/api/addons/any-addon/deliveries/live`, { headers: { authorization: `Bearer ${made.body.key}`, accept: 'text/event-stream' } });
+    const before = await live();
+    assert.equal(before.status, 404, 'the key works until revoked (no such add-on)');
+    await before.body?.cancel();
+    assert.ok((await person.client.delete(`/api/keys/${made.body.id}`)).status < 300);
+    const res = await live();
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
   });
 });

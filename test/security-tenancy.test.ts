@@ -164,6 +164,26 @@ const cases: Record<string, Check> = {
   'GET /api/addons/:id/deliveries': async () => {
     for (const c of [B.client, B.api]) await is404(c.get(`/api/addons/${A.addonId}/deliveries`), 'deliveries');
   },
+  'GET /api/addons/:id/deliveries/live': async () => {
+    for (const c of [B.client, B.api]) await is404(c.get(`/api/addons/${A.addonId}/deliveries/live`), 'live deliveries');
+    // B's stream of B's own add-on carries B's deliveries only: A's call, made first, never shows.
+    const ac = new AbortController();
+    const res = await fetch(`${tp.url}/api/addons/${B.addonId}/deliveries/live`, { headers: { authorization: `Bearer ${B.api.bearer}` }, signal: ac.signal });
+    assert.equal(res.status, 200);
+    assert.equal((await A.api.post(`/api/addons/${A.addonId}/check`, [{ tool: 'add_note', arguments: { text: 'from a, live' } }])).status, 200);
+    assert.equal((await B.api.post(`/api/addons/${B.addonId}/check`, [{ tool: 'add_note', arguments: { text: 'from b, live' } }])).status, 200);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('from b, live')) {
+      const next = await reader.read();
+      if (next.done) break;
+      text += Buffer.from(next.value).toString('utf8');
+    }
+    ac.abort();
+    assert.match(text, /from b, live/);
+    assert.doesNotMatch(text, /from a, live/);
+    clean(text, 'live deliveries');
+  },
   'GET /api/catalog': ownOnly('GET', '/api/catalog'),
   'GET /api/installs': ownOnly('GET', '/api/installs'),
   'POST /api/installs': async () => {

@@ -39,6 +39,9 @@ export { createInProcessBus } from './events/bus';
 export type { BusTransport } from './events/bus';
 export { ADDONS_CHANNEL, GATES_CHANNEL, REQUEST_CANCEL_CHANNEL } from './events/channels';
 export { listDeliveries } from './addons/deliveries';
+export { openLiveDeliveries } from './addons/live-deliveries';
+export type { LiveDeliveries } from './addons/live-deliveries';
+export type { LiveDelivery } from './events/channels';
 export {
   authorizationServerMetadata,
   protectedResourceMetadata,

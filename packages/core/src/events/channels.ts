@@ -30,6 +30,37 @@ export const REQUEST_CANCEL_CHANNEL = 'mcp-cancel';
 /** ...and that process's dispatcher says `{callId, deadline}` here: workers stop retrying it, send nothing more. */
 export const CANCEL_CHANNEL = 'calls:cancel';
 
+/**
+ * Live delivery streams (`toolport dev`): an API process holding a stream of an add-on says
+ * `{addonId, ttlMs}` here on open and every 20 s; workers publish that add-on's attempts for the
+ * next `ttlMs` as heard (a duration, not a time: the processes' clocks need not agree)...
+ */
+export const DELIVERY_WATCH_CHANNEL = 'deliveries:watch';
+/** ...and a process that starts following, or whose bus reconnected, asks `{}` here: holders say it again. */
+export const DELIVERY_WATCH_ASK_CHANNEL = 'deliveries:watch-ask';
+/** One add-on's finished delivery attempts, published only while a stream of it is announced. */
+export const liveDeliveryChannel = (addonId: string) => `live-deliveries:${addonId}` as const;
+
+/** One finished attempt as a live stream shows it: the log row plus the tool and its (cut) arguments. */
+export interface LiveDelivery {
+  /** ISO 8601, when the attempt ended. */
+  at: string;
+  callId: string;
+  type: string;
+  tool: string;
+  /** The arguments' JSON text as the webhook received it, cut to 2,048 characters ("…" when cut). */
+  arguments: string;
+  attempt: number;
+  /** `result`, `tool_error`, `refusal`, `confirm`, `addon_failed`, `late` or `failure` (then see errorClass). */
+  outcome: string;
+  status: number | null;
+  errorClass: string | null;
+  detail: string | null;
+  latencyMs: number;
+  /** The add-on's pseudonymous id for the person (`user.id`). */
+  subject: string;
+}
+
 /** The person's live dashboard streams (`approval`, `approval.decided`). */
 export const userChannel = (userId: string) => `user:${userId}` as const;
 /** A call's outcome, to whichever process waits for it. */
@@ -48,6 +79,9 @@ export interface BusMessages {
   [channel: `user:${string}`]: UserEvent;
   [channel: `result:${string}`]: CallOutcome;
   [channel: `replies:${string}`]: { callId: string; outcome: CallOutcome };
+  [DELIVERY_WATCH_CHANNEL]: { addonId: string; ttlMs: number };
+  [DELIVERY_WATCH_ASK_CHANNEL]: Record<string, never>;
+  [channel: `live-deliveries:${string}`]: LiveDelivery;
 }
 
 export type BusChannel = keyof BusMessages;

@@ -1,9 +1,11 @@
 import { hostname } from 'node:os';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { and, eq, isNull } from 'drizzle-orm';
+import { publishLiveDelivery } from '../addons/live-deliveries';
 import { liveSecrets } from '../addons/registry';
 import { cacheKind, type BoundedMap } from '../caches';
 import { addons } from '../db/schema/index';
+import type { DeliveryRow } from '../db/log-writer';
 import { newId } from '../ids';
 import type { WebhookAnswer } from '../outbound/types';
 import { MAX_RESULT_BYTES, postWebhook, safeSentence } from '../outbound/webhook';
@@ -113,7 +115,7 @@ function record(
     span.setStatus({ code: SpanStatusCode.ERROR, message: row.errorClass });
   }
   // Written behind the delivery (svc.logs): the call's answer does not wait for its log line.
-  svc.logs.delivery({
+  const delivery: DeliveryRow = {
     id: newId('dlv'),
     addonId: job.addonId,
     callId: job.callId,
@@ -127,7 +129,9 @@ function record(
     meta: { outcome: row.outcome, worker: WORKER },
     // Milliseconds, like the cursor of the delivery log that pages on it.
     createdAt: svc.clock.now(),
-  });
+  };
+  svc.logs.delivery(delivery);
+  publishLiveDelivery(svc, job, delivery, row.outcome);
 }
 
 async function disableWebhook(svc: Services, addonId: string) {

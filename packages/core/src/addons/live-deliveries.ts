@@ -1,0 +1,210 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import { cacheKind, type BoundedMap } from '../caches';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { limitExceeded, notFound } from '../errors';
+import type { Lease } from '../limits';
+import { addons } from '../db/schema/index';
+import type { DeliveryRow } from '../db/log-writer';
+import { DELIVERY_WATCH_ASK_CHANNEL, DELIVERY_WATCH_CHANNEL, liveDeliveryChannel, type LiveDelivery } from '../events/channels';
+import type { CallJob } from '../queue/types';
+import type { Services } from '../services';
+
+/*
+ * Live delivery streams. The attempt is made by whichever process runs the job (a worker), the
+ * stream is held by an API process; the bus joins them. So that a call costs nothing more while
+ * nobody watches, a worker publishes an add-on's attempts only while some process has announced
+ * a stream of it: the holder says `{addonId, ttlMs}` on open and every ANNOUNCE_MS, and every
+ * process keeps what it heard in a bounded map that expires (a crashed holder goes quiet by
+ * itself). A process that starts following asks the holders to say it again, and holds its first
+ * attempts for SETTLE_MS so the answers arrive before it decides.
+ */
+
+/** Open live delivery streams per developer, across every API process when Redis is configured. */
+const MAX_LIVE_STREAMS_PER_DEVELOPER = 5;
+/** Open live delivery streams per API process, whoever holds them. */
+const MAX_LIVE_STREAMS_PER_PROCESS = 1_000;
+/** A stream's place is a lease renewed while it is open: a crashed process's places free themselves. */
+const LEASE_MS = 60_000;
+const ANNOUNCE_MS = 20_000;
+/** How long an announcement holds: two may be lost before a stream stops hearing attempts. */
+const WATCH_TTL_MS = 3 * ANNOUNCE_MS;
+/** The longest announcement a process believes (it comes from another process, maybe another release). */
+const MAX_WATCH_TTL_MS = 5 * 60_000;
+const MAX_WATCHED = 10_000;
+const SETTLE_MS = 1_000;
+const MAX_HELD = 1_000;
+/** The arguments are what the add-on's webhook receives anyway; a stream shows the first 2,048 characters. */
+const MAX_ARGUMENTS_CHARS = 2_048;
+
+interface Watched {
+  /** Add-on id → epoch ms (this process's clock) until which its attempts are published. */
+  until: BoundedMap<string, number>;
+  /** Attempts waiting for the first answers, or undefined once settled. */
+  held: Array<() => void> | undefined;
+}
+
+const WATCHED = cacheKind('watched add-ons', (svc, scope): Watched => {
+  const watched: Watched = { until: scope.map(MAX_WATCHED, MAX_WATCH_TTL_MS), held: [] };
+  const settle = () => {
+    const held = watched.held ?? [];
+    watched.held = undefined;
+    for (const publish of held) publish();
+  };
+  const ask = () => svc.bus.publish(DELIVERY_WATCH_ASK_CHANNEL, {});
+  scope
+    .subscribe(DELIVERY_WATCH_CHANNEL, (m) => {
+      const { addonId, ttlMs } = (m ?? {}) as { addonId?: unknown; ttlMs?: unknown };
+      if (typeof addonId !== 'string' || typeof ttlMs !== 'number' || !(ttlMs > 0)) return;
+      watched.until.set(addonId, Date.now() + Math.min(ttlMs, MAX_WATCH_TTL_MS));
+    })
+    .then(ask)
+    .then(
+      () => setTimeout(settle, SETTLE_MS).unref(),
+      (err) => {
+        svc.log.warn('cannot follow live delivery streams; they show nothing from this process', { err });
+        settle();
+      },
+    );
+  // Announcements made while the bus was down were missed.
+  scope.afterReconnect(() => void ask().catch(() => {}));
+  return watched;
+});
+
+/** Cuts a text to `max` UTF-16 units without splitting a surrogate pair, "…" marking the cut. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * The delivery's publish hook: sends the attempt to its add-on's live streams when one is
+ * announced. Otherwise it is a map lookup: nothing is built, nothing is sent.
+ */
+export function publishLiveDelivery(svc: Services, job: CallJob, row: DeliveryRow, outcome: string) {
+  const watched = svc.caches.get(WATCHED);
+  const publish = () => {
+    const until = watched.until.get(job.addonId);
+    if (until === undefined || until < Date.now()) return;
+    const event: LiveDelivery = {
+      at: (row.createdAt ?? new Date()).toISOString(),
+      callId: job.callId,
+      type: job.type,
+      tool: job.tool,
+      arguments: cut(job.arguments, MAX_ARGUMENTS_CHARS),
+      attempt: row.attempt,
+      outcome,
+      status: row.status ?? null,
+      errorClass: row.errorClass ?? null,
+      detail: row.detail ?? null,
+      latencyMs: row.latencyMs,
+      subject: job.subject,
+    };
+    void svc.bus.publish(liveDeliveryChannel(job.addonId), event).catch(() => {});
+  };
+  if (!watched.held) publish();
+  else if (watched.held.length < MAX_HELD) watched.held.push(publish);
+}
+
+interface Holders {
+  /** This process's open streams by add-on. */
+  byAddon: Map<string, number>;
+  total: number;
+  /** The answer to other processes' asks is live. */
+  ready: Promise<void>;
+}
+
+const announce = (svc: Services, addonId: string) => svc.bus.publish(DELIVERY_WATCH_CHANNEL, { addonId, ttlMs: WATCH_TTL_MS });
+
+const HOLDERS = cacheKind('live delivery streams', (svc, scope): Holders => {
+  const holders: Holders = { byAddon: new Map(), total: 0, ready: Promise.resolve() };
+  holders.ready = scope
+    .subscribe(DELIVERY_WATCH_ASK_CHANNEL, () => {
+      for (const addonId of holders.byAddon.keys()) void announce(svc, addonId).catch(() => {});
+    })
+    // Streams still work: a process that starts following meanwhile hears of them at the next announcement.
+    .catch((err) => svc.log.warn('cannot answer the asks for live delivery streams', { err }));
+  return holders;
+});
+
+export interface LiveDeliveries {
+  close(): Promise<void>;
+}
+
+const isLiveDelivery = (m: unknown): m is LiveDelivery => {
+  const d = m as Partial<LiveDelivery> | null;
+  return !!d && typeof d.callId === 'string' && typeof d.tool === 'string' && typeof d.at === 'string' && typeof d.attempt === 'number';
+};
+
+/**
+ * Follows one of the developer's add-ons for a live stream: each finished delivery attempt, from
+ * any process, until `close`. Another developer's add-on is NOT_FOUND, as in the delivery log.
+ */
+export async function openLiveDeliveries({
+  ctx,
+  addonId,
+  send,
+}: {
+  ctx: Ctx;
+  addonId: string;
+  send: (d: LiveDelivery) => void;
+}): Promise<LiveDeliveries> {
+  const { svc } = ctx;
+  const userId = personId(ctx);
+  const [addon] = await svc.db
+    .select({ id: addons.id })
+    .from(addons)
+    .where(and(eq(addons.id, addonId), eq(addons.ownerId, userId), isNull(addons.deletedAt)));
+  if (!addon) throw notFound('That add-on');
+
+  const holders = svc.caches.get(HOLDERS);
+  if (holders.total >= MAX_LIVE_STREAMS_PER_PROCESS) {
+    throw limitExceeded('This Toolport server holds as many live delivery streams as it can right now; try again in a minute.', 60);
+  }
+  // Taken before any wait, so streams opening at once cannot pass the bound together.
+  holders.total++;
+  let closed = false;
+  let counted = false;
+  let lease: Lease | undefined;
+  let unsubscribe: (() => Promise<void>) | undefined;
+  let renew: NodeJS.Timeout | undefined;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(renew);
+    holders.total--;
+    if (counted) {
+      const left = (holders.byAddon.get(addonId) ?? 1) - 1;
+      if (left > 0) holders.byAddon.set(addonId, left);
+      else holders.byAddon.delete(addonId);
+    }
+    await Promise.allSettled([lease?.release(), unsubscribe?.()]);
+  };
+  try {
+    lease = await svc.limiter.lease(`live-deliveries:${userId}`, MAX_LIVE_STREAMS_PER_DEVELOPER, LEASE_MS);
+    if (!lease) {
+      throw limitExceeded(
+        `At most ${MAX_LIVE_STREAMS_PER_DEVELOPER} live delivery streams may be open at once; stop another \`toolport dev\` first.`,
+        5,
+      );
+    }
+    await holders.ready;
+    // Subscribed before announcing: no attempt published for this stream is missed.
+    unsubscribe = await svc.bus.subscribe(liveDeliveryChannel(addonId), (m) => {
+      if (!closed && isLiveDelivery(m)) send(m);
+    });
+    holders.byAddon.set(addonId, (holders.byAddon.get(addonId) ?? 0) + 1);
+    counted = true;
+    await announce(svc, addonId);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  renew = setInterval(() => {
+    lease!.renew().catch((err) => svc.log.warn('cannot renew a live delivery stream lease', { err }));
+    announce(svc, addonId).catch((err) => svc.log.warn('cannot announce a live delivery stream', { err }));
+  }, ANNOUNCE_MS);
+  renew.unref();
+  return { close };
+}
