@@ -336,7 +336,7 @@ describe(`dispatch (${TARGET})`, () => {
       assert.equal(first.status, 200);
       assert.equal(first.body.deliveries.length, 50);
       assert.deepEqual(Object.keys(first.body.deliveries[0]).sort(), [
-        'attempt', 'callId', 'createdAt', 'detail', 'errorClass', 'id', 'latencyMs', 'status', 'subject', 'type',
+        'attempt', 'callId', 'createdAt', 'detail', 'errorClass', 'id', 'latencyMs', 'outcome', 'status', 'subject', 'type',
       ]);
       assert.equal(first.body.deliveries[0].id, 'dlv_054');
       assert.ok(first.body.nextCursor);

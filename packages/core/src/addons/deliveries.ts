@@ -15,6 +15,8 @@ export interface DeliveryEntry {
   latencyMs: number;
   errorClass: string | null;
   detail: string | null;
+  /** `result`, `tool_error`, `refusal`, `confirm`, `addon_failed`, `late` or `failure`: a 200 is not always a success. */
+  outcome: string | null;
   /** The add-on's pseudonymous id for the person. */
   subject: string | null;
   createdAt: Date;
@@ -52,6 +54,7 @@ export async function listDeliveries({ ctx, addonId, cursor }: { ctx: Ctx; addon
       latencyMs: deliveries.latencyMs,
       errorClass: deliveries.errorClass,
       detail: deliveries.detail,
+      outcome: sql<string | null>`${deliveries.meta}->>'outcome'`,
       subject: deliveries.subject,
       createdAt: deliveries.createdAt,
     })

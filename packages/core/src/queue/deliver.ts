@@ -216,6 +216,8 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       outcome: failed ? 'addon_failed' : isError ? 'tool_error' : answer.kind,
       ...(failed ? { errorClass: 'addon_failed', detail: `The add-on's code failed while handling the call and answered "${answer.message}". Its own logs have the details.` } : {}),
       ...(answer.kind === 'confirm' && answer.cut ? { detail: answer.cut } : {}),
+      // A refusal's sentence: without it the log showed a 200 with nothing wrong.
+      ...(answer.kind === 'refusal' && !failed ? { detail: answer.message } : {}),
     });
     return { outcome: failed ? { kind: 'failure', errorClass: 'addon_failed', message: answer.message } : answer, retryable: false };
   }
