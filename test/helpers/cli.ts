@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,4 +91,84 @@ export async function runToolportCliHere(
   let json: any;
   try { json = JSON.parse(stdout); } catch { json = undefined; }
   return { code, stdout, stderr, json };
+}
+
+/** A long-running CLI command (`toolport dev`) as a child process, read line by line. */
+export interface CliProcess {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /**
+   * The next stdout line (after the one the previous wait returned) matching `pattern`. Rejects
+   * with everything printed so far when none comes within `timeoutMs` or the process ends first.
+   */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** The exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+}
+
+/** Starts the toolport CLI and leaves it running; the caller ends it (`child.kill('SIGINT')`). */
+export async function startToolportCli(
+  args: string[],
+  opts: { config: string; env?: Record<string, string | undefined>; cwd?: string },
+): Promise<CliProcess> {
+  const env: Record<string, string> = {};
+  const merged = { ...process.env, TOOLPORT_URL: undefined, TOOLPORT_API_KEY: undefined, TOOLPORT_CONFIG: opts.config, ...opts.env };
+  for (const [k, v] of Object.entries(merged)) if (v !== undefined) env[k] = v;
+  const child = spawn(process.execPath, [await bundle(), ...args], { cwd: opts.cwd ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let cursor = 0;
+  const changed = new Set<() => void>();
+  const notify = () => {
+    for (const f of [...changed]) f();
+  };
+  child.stdout!.setEncoding('utf8').on('data', (t: string) => {
+    out += t;
+    notify();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (t: string) => {
+    err += t;
+  });
+  let ended = false;
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      ended = true;
+      notify();
+      resolve(code);
+    });
+  });
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const look = () => {
+          const lines = out.split('\n');
+          // The last piece may be a line still being written.
+          for (let i = cursor; i < lines.length - 1; i++) {
+            if (pattern.test(lines[i]!)) {
+              cursor = i + 1;
+              done();
+              return resolve(lines[i]!);
+            }
+          }
+          if (ended) fail(`the CLI exited before printing ${pattern}`);
+        };
+        const fail = (why: string) => {
+          done();
+          reject(new Error(`${why}\n--- stdout ---\n${out}\n--- stderr ---\n${err}`));
+        };
+        const timer = setTimeout(() => fail(`no line matching ${pattern} within ${timeoutMs} ms`), timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          changed.delete(look);
+        };
+        changed.add(look);
+        look();
+      });
+    },
+  };
 }

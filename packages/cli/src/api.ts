@@ -20,34 +20,59 @@ export class Api {
 
   /** Sends a request; answers with statuses in `accept` are returned, the rest thrown. */
   async request<T = any>(method: string, path: string, body?: unknown, opts: { accept?: number[]; timeoutMs?: number } = {}): Promise<ApiReply<T>> {
-    let res: Response;
-    const url = new URL(path, `${this.baseUrl}/`);
+    const res = await this.send(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.key}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
+    });
+    const parsed = await readJson(res);
+    if ((res.status >= 200 && res.status < 300) || opts.accept?.includes(res.status)) return { status: res.status, body: parsed };
+    throw errorFrom(res.status, parsed, this.baseUrl);
+  }
+
+  /**
+   * Opens an event stream (GET): the response once its headers are in, its body left to read;
+   * refusals and failures are thrown as `request` throws them. Ends when `signal` aborts.
+   */
+  async stream(path: string, signal: AbortSignal, opts: { headersTimeoutMs?: number } = {}): Promise<Response> {
+    const opening = new AbortController();
+    const timer = setTimeout(() => opening.abort(new DOMException('no answer', 'TimeoutError')), opts.headersTimeoutMs ?? 30_000);
     try {
-      res = await this.fetchImpl(url, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.key}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
+      const res = await this.send(path, {
+        headers: { authorization: `Bearer ${this.key}`, accept: 'text/event-stream' },
         redirect: 'manual',
-        signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
+        signal: AbortSignal.any([signal, opening.signal]),
       });
+      if (res.status >= 200 && res.status < 300) return res;
+      throw errorFrom(res.status, await readJson(res), this.baseUrl);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async send(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.fetchImpl(new URL(path, `${this.baseUrl}/`), init);
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       const why = e.name === 'TimeoutError' ? 'it did not answer in time' : e.cause?.code ?? e.cause?.message ?? e.message;
       throw new CliError(`Could not reach Toolport at ${this.baseUrl}: ${why}.`, EXIT.network);
     }
-    const text = await res.text();
-    let parsed: any;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if ((res.status >= 200 && res.status < 300) || opts.accept?.includes(res.status)) return { status: res.status, body: parsed };
-    throw errorFrom(res.status, parsed, this.baseUrl);
+  }
+}
+
+async function readJson(res: Response): Promise<any> {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -4,6 +4,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import pkg from '../package.json' with { type: 'json' };
 import { Api } from './api';
 import { configPath, DEFAULT_URL, readConfig, removeConfig, resolveCredentials, writeConfig } from './config';
+import { outcomeWord, runDev } from './dev';
 import { CliError, EXIT, usage, type ExitCode, type FieldProblem } from './errors';
 
 export { CliError, EXIT } from './errors';
@@ -32,6 +33,8 @@ Usage:
   toolport addon check <id> <script.json>        run a check script through Toolport and print the report
   toolport addon deliveries <id> [--limit N]     the newest deliveries to the add-on's webhook (default 20)
   toolport addon rotate-secret <id>              a new signing secret; the old one keeps signing for 24 h
+  toolport dev <addon.json> [--webhook URL]      push the add-on, push again on each save, and stream its
+                                                 deliveries live (tool, arguments, outcome); Ctrl-C stops
 
 Options:
   --json     machine-readable output on stdout (also for errors)
@@ -75,20 +78,26 @@ const READ_ERRORS: Record<string, string> = {
   EACCES: 'permission denied',
 };
 
-function readJsonFile(file: string, io: CliIo, what: string): unknown {
-  const full = fullPath(file, io);
-  let text: string;
+function readTextFile(full: string, what: string): string {
   try {
-    text = readFileSync(full, 'utf8');
+    return readFileSync(full, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw usage(`Cannot read ${what} ${full}: ${(code && READ_ERRORS[code]) ?? code ?? (err as Error).message}.`);
   }
+}
+
+function parseJsonText(text: string, full: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new CliError(`${full} is not valid JSON: ${(err as Error).message}`, EXIT.refused);
   }
+}
+
+function readJsonFile(file: string, io: CliIo, what: string): unknown {
+  const full = fullPath(file, io);
+  return parseJsonText(readTextFile(full, what), full);
 }
 
 /** The variable an add-on's secret goes in by convention: `notes` → NOTES_SECRET, `my-tools` → MY_TOOLS_SECRET. */
@@ -160,49 +169,63 @@ async function bestEffortLint(manifest: unknown): Promise<FieldProblem[]> {
   }
 }
 
-const lint: Command = async (args, out) => {
-  const { positionals } = parse(args, {}, ['addon.json']);
-  const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
+const plural = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
+
+/** A manifest checked here by the server's own rules (the `lint` command, and `dev` on each save). */
+export interface LintReport {
+  errors: FieldProblem[];
+  warnings: FieldProblem[];
+  toolCount: number;
+}
+
+async function lintReport(manifest: unknown): Promise<LintReport> {
   const { checkManifest } = await import('@toolport/core/manifest');
-  let errors: FieldProblem[] = [];
-  let warnings: FieldProblem[] = [];
-  let toolCount = 0;
   try {
     const checked = checkManifest(manifest);
-    warnings = checked.warnings;
-    toolCount = checked.tools.length;
+    return { errors: [], warnings: checked.warnings, toolCount: checked.tools.length };
   } catch (err) {
     const e = err as { code?: string; details?: { errors?: FieldProblem[] } };
     if (e.code !== 'VALIDATION') throw err;
-    errors = e.details?.errors ?? [{ path: '', message: (err as Error).message }];
-    warnings = await bestEffortLint(manifest);
+    return { errors: e.details?.errors ?? [{ path: '', message: (err as Error).message }], warnings: await bestEffortLint(manifest), toolCount: 0 };
   }
+}
+
+/** The report's lines, then its one-sentence verdict. */
+function lintLines(file: string, r: LintReport): { lines: string[]; verdict: string } {
+  const counts = `${plural(r.errors.length, 'error')}, ${plural(r.warnings.length, 'warning')}`;
+  return {
+    lines: [...problemLines('error', r.errors), ...problemLines('warning', r.warnings)],
+    verdict: r.errors.length ? `${file}: ${counts}.` : `${file}: valid (${plural(r.toolCount, 'tool')}), ${plural(r.warnings.length, 'warning')}.`,
+  };
+}
+
+const lint: Command = async (args, out) => {
+  const { positionals } = parse(args, {}, ['addon.json']);
+  const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
+  const report = await lintReport(manifest);
   const file = fullPath(positionals[0]!, out.io);
-  out.result({ ok: errors.length === 0, file, errors, warnings });
-  for (const line of [...problemLines('error', errors), ...problemLines('warning', warnings)]) out.say(line);
-  const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
+  out.result({ ok: report.errors.length === 0, file, errors: report.errors, warnings: report.warnings });
+  const { lines, verdict } = lintLines(file, report);
+  for (const line of lines) out.say(line);
   // The --json result above already says it; a person reads the sentence on stderr.
-  if (errors.length) throw new CliError(`${file}: ${n(errors.length, 'error')}, ${n(warnings.length, 'warning')}.`, EXIT.refused, { printed: true });
-  out.say(`${file}: valid (${n(toolCount, 'tool')}), ${n(warnings.length, 'warning')}.`);
+  if (report.errors.length) throw new CliError(verdict, EXIT.refused, { printed: true });
+  out.say(verdict);
 };
 
-const push: Command = async (args, out) => {
-  const { values, positionals } = parse(args, { webhook: { type: 'string' } }, ['addon.json']);
-  const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
+/** What a push did: the add-on registered (its secret, shown this once) or a new version published. */
+export type Pushed =
+  | { action: 'created'; id: string; signingSecret: string; warnings: FieldProblem[] }
+  | { action: 'updated'; id: string; version?: number; warnings: FieldProblem[] };
+
+/** Registers the add-on, or publishes a new version when it is the developer's already (`push`, `dev`). */
+async function pushManifest(client: Api, manifest: unknown, webhook?: string): Promise<Pushed> {
   if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) throw new CliError('The manifest must be a JSON object.', EXIT.refused);
-  const body: Record<string, unknown> = { ...(manifest as Record<string, unknown>), ...(values.webhook ? { webhook: values.webhook } : {}) };
+  const body: Record<string, unknown> = { ...(manifest as Record<string, unknown>), ...(webhook ? { webhook } : {}) };
   const id = typeof body.id === 'string' ? body.id : undefined;
-  const client = api(out.io);
 
   const created = await client.request('POST', '/api/addons', body, { accept: [409] });
   if (created.status !== 409) {
-    const warnings: FieldProblem[] = created.body?.warnings ?? [];
-    out.result({ action: 'created', id: created.body?.id ?? id, signingSecret: created.body?.signingSecret, warnings });
-    out.say(`Created add-on ${created.body?.id ?? id}.`);
-    out.say(`Signing secret (shown once; give it to your add-on, e.g. as ${secretVariable(String(created.body?.id ?? id))}):`);
-    out.say(`  ${created.body?.signingSecret}`);
-    for (const line of problemLines('warning', warnings)) out.say(line);
-    return;
+    return { action: 'created', id: String(created.body?.id ?? id), signingSecret: created.body?.signingSecret, warnings: created.body?.warnings ?? [] };
   }
   if (!id) throw new CliError(created.body?.detail ?? 'Toolport refused the manifest.', EXIT.refused, { status: 409 });
   let updated;
@@ -215,10 +238,48 @@ const push: Command = async (args, out) => {
     }
     throw err;
   }
-  const warnings: FieldProblem[] = updated.body?.warnings ?? [];
-  out.result({ action: 'updated', id, version: updated.body?.version, warnings });
-  out.say(`Updated add-on ${id}${updated.body?.version ? ` to version ${updated.body.version}` : ''}.`);
-  for (const line of problemLines('warning', warnings)) out.say(line);
+  return { action: 'updated', id, version: updated.body?.version, warnings: updated.body?.warnings ?? [] };
+}
+
+function pushedLines(p: Pushed): string[] {
+  const lines =
+    p.action === 'created'
+      ? [
+          `Created add-on ${p.id}.`,
+          `Signing secret (shown once; give it to your add-on, e.g. as ${secretVariable(p.id)}):`,
+          `  ${p.signingSecret}`,
+        ]
+      : [`Updated add-on ${p.id}${p.version ? ` to version ${p.version}` : ''}.`];
+  return [...lines, ...problemLines('warning', p.warnings)];
+}
+
+const push: Command = async (args, out) => {
+  const { values, positionals } = parse(args, { webhook: { type: 'string' } }, ['addon.json']);
+  const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
+  const pushed = await pushManifest(api(out.io), manifest, values.webhook);
+  out.result(pushed);
+  for (const line of pushedLines(pushed)) out.say(line);
+};
+
+const dev: Command = async (args, out) => {
+  const { values, positionals } = parse(args, { webhook: { type: 'string' } }, ['addon.json']);
+  const file = fullPath(positionals[0]!, out.io);
+  const client = api(out.io);
+  await runDev({
+    file,
+    json: out.json,
+    stdout: out.io.stdout,
+    client,
+    read: () => readTextFile(file, 'the manifest'),
+    check: async (text) => {
+      const manifest = parseJsonText(text, file);
+      const report = await lintReport(manifest);
+      return { manifest, report, ...lintLines(file, report) };
+    },
+    push: (manifest) => pushManifest(client, manifest, values.webhook),
+    pushedLines,
+    problemLines,
+  });
 };
 
 function preview(result: any): string {
@@ -269,7 +330,7 @@ const deliveries: Command = async (args, out) => {
   if (!shown.length) out.say(`No deliveries to ${id} yet.`);
   for (const d of shown) {
     const when = typeof d.createdAt === 'string' ? d.createdAt.replace('T', ' ').slice(0, 19) : String(d.createdAt ?? '');
-    const outcome = [typeof d.status === 'number' ? `HTTP ${d.status}` : 'no answer', d.errorClass ?? 'ok'].join(' ');
+    const outcome = [typeof d.status === 'number' ? `HTTP ${d.status}` : 'no answer', outcomeWord(d)].join(' ');
     const latency = typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '';
     // `subject` is the person's pseudonym for this add-on, as the webhook saw it in `user.id`.
     const user = d.subject ? `user ${d.subject}` : '';
@@ -296,6 +357,7 @@ const commands: Record<string, Command> = {
   'addon check': check,
   'addon deliveries': deliveries,
   'addon rotate-secret': rotateSecret,
+  dev,
 };
 
 /** Runs one CLI invocation and returns its exit code. */
