@@ -18,10 +18,11 @@ describe('dashboard: hidden characters made visible', () => {
     assert.equal(hasSuspicious('Привет'), false);
   });
 
-  it('flags any non-ASCII letter in identifiers, where look-alikes deceive', () => {
+  it('flags, before the confusables data is loaded, the minority script of a name that mixes scripts', () => {
     assert.equal(revealText('d\u0435lete_note', true), 'd⟦U+0435⟧lete_note'); // Cyrillic е
     assert.equal(revealText('delete_note', true), 'delete_note');
     assert.equal(hasSuspicious('Сlaude', true), true); // Cyrillic С
+    assert.equal(hasSuspicious('🤖 مساعد', true), false, 'one script, any script, is shown as written');
   });
 });
 

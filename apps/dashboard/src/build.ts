@@ -33,7 +33,10 @@ export async function buildDashboard({ outDir = distDir, minify = true } = {}): 
       sourcemap: 'linked',
       outdir: path.join(tmp, 'assets'),
       entryNames: '[name]-[hash]',
+      chunkNames: 'chunk-[hash]',
       assetNames: '[name]-[hash]',
+      // Unicode's confusables data is its own chunk, loaded only when a name mixes scripts.
+      splitting: true,
       metafile: true,
       logLevel: 'silent',
       legalComments: 'none',
@@ -59,7 +62,7 @@ export async function buildDashboard({ outDir = distDir, minify = true } = {}): 
     );
     cpSync(path.join(dashboardDir, 'public'), tmp, { recursive: true });
     // Precompressed copies for the API to send to browsers that accept brotli (no work per request).
-    for (const f of [script, style]) {
+    for (const f of outputs.filter((o) => /\.(js|css)$/.test(o))) {
       const p = path.join(tmp, 'assets', f);
       writeFileSync(`${p}.br`, brotliCompressSync(readFileSync(p), { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }));
     }

@@ -2,7 +2,7 @@ import { html } from 'htm/preact';
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { ApiError, type FieldError } from './api';
-import { reveal } from './unicode';
+import { revealName, stopWaiting } from './unicode';
 
 export { html };
 
@@ -152,11 +152,19 @@ export function CopyButton({ text, label = 'Copy', targetId }: { text: string; l
   </button>`;
 }
 
-/** Text with hidden or look-alike characters shown as ⟦U+XXXX⟧ markers. */
+/**
+ * Text with hidden characters, and in names look-alike letters, shown as ⟦U+XXXX⟧ markers; the
+ * marker says which it is.
+ */
 export function Revealed({ text, identifier = false }: { text: string; identifier?: boolean }) {
-  const segs = reveal(text, identifier);
+  const [, setReady] = useState(0);
+  const onReady = useRef(() => setReady((n) => n + 1)).current;
+  useEffect(() => () => void stopWaiting(onReady), []);
+  const segs = revealName(text, identifier, onReady);
   return html`${segs.map((s) =>
-    'text' in s ? s.text : html`<mark class="suspicious" title=${`Hidden or look-alike character ${s.code}`}>⟦${s.code}⟧</mark>`,
+    'text' in s
+      ? s.text
+      : html`<mark class="suspicious" data-why=${s.why} title=${s.why === 'lookalike' ? `Looks like a letter of another script: ${s.code}` : `Hidden character ${s.code}`}>⟦${s.code}⟧</mark>`,
   )}`;
 }
 

@@ -10,6 +10,7 @@ import { cacheKind } from '../caches';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
 import { revealText } from '../text/reveal';
+import { skeleton } from '../text/skeleton';
 import { pushSubscriptions, serviceSecrets } from '../db/schema/index';
 import type { ApprovalRow } from './records';
 
@@ -171,11 +172,11 @@ export interface ApprovalPush {
  */
 function approvalPushPayload(svc: Services, p: ApprovalPush) {
   const { row } = p;
-  const tool = `${revealText(p.toolTitle, true)} · ${revealText(p.addonName, true)}`;
+  const tool = `${revealText(p.toolTitle, true, skeleton)} · ${revealText(p.addonName, true, skeleton)}`;
   const lead = p.confirm?.message ? ` ${revealText(p.confirm.message)}` : '';
   return {
     approvalId: row.id,
-    title: clip(`${revealText(row.appName, true)} wants to run “${revealText(p.toolTitle, true)}”`, 100),
+    title: clip(`${revealText(row.appName, true, skeleton)} wants to run “${revealText(p.toolTitle, true, skeleton)}”`, 100),
     body: clip(`${tool}:${lead} ${revealText(row.arguments)}`, BODY_CHARS),
     expiresAt: row.expiresAt.toISOString(),
     actionToken: approvalActionToken(svc, row),

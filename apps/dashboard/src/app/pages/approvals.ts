@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, del, get, post, type Approval } from '../api';
 import { live, markDecided, useStore } from '../store';
 import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow } from '../ui';
+import { clipGraphemes } from '../unicode';
 
 const FOLD = 160;
 
@@ -12,7 +13,7 @@ function Value({ value }: { value: unknown }) {
   const body = html`<pre class=${`mono arg-value ${isString ? 'arg-string' : 'arg-json'}`}><${Revealed} text=${text} /></pre>`;
   if (!long) return body;
   return html`<details class="fold">
-    <summary><span class="mono"><${Revealed} text=${text.slice(0, 80).replace(/\n/g, ' ⏎ ')} />…</span> <span class="muted small">(show all ${text.length} characters)</span></summary>
+    <summary><span class="mono"><${Revealed} text=${clipGraphemes(text, 80).replace(/\n/g, ' ⏎ ')} />…</span> <span class="muted small">(show all ${[...text].length} characters)</span></summary>
     ${body}
   </details>`;
 }
