@@ -227,10 +227,10 @@ describe('the dashboard in a browser', () => {
     assert.equal(await sw.getAttribute('aria-checked'), 'false');
     await sw.focus();
     await page.keyboard.press('Space');
-    await page.getByRole('switch', { name: 'AI apps on' }).waitFor();
+    await page.locator('[role=switch][aria-checked=true]', { hasText: 'AI apps' }).waitFor();
     assert.equal((await api.get('/api/me')).body.aiApps, true);
     await page.reload();
-    assert.equal(await page.getByRole('switch', { name: 'AI apps on' }).getAttribute('aria-checked'), 'true');
+    assert.equal(await page.getByRole('switch', { name: 'AI apps', exact: true }).getAttribute('aria-checked'), 'true');
     await page.getByText('Claude', { exact: true }).click();
     const shots = await screenshots(page, 'home');
     assert.equal(shots.phoneOverflowPx, 0, 'no sideways scrolling on a 375 px phone');

@@ -71,8 +71,8 @@ describe('a person connects an AI app, all in the browser', () => {
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
 
-    await page.getByRole('switch', { name: 'AI apps off' }).click();
-    await page.getByRole('switch', { name: 'AI apps on' }).waitFor();
+    await page.getByRole('switch', { name: 'AI apps', exact: true }).click();
+    await page.locator('[role=switch][aria-checked=true]', { hasText: 'AI apps' }).waitFor();
 
     await page.getByRole('button', { name: 'Copy URL' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();

@@ -30,7 +30,7 @@ function current(path: string, href: string) {
 }
 
 function Shell({ person, path }: { person: Me; path: string }) {
-  const { pending } = useStore(live);
+  const { pending, announcement } = useStore(live);
   const signOut = async () => {
     try {
       await post('/api/session/logout');
@@ -58,7 +58,8 @@ function Shell({ person, path }: { person: Me; path: string }) {
         </div>
       </header>
       <main id="main" class="content">${page(path, person)}</main>
-    </div>`;
+    </div>
+    <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true" data-announcer>${announcement}</div>`;
 }
 
 function page(path: string, person: Me) {

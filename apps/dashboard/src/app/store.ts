@@ -35,8 +35,27 @@ interface Live {
   status: LiveStatus;
   /** Outcomes seen for approvals that left the pending list (decided here, elsewhere, or expired). */
   decided: Record<string, string>;
+  /** What the shell's live region says: the newest approval that arrived. */
+  announcement: string;
 }
-export const live = new Store<Live>({ pending: [], status: 'connecting', decided: {} });
+export const live = new Store<Live>({ pending: [], status: 'connecting', decided: {}, announcement: '' });
+
+/** The sentence a screen reader hears when an approval arrives (the card's heading). */
+export function approvalSentence(a: Approval) {
+  return `${a.app} wants to run ${a.toolTitle || a.tool} · ${a.addonName || a.addon}.`;
+}
+
+/** Pending approvals, with the newest arrival announced (none on the first load). */
+function withPending(l: Live, pending: Approval[], first = false): Live {
+  const known = new Set(l.pending.map((p) => p.id));
+  const fresh = pending.filter((p) => !known.has(p.id) && !l.decided[p.id]);
+  const sorted = sortByExpiry(pending.filter((p) => !l.decided[p.id]));
+  if (first || !fresh.length) return { ...l, pending: sorted };
+  const sentence = fresh.map(approvalSentence).join(' ');
+  // The same words twice in a row would not be read again: a trailing space makes them new.
+  return { ...l, pending: sorted, announcement: sentence === l.announcement.trim() ? `${sentence} ` : sentence };
+}
+let loadedOnce = false;
 
 let source: EventSource | undefined;
 let poll: ReturnType<typeof setInterval> | undefined;
@@ -44,7 +63,9 @@ let poll: ReturnType<typeof setInterval> | undefined;
 async function refreshPending() {
   try {
     const pending = await get<Approval[]>('/api/approvals?status=pending');
-    live.update((l) => ({ ...l, pending: sortByExpiry(pending), status: l.status === 'unavailable' ? 'polling' : l.status }));
+    const first = !loadedOnce;
+    loadedOnce = true;
+    live.update((l) => ({ ...withPending(l, pending, first), status: l.status === 'unavailable' ? 'polling' : l.status }));
   } catch (err) {
     if (err instanceof ApiError && err.routeMissing) live.update((l) => ({ ...l, status: 'unavailable' }));
   }
@@ -59,7 +80,8 @@ export function markDecided(id: string, status: string) {
 /** Pending approvals, live from /api/events (EventSource reconnects by itself); polling if SSE is refused. */
 export function startLive() {
   stopLive();
-  live.set({ pending: [], status: 'connecting', decided: {} });
+  loadedOnce = false;
+  live.set({ pending: [], status: 'connecting', decided: {}, announcement: '' });
   void refreshPending();
   const es = new EventSource('/api/events');
   source = es;
@@ -71,7 +93,7 @@ export function startLive() {
   });
   es.addEventListener('approval', (e) => {
     const a = JSON.parse((e as MessageEvent).data) as Approval;
-    live.update((l) => (l.decided[a.id] ? l : { ...l, pending: sortByExpiry([...l.pending.filter((p) => p.id !== a.id), a]) }));
+    live.update((l) => (l.decided[a.id] ? l : withPending(l, [...l.pending.filter((p) => p.id !== a.id), a])));
   });
   es.addEventListener('approval.decided', (e) => {
     const d = JSON.parse((e as MessageEvent).data) as { id: string; status: string };

@@ -59,10 +59,14 @@ export function FieldErrors({ errors }: { errors: FieldError[] }) {
   </ul>`;
 }
 
-/** An accessible on/off switch (a button with role="switch"). */
-export function Switch(props: { checked: boolean; label: string; onChange: (v: boolean) => void | Promise<void>; disabled?: boolean; hideLabel?: boolean; id?: string }) {
+/**
+ * An accessible on/off switch (a button with role="switch"). Its name never changes with its state
+ * (aria-checked says on or off), and it is never disabled while it saves, so focus stays on it.
+ */
+export function Switch(props: { checked: boolean; label: string; onChange: (v: boolean) => void | Promise<void>; disabled?: boolean; hideLabel?: boolean; id?: string; describedBy?: string }) {
   const [busy, setBusy] = useState(false);
   const toggle = async () => {
+    if (busy || props.disabled) return;
     setBusy(true);
     try {
       await props.onChange(!props.checked);
@@ -77,7 +81,9 @@ export function Switch(props: { checked: boolean; label: string; onChange: (v: b
     class="switch"
     aria-checked=${props.checked ? 'true' : 'false'}
     aria-label=${props.hideLabel ? props.label : undefined}
-    disabled=${props.disabled || busy}
+    aria-describedby=${props.describedBy}
+    aria-disabled=${props.disabled || busy ? 'true' : undefined}
+    aria-busy=${busy ? 'true' : undefined}
     onClick=${toggle}
   ><span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span>${props.hideLabel ? null : html`<span class="switch-label">${props.label}</span>`}</button>`;
 }

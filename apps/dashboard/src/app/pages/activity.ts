@@ -64,18 +64,18 @@ export function ActivityPage() {
       <section class="card" aria-labelledby="lat-h"><h2 id="lat-h" class="h3">Median latency per add-on</h2><${LatencyChart} calls=${items} /></section>
     </div>`}
     ${!loading && !error && items.length === 0 && html`<div class="empty">No calls${filters.app || filters.addon || filters.outcome ? ' match these filters' : ' yet'}.</div>`}
-    ${items.length > 0 && html`<div class="table-wrap card">
-      <table class="calls">
+    ${items.length > 0 && html`<div class="table-wrap card" tabindex="0" role="region" aria-label="Tool calls">
+      <table class="calls" role="table">
         <caption class="visually-hidden">Tool calls, newest first</caption>
-        <thead><tr><th scope="col">When</th><th scope="col">App</th><th scope="col">Tool</th><th scope="col">Decision</th><th scope="col">Outcome</th><th scope="col" class="num">Latency</th></tr></thead>
-        <tbody>${items.map(
-          (c) => html`<tr data-call=${c.id}>
-            <td><${When} iso=${c.createdAt} /></td>
-            <td><${Revealed} text=${c.app} identifier /></td>
-            <td><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code></td>
-            <td>${c.decision ? html`${c.decision}${c.decidedBy ? html` <span class="muted small">by ${c.decidedBy}</span>` : null}` : html`<span class="muted">—</span>`}</td>
-            <td><span class=${`badge badge-${kindOf(c.outcome)}`}>${c.outcome}</span></td>
-            <td class="num">${typeof c.latencyMs === 'number' ? `${c.latencyMs} ms` : '—'}</td>
+        <thead role="rowgroup"><tr role="row">${['When', 'App', 'Tool', 'Decision', 'Outcome', 'Latency'].map((h) => html`<th scope="col" role="columnheader" class=${h === 'Latency' ? 'num' : undefined}>${h}</th>`)}</tr></thead>
+        <tbody role="rowgroup">${items.map(
+          (c) => html`<tr data-call=${c.id} role="row">
+            <td class="c-when" role="cell"><${When} iso=${c.createdAt} /></td>
+            <td class="c-app" role="cell"><${Revealed} text=${c.app} identifier /></td>
+            <td class="c-tool" role="cell"><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code></td>
+            <td class="c-decision" role="cell">${c.decision ? html`${c.decision}${c.decidedBy ? html` <span class="muted small">by ${c.decidedBy}</span>` : null}` : html`<span class="muted">—</span>`}</td>
+            <td class="c-outcome" role="cell"><span class=${`badge badge-${kindOf(c.outcome)}`}>${c.outcome}</span></td>
+            <td class="num c-latency" role="cell">${typeof c.latencyMs === 'number' ? `${c.latencyMs} ms` : '—'}</td>
           </tr>`,
         )}</tbody>
       </table>

@@ -8,15 +8,15 @@ function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolea
     ${tool.readOnly ? html`<span class="badge badge-calm">Read-only</span>` : null}`;
 }
 
-function ToolRow({ addonId, tool, onSet }: { addonId: string; tool: Tool; onSet: (name: string, on: boolean) => Promise<void> }) {
-  const label = `${tool.title || tool.name} (${addonId})`;
+function ToolRow({ addonName, tool, onSet }: { addonName: string; tool: Tool; onSet: (name: string, on: boolean) => Promise<void> }) {
+  const label = `${tool.title || tool.name} · ${addonName}`;
   return html`<li class=${`tool ${tool.destructive ? 'tool-destructive' : ''}`} data-tool=${tool.name}>
     <div class="tool-text">
       <div class="tool-title"><strong><${Revealed} text=${tool.title || tool.name} /></strong> <code class="mono small"><${Revealed} text=${tool.name} identifier /></code> <${ToolBadges} tool=${tool} /></div>
       ${tool.summary && html`<p class="muted small"><${Revealed} text=${tool.summary} /></p>`}
       ${tool.updatePending ? html`<p class="small"><span class="badge">Update to review</span> <span class="muted">apps see this version until you accept the update</span></p>` : null}
     </div>
-    <${Switch} checked=${tool.enabled} label=${`${tool.enabled ? 'Turn off' : 'Turn on'} ${label}`} hideLabel onChange=${(v: boolean) => onSet(tool.name, v)} />
+    <${Switch} checked=${tool.enabled} label=${label} hideLabel onChange=${(v: boolean) => onSet(tool.name, v)} />
   </li>`;
 }
 
@@ -74,7 +74,7 @@ export function AddonsPage() {
         installs.data!.length === 0
           ? html`<div class="empty">Nothing installed yet. Pick an add-on from the catalog below.</div>`
           : html`<div class="stack">${installs.data!.map(
-              (i) => html`<article class="card addon" data-addon=${i.addon.id} aria-labelledby=${`inst-${i.addon.id}`}>
+              (i) => html`<article class="card addon" key=${i.addon.id} data-addon=${i.addon.id} aria-labelledby=${`inst-${i.addon.id}`}>
                 <div class="row-between">
                   <div>
                     <h3 id=${`inst-${i.addon.id}`}><${Revealed} text=${i.addon.name} /> <code class="mono small muted"><${Revealed} text=${i.addon.id} identifier /></code></h3>
@@ -91,7 +91,7 @@ export function AddonsPage() {
                   : null}
                 ${i.update ? html`<${UpdateReview} addonName=${i.addon.name} update=${i.update} onAccept=${(v: number) => accept(i, v)} />` : null}
                 <p class="small muted">${i.tools.filter((t) => t.enabled).length} of ${i.tools.length} tools on</p>
-                <ul class="tools">${i.tools.map((t) => html`<${ToolRow} addonId=${i.addon.id} tool=${t} onSet=${(n: string, v: boolean) => setTool(i.addon.id, n, v)} />`)}</ul>
+                <ul class="tools">${i.tools.map((t) => html`<${ToolRow} key=${t.name} addonName=${i.addon.name} tool=${t} onSet=${(n: string, v: boolean) => setTool(i.addon.id, n, v)} />`)}</ul>
               </article>`,
             )}</div>`}<//>
     </section>

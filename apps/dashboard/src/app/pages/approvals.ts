@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, post, type Approval } from '../api';
 import { live, markDecided, useStore } from '../store';
 import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow } from '../ui';
@@ -70,7 +70,7 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
       setBusy(false);
     }
   };
-  return html`<article class=${`card approval ${confirm?.style === 'destructive' ? 'approval-destructive' : ''}`} data-approval=${a.id} aria-labelledby=${`apr-${a.id}`}>
+  return html`<article class=${`card approval ${confirm?.style === 'destructive' ? 'approval-destructive' : ''}`} data-approval=${a.id} aria-labelledby=${`apr-${a.id}`} tabindex="-1">
     <h2 class="h3" id=${`apr-${a.id}`}>
       <span class="who"><${Revealed} text=${app} identifier /></span>${' wants to run '}<span class="tool-name" data-tool-name><strong><${Revealed} text=${tool} identifier /></strong>${' · '}<${Revealed} text=${addon} identifier /></span>
     </h2>
@@ -84,8 +84,8 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
     <${Countdown} expiresAt=${a.expiresAt} />
     ${error && html`<${Notice} kind="error">${error}<//>`}
     <div class="actions">
-      <button type="button" class="btn btn-danger" disabled=${busy} onClick=${() => decide('deny')}>Deny</button>
-      <button type="button" class="btn btn-primary" disabled=${busy} onClick=${() => decide('allow')}>Allow</button>
+      <button type="button" class="btn btn-danger" aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('deny')}>Deny</button>
+      <button type="button" class="btn btn-primary" aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('allow')}>Allow</button>
     </div>
   </article>`;
 }
@@ -154,13 +154,42 @@ function PushSetting() {
   </section>`;
 }
 
+/**
+ * Where focus goes when the card holding it leaves (decided here or elsewhere, or expired): the
+ * card that took its place, else the one before, else what was just decided or the empty state.
+ */
+function useFocusAfterCards(pending: Approval[]) {
+  const lastIndex = useRef<number | null>(null);
+  const lastId = useRef<string | null>(null);
+  useEffect(() => {
+    const onFocus = (e: FocusEvent) => {
+      const card = (e.target as Element | null)?.closest?.('[data-approval]');
+      const cards = [...document.querySelectorAll('[data-approval]')];
+      lastIndex.current = card ? cards.indexOf(card) : null;
+      lastId.current = card?.getAttribute('data-approval') ?? null;
+    };
+    document.addEventListener('focusin', onFocus);
+    return () => document.removeEventListener('focusin', onFocus);
+  }, []);
+  useEffect(() => {
+    const i = lastIndex.current;
+    if (i === null || (document.activeElement && document.activeElement !== document.body)) return;
+    const cards = [...document.querySelectorAll<HTMLElement>('[data-approval]')];
+    const target = cards[Math.min(i, cards.length - 1)]
+      ?? document.querySelector<HTMLElement>(`[data-decided="${lastId.current}"]`)
+      ?? document.querySelector<HTMLElement>('[data-empty="approvals"]');
+    target?.focus();
+  }, [pending]);
+}
+
 export function ApprovalsPage() {
   const state = useStore(live);
   const [recent, setRecent] = useState<Array<{ a: Approval; outcome: string; note?: string }>>([]);
+  useFocusAfterCards(state.pending);
   const onDone = (id: string, outcome: string, note?: string) => {
     const a = state.pending.find((p) => p.id === id);
-    markDecided(id, outcome);
     if (a) setRecent((r) => [{ a, outcome, note }, ...r].slice(0, 10));
+    markDecided(id, outcome);
   };
   const statusText = { connecting: 'Connecting…', live: 'Live', polling: 'Checking every 10 s', unavailable: 'Not available yet' }[state.status];
   return html`<${PageHeader} title="Approvals" lead="Destructive tools wait for your answer here. No answer within 30 s counts as no.">
@@ -169,12 +198,12 @@ export function ApprovalsPage() {
     ${state.status === 'unavailable'
       ? html`<${NotAvailable} what="approvals" />`
       : state.pending.length === 0
-        ? html`<div class="empty" data-empty="approvals">Nothing is waiting for you. New requests appear here as they arrive.</div>`
-        : html`<div class="stack" aria-live="polite">${state.pending.map((a) => html`<${ApprovalCard} key=${a.id} a=${a} onDone=${onDone} />`)}</div>`}
+        ? html`<div class="empty" data-empty="approvals" tabindex="-1">Nothing is waiting for you. New requests appear here as they arrive.</div>`
+        : html`<div class="stack">${state.pending.map((a) => html`<${ApprovalCard} key=${a.id} a=${a} onDone=${onDone} />`)}</div>`}
     ${recent.length > 0 && html`<section aria-labelledby="recent-h">
       <h2 id="recent-h" class="h3">Just decided</h2>
       <ul class="list compact">${recent.map(
-        (r) => html`<li class="list-item small" data-decided=${r.a.id}>
+        (r) => html`<li class="list-item small" data-decided=${r.a.id} tabindex="-1">
           <span><strong><${Revealed} text=${namesOf(r.a).tool} identifier /></strong> · <${Revealed} text=${namesOf(r.a).addon} identifier /> for <${Revealed} text=${r.a.app} identifier /></span>
           <span><span class=${`badge ${/allow/.test(r.outcome) ? 'badge-ok' : 'badge-danger'}`}>${r.outcome}</span>${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
         </li>`,

@@ -16,6 +16,7 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    if (busy) return;
     setBusy(true);
     setError('');
     setFields([]);
@@ -27,6 +28,9 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
       const e2 = toApiError(err);
       setError(e2.message);
       setFields(e2.fieldErrors);
+      // Focus goes to the first field to fix (the password, when the pair was wrong), not to <body>.
+      const first = e2.fieldErrors[0]?.path === '/email' ? 'email' : 'password';
+      requestAnimationFrame(() => document.getElementById(first)?.focus());
     } finally {
       setBusy(false);
     }
@@ -57,7 +61,7 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
             onInput=${(e: Event) => setPassword((e.target as HTMLInputElement).value)} />
           ${passErr ? html`<p class="error-text" id="password-err">${passErr}</p>` : signup && html`<p class="hint" id="password-hint">At least 10 characters. A few words you will remember work well.</p>`}
         </div>
-        <button class="btn btn-primary btn-block" type="submit" disabled=${busy}>${signup ? 'Create account' : 'Sign in'}</button>
+        <button class="btn btn-primary btn-block" type="submit" aria-disabled=${busy ? 'true' : undefined}>${signup ? 'Create account' : 'Sign in'}</button>
       </form>
       <p class="auth-switch">
         ${signup ? html`Already have an account? <a href="/signin">Sign in</a>` : html`New to Toolport? <a href="/signup">Create an account</a>`}

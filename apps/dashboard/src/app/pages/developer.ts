@@ -128,7 +128,7 @@ function Deliveries({ id }: { id: string }) {
     <${Loaded} state=${list} what="the delivery log">${() =>
       list.data!.length === 0
         ? html`<p class="muted">No deliveries yet.</p>`
-        : html`<div class="table-wrap"><table>
+        : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Deliveries"><table>
             <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Call</th><th scope="col">Attempt</th><th scope="col">Result</th><th scope="col" class="num">Latency</th></tr></thead>
             <tbody>${list.data!.map((d) => html`<tr data-delivery=${d.id}>
               <td><${When} iso=${d.createdAt} /></td><td>${d.type}</td><td class="mono small">${d.callId}</td><td>${d.attempt}</td>

@@ -55,9 +55,9 @@ export function HomePage({ person }: { person: Me }) {
       <div class="row-between">
         <div>
           <h2 id="ai-h">AI apps</h2>
-          <p class="muted">${person.aiApps ? 'On: apps you let in can list and call the tools you switched on.' : 'Off: every app is refused and sees no tools.'}</p>
+          <p class="muted" id="ai-apps-state">${person.aiApps ? 'On: apps you let in can list and call the tools you switched on.' : 'Off: every app is refused and sees no tools.'}</p>
         </div>
-        <${Switch} id="ai-apps-switch" checked=${person.aiApps} label=${person.aiApps ? 'AI apps on' : 'AI apps off'} onChange=${setAiApps} />
+        <${Switch} id="ai-apps-switch" checked=${person.aiApps} label="AI apps" describedBy="ai-apps-state" onChange=${setAiApps} />
       </div>
       ${error && html`<${Notice} kind="error">${error}<//>`}
     </section>
