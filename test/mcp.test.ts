@@ -339,9 +339,10 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
 
     // Forms the direct answer does not take still get the SDK's own answers, and reach no add-on.
     const before = hook.calls().length;
+    // A fractional id is no MCP request id: Invalid Request (mcp-revisions.test.ts has the rest).
     const fractional = await post(p.user.mcpUrl, call(1.5), auth);
     assert.equal(fractional.status, 400);
-    assert.equal((await fractional.json()).error.code, -32700);
+    assert.equal((await fractional.json()).error.code, -32600);
     const arrayArgs = await rpc(await post(p.user.mcpUrl, { ...call(9), params: { name: `${p.addonId}__search_notes`, arguments: ['x'] } }, auth));
     assert.equal(arrayArgs.id, 9);
     assert.ok(arrayArgs.error || arrayArgs.result?.isError, JSON.stringify(arrayArgs));

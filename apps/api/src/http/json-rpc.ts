@@ -7,21 +7,39 @@ export function invalidJsonRpc(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'send one JSON-RPC 2.0 message';
   const m = body as Record<string, unknown>;
   if (m.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
-  if ('id' in m && m.id !== null && typeof m.id !== 'string' && !(typeof m.id === 'number' && Number.isFinite(m.id))) {
-    return 'id must be a string or a number';
-  }
   if ('method' in m) {
     if (typeof m.method !== 'string' || m.method.length === 0 || m.method.length > 256) return 'method must be a name';
+    // MCP (every revision): a request id is a string or an integer, never null. An integer past 2^53
+    // is refused too: JSON.parse has already rounded it, so the answer could not carry it back.
+    if ('id' in m && !isRequestId(m.id)) return 'id must be a string or an integer (between -2^53 and 2^53), not null';
     if ('params' in m && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return 'params must be an object';
     return undefined;
   }
   // A response to a request of ours: an id and exactly one of result or error.
   if (!('id' in m) || 'result' in m === 'error' in m) return 'send a request, a notification or a response';
+  if (m.id !== null && !isRequestId(m.id)) return 'id must be a string or an integer';
   return undefined;
 }
 
-/** A JSON-RPC error message: to a request (its `id`), or `id: null` when there was none to read. */
-export const jsonRpcError = (id: string | number | null, code: number, message: string) => ({ jsonrpc: '2.0' as const, id, error: { code, message } });
+/** A JSON-RPC request id as MCP allows it: a string, or an integer JavaScript holds exactly. */
+export const isRequestId = (v: unknown): v is string | number => typeof v === 'string' || Number.isSafeInteger(v);
+
+/**
+ * The id to answer an error with: the request's when it could be read. None otherwise: the schemas
+ * of 2025-11-25 and 2026-07-28 make an error's id optional and allow no null (older ones allow no
+ * null either).
+ */
+export const readableId = (body: unknown): string | number | undefined => {
+  const m = body as { id?: unknown; method?: unknown } | null;
+  return typeof m === 'object' && m !== null && !Array.isArray(m) && typeof m.method === 'string' && isRequestId(m.id) ? m.id : undefined;
+};
+
+/** A JSON-RPC error message: to a request (its `id`), or without an id when there was none to read. */
+export const jsonRpcError = (id: string | number | null | undefined, code: number, message: string, data?: unknown) => ({
+  jsonrpc: '2.0' as const,
+  ...(id === null || id === undefined ? {} : { id }),
+  error: { code, message, ...(data === undefined ? {} : { data }) },
+});
 
 /**
  * Why a tools/call request names no tool (its `params.name` is not a string), or undefined. Such a
