@@ -29,8 +29,8 @@ export function CallsChart({ calls }: { calls: Call[] }) {
     if (i >= 0 && i < n) buckets[i]![kindOf(c.outcome)]++;
   }
   const top = Math.max(1, ...buckets.map((b) => b.ok + b.stopped + b.failed));
-  const W = 600, H = 160, pad = 28, bw = (W - pad) / n;
-  const y = (v: number) => H - 20 - (v / top) * (H - 34);
+  const W = 600, H = 140, pad = 0, bw = (W - pad) / n;
+  const y = (v: number) => H - 1 - (v / top) * (H - 8);
   const fmt = (t: number) => {
     const d = new Date(t);
     return step >= 86400e3 ? d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }) : d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
@@ -39,10 +39,9 @@ export function CallsChart({ calls }: { calls: Call[] }) {
     .map((k) => `${buckets.reduce((s, b) => s + b[k], 0)} ${kindLabel[k].toLowerCase()}`)
     .join(', ')}.`;
   return html`<figure class="chart">
+    <div class="chart-plot"><span class="chart-y chart-y-top" aria-hidden="true">${top}</span><span class="chart-y chart-y-zero" aria-hidden="true">0</span>
     <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${summary} preserveAspectRatio="none" class="chart-svg">
-      <line x1=${pad} x2=${W} y1=${H - 20} y2=${H - 20} class="axis" />
-      <text x="0" y="14" class="tick">${top}</text>
-      <text x="0" y=${H - 22} class="tick">0</text>
+      <line x1=${pad} x2=${W} y1=${H - 1} y2=${H - 1} class="axis" />
       ${buckets.map((b, i) => {
         const w = Math.min(28, Math.max(1, bw - 4));
         const x = pad + i * bw + (bw - w) / 2;
@@ -55,9 +54,8 @@ export function CallsChart({ calls }: { calls: Call[] }) {
           return r;
         });
       })}
-      <text x=${pad} y=${H - 4} class="tick">${fmt(start)}</text>
-      <text x=${W} y=${H - 4} class="tick" text-anchor="end">${fmt(end)}</text>
-    </svg>
+    </svg></div>
+    <div class="chart-x" aria-hidden="true"><span>${fmt(start)}</span><span>${fmt(end)}</span></div>
     <figcaption class="legend">${(['ok', 'stopped', 'failed'] as Kind[]).map((k) => html`<span><i class=${`swatch bar-${k}`} aria-hidden="true"></i>${kindLabel[k]}</span>`)}</figcaption>
   </figure>`;
 }

@@ -29,8 +29,22 @@ function current(path: string, href: string) {
   return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
 }
 
+/** On a phone the tabs scroll sideways: the current one is brought into view (the page itself does not move). */
+function useCurrentTabInView(path: string) {
+  useEffect(() => {
+    const nav = document.querySelector<HTMLElement>('.sidebar nav');
+    const tab = nav?.querySelector<HTMLElement>('a[aria-current="page"]');
+    if (!nav || !tab || nav.scrollWidth <= nav.clientWidth) return;
+    const fade = 32; // the nav fades out at its right edge
+    const left = tab.offsetLeft - nav.offsetLeft;
+    if (left < nav.scrollLeft) nav.scrollLeft = Math.max(0, left - 12);
+    else if (left + tab.offsetWidth > nav.scrollLeft + nav.clientWidth - fade) nav.scrollLeft = left + tab.offsetWidth - nav.clientWidth + fade;
+  }, [path]);
+}
+
 function Shell({ person, path }: { person: Me; path: string }) {
   const { pending, announcement } = useStore(live);
+  useCurrentTabInView(path);
   const signOut = async () => {
     try {
       await post('/api/session/logout');
