@@ -209,10 +209,13 @@ describe('MCP: origin, host, protocol version and sessions', () => {
     }
   });
 
-  it('refuses an unsupported MCP-Protocol-Version header with 400', async () => {
+  it('refuses an unsupported MCP-Protocol-Version header with 400, listing the versions it speaks', async () => {
     for (const version of ['1999-01-01', 'latest', '2025-06-18; drop table']) {
       const res = await post(list, { 'mcp-protocol-version': version });
       assert.equal(res.status, 400, version);
+      assert.equal(res.json.error.code, -32022, version);
+      assert.ok(res.json.error.data.supported.includes('2026-07-28'));
+      assert.equal(res.json.error.data.requested, version);
     }
     assert.equal((await post(list, { 'mcp-protocol-version': '2025-06-18' })).status, 200);
   });

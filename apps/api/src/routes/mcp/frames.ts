@@ -11,6 +11,9 @@ export const resultTail = (id: string | number) => Buffer.from(`,"jsonrpc":"2.0"
 export const jsonRpcResult = (id: string | number, result: Buffer | string) =>
   Buffer.concat([RESULT_OPEN, typeof result === 'string' ? Buffer.from(result) : result, resultTail(id)]);
 
+/** An SSE answer's headers, as the SDK's transport sends them (X-Accel-Buffering: proxies must not hold events back). */
+export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+
 const SSE_OPEN = Buffer.from('event: message\ndata: ');
 const SSE_CLOSE = Buffer.from('\n\n');
 /** One Server-Sent Event around one encoded JSON-RPC message, as the SDK's Streamable HTTP transport writes it. */

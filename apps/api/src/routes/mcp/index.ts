@@ -1,42 +1,54 @@
 import { Hono, type Context } from 'hono';
-import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { isToolportError, verifyAccessToken, wwwAuthenticate, type Services, type VerifiedAccess } from '@toolport/core';
 import { readJson } from '../../http/body';
 import { nodeResponse, type AppEnv } from '../../http/env';
-import { invalidJsonRpc, jsonRpcError, toolCallWithoutName } from '../../http/json-rpc';
+import { invalidJsonRpc, isRequestId, jsonRpcError, readableId, toolCallWithoutName } from '../../http/json-rpc';
 import { InFlight } from './cancellation';
 import { listAnswer, listFailed, toolList, type Listing } from './listing';
+import { answerModern } from './modern';
 import { answerDirect, answerStreamed } from './node-writers';
+import { routeMessage, type RevisionHeaders } from './revisions';
 import { answerWithSdk } from './sdk-fallback';
 import { runToolCall } from './tool-call';
 
 const MAX_MCP_BODY = 1024 * 1024;
 
-function rpcError(c: Context<AppEnv>, status: 400 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) {
-  return c.body(JSON.stringify(jsonRpcError(null, code, message)), status, {
+function rpcError(
+  c: Context<AppEnv>,
+  status: 400 | 403 | 404 | 405 | 406 | 413,
+  code: number,
+  message: string,
+  { headers = {}, id, data }: { headers?: Record<string, string>; id?: string | number; data?: unknown } = {},
+) {
+  return c.body(JSON.stringify(jsonRpcError(id, code, message, data)), status, {
     'content-type': 'application/json',
     ...headers,
   });
 }
+
+const revisionHeaders = (c: Context<AppEnv>): RevisionHeaders => ({
+  version: c.req.header('mcp-protocol-version'),
+  method: c.req.header('mcp-method'),
+  name: c.req.header('mcp-name'),
+  accept: c.req.header('accept'),
+});
 
 type PlainRequest =
   | { method: 'tools/list'; id: string | number }
   | { method: 'tools/call'; id: string | number; name: string; arguments: unknown; progressToken?: string | number };
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const supportedVersions = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
-
-const isRequestId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
 
 /**
- * The two requests an app sends over and over, in their ordinary form: one JSON-RPC request with
- * headers the transport would accept, no task; a tools/call may carry a progress token (many apps
+ * The two requests an app sends over and over, in their ordinary form (2025-11-25 and earlier, whose
+ * headers revisions.ts has checked): one JSON-RPC request, no task; a tools/call may carry a progress token (many apps
  * send one with every call). These are answered without building a per-request SDK Server and
  * transport (which cost as much as the rest of a call). Anything else, including every malformed
  * or unusual message and a tools/list with a progress token, goes to the SDK, which stays the one
  * place that shapes protocol errors and handles initialize, ping and notifications.
  */
-function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): PlainRequest | undefined {
+function plainRequest(message: Record<string, unknown>): PlainRequest | undefined {
   const { id, method, params } = message;
   if (!isRequestId(id)) return undefined;
   if (method !== 'tools/list' && method !== 'tools/call') return undefined;
@@ -45,10 +57,6 @@ function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): Pla
   const progressToken = params?._meta?.progressToken;
   if (progressToken !== undefined && !isRequestId(progressToken)) return undefined;
   if (params?.task !== undefined) return undefined;
-  const accept = c.req.header('accept');
-  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
-  const version = c.req.header('mcp-protocol-version');
-  if (version !== undefined && !supportedVersions.has(version)) return undefined;
   if (method === 'tools/list') return progressToken === undefined ? { method, id } : undefined;
   if (typeof params?.name !== 'string') return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
@@ -57,8 +65,9 @@ function plainRequest(c: Context<AppEnv>, message: Record<string, unknown>): Pla
 
 /**
  * The MCP endpoint, `/u/{userKey}/mcp`: checks the Origin and the token, reads one JSON-RPC
- * message, then answers it one way: an ordinary tools/list from the listing cache, an ordinary
- * tools/call by a direct Node writer (JSON, or SSE with a progress token), everything else by the SDK.
+ * message, decides its revision (revisions.ts), then answers it one way: a 2026-07-28 request by
+ * modern.ts; a 2025-era ordinary tools/list from the listing cache, an ordinary tools/call by a
+ * direct Node writer (JSON, or SSE with a progress token), everything else by the SDK.
  */
 export function createMcpRoutes(svc: Services) {
   const inflight = new InFlight(svc);
@@ -77,7 +86,7 @@ export function createMcpRoutes(svc: Services) {
     const token = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1];
     if (!token) {
       const challenge = await wwwAuthenticate(svc, userKey);
-      return rpcError(c, 401 as 400, -32001, 'Sign in: this endpoint needs an OAuth access token.', { 'WWW-Authenticate': challenge });
+      return rpcError(c, 401 as 400, -32001, 'Sign in: this endpoint needs an OAuth access token.', { headers: { 'WWW-Authenticate': challenge } });
     }
     let access: VerifiedAccess;
     try {
@@ -85,13 +94,14 @@ export function createMcpRoutes(svc: Services) {
     } catch (err) {
       if (!isToolportError(err) || err.code !== 'UNAUTHORIZED') throw err;
       const challenge = await wwwAuthenticate(svc, userKey, 'invalid_token');
-      return rpcError(c, 401 as 400, -32001, err.message, { 'WWW-Authenticate': challenge });
+      return rpcError(c, 401 as 400, -32001, err.message, { headers: { 'WWW-Authenticate': challenge } });
     }
     const { identity, aiAppsOn } = access;
+    const headers = revisionHeaders(c);
 
     if (c.req.method !== 'POST') {
       // Stateless: no standalone stream and no session to delete (any process can serve any request).
-      return rpcError(c, 405, -32000, 'Use POST: this server is stateless and keeps no sessions.', { Allow: 'POST' });
+      return rpcError(c, 405, -32000, 'Use POST: this server is stateless and keeps no sessions.', { headers: { Allow: 'POST' } });
     }
 
     let body: unknown;
@@ -105,14 +115,21 @@ export function createMcpRoutes(svc: Services) {
     if (Array.isArray(body)) return rpcError(c, 400, -32600, 'JSON-RPC batches are not supported; send one message per request.');
     const invalid = invalidJsonRpc(body);
     if (invalid) return rpcError(c, 400, -32600, `Invalid request: ${invalid}.`);
-    const nameless = toolCallWithoutName(body);
-    if (nameless) return c.json(jsonRpcError((body as { id: string | number | null }).id, ErrorCode.InvalidParams, `Invalid params: ${nameless}.`));
-    const message = body as { method?: string; params?: { requestId?: string | number } };
-    if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
+    const route = routeMessage(headers, body as Record<string, unknown>);
+    if (route.era === 'refused') {
+      const { status, code, message, data } = route.refusal;
+      return rpcError(c, status, code, message, { id: readableId(body), data });
+    }
+    const message = body as { method?: string; params?: { requestId?: unknown } };
+    if (message.method === 'notifications/cancelled' && isRequestId(message.params?.requestId)) {
       inflight.cancel(identity.grantId, message.params.requestId);
     }
+    if (route.era === 'modern-notification') return c.body(null, 202);
+    if (route.era === 'modern') return answerModern(c, svc, access, inflight, route.request);
 
-    const plain = plainRequest(c, body as Record<string, unknown>);
+    const nameless = toolCallWithoutName(body);
+    if (nameless) return c.json(jsonRpcError((body as { id: string | number }).id, ErrorCode.InvalidParams, `Invalid params: ${nameless}.`));
+    const plain = plainRequest(body as Record<string, unknown>);
     if (plain?.method === 'tools/list') {
       let listed: Listing;
       try {

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import type { Services, ToolResult } from '@toolport/core';
 import { PARKED, type AppEnv } from '../../http/env';
-import { jsonRpcAnswer, jsonRpcResult, sseMessage } from './frames';
+import { jsonRpcAnswer, jsonRpcResult, SSE_HEADERS, sseMessage } from './frames';
 import { failedCall } from './tool-call';
 
 /*
@@ -12,6 +12,10 @@ import { failedCall } from './tool-call';
  * its answer is written straight to Node's response: nothing of the request's async frames, Hono's
  * context or the middleware stays alive while the person decides (up to 30 s).
  */
+
+/** How a call's result is put into its answer: as is (2025-11-25 and earlier), or with 2026-07-28's fields (modern.ts). */
+export type EncodeResult = (result: ToolResult) => string;
+const asIs: EncodeResult = (result) => JSON.stringify(result);
 
 /** False once the app hung up (the call was cancelled with it) or the answer was sent: nobody reads more. */
 const answerable = (outgoing: ServerResponse) => !outgoing.destroyed && !outgoing.writableEnded;
@@ -27,6 +31,7 @@ export async function answerDirect(
   outgoing: ServerResponse,
   id: string | number,
   run: (onHold: () => void) => Promise<ToolResult>,
+  encode: EncodeResult = asIs,
 ): Promise<Response> {
   const { log } = c.get('svc');
   let parked = false;
@@ -38,7 +43,7 @@ export async function answerDirect(
     first(undefined);
   }).then(
     (result) => {
-      if (parked) writeHeldAnswer(outgoing, id, result, log);
+      if (parked) writeHeldAnswer(outgoing, id, encode(result), log);
       else first(result);
     },
     // runToolCall answers a failure as a tool error; this is only the last line of defence.
@@ -49,14 +54,14 @@ export async function answerDirect(
     },
   );
   const result = await answered;
-  return result ? jsonRpcAnswer(c, id, JSON.stringify(result)) : PARKED;
+  return result ? jsonRpcAnswer(c, id, encode(result)) : PARKED;
 }
 
 /** The answer of a call that was held, on Node's response (the handler returned long ago). */
-function writeHeldAnswer(outgoing: ServerResponse, id: string | number, result: ToolResult, log: Services['log']) {
+function writeHeldAnswer(outgoing: ServerResponse, id: string | number, result: string, log: Services['log']) {
   if (!answerable(outgoing)) return;
   try {
-    const body = jsonRpcResult(id, JSON.stringify(result));
+    const body = jsonRpcResult(id, result);
     outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
     outgoing.end(body);
   } catch (err) {
@@ -76,6 +81,7 @@ class ProgressStream {
     private readonly outgoing: ServerResponse,
     private readonly progressToken: string | number,
     private readonly id: string | number,
+    private readonly encode: EncodeResult,
   ) {}
 
   /** What `callTool` calls with each progress message. */
@@ -87,7 +93,7 @@ class ProgressStream {
   };
 
   end(result: ToolResult) {
-    if (answerable(this.outgoing)) this.outgoing.end(sseMessage(jsonRpcResult(this.id, JSON.stringify(result))));
+    if (answerable(this.outgoing)) this.outgoing.end(sseMessage(jsonRpcResult(this.id, this.encode(result))));
   }
 }
 
@@ -103,11 +109,12 @@ export function answerStreamed(
   id: string | number,
   progressToken: string | number,
   run: (progress: (message: string) => Promise<void>) => Promise<ToolResult>,
+  encode: EncodeResult = asIs,
 ): Response {
   const { log } = c.get('svc');
-  outgoing.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+  outgoing.writeHead(200, SSE_HEADERS);
   outgoing.flushHeaders();
-  const stream = new ProgressStream(outgoing, progressToken, id);
+  const stream = new ProgressStream(outgoing, progressToken, id, encode);
   run(stream.progress)
     .then((result) => stream.end(result))
     .catch((err: unknown) => {

@@ -3,16 +3,16 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { AI_APPS_OFF, TOOLS_SCOPE, type AppIdentity, type Services } from '@toolport/core';
+import { TOOLS_SCOPE, type AppIdentity, type Services } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
 import { withArgumentsForSdk } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
 import { listFailed, toolList } from './listing';
+import { instructionsFor, SERVER_CAPABILITIES, SERVER_INFO } from './revisions';
 import { runToolCall } from './tool-call';
 
 // One validator for every per-request Server: building Ajv costs far more than the request itself.
 const sharedValidator = new AjvJsonSchemaValidator();
-const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
 
 /**
  * `rawArguments` are the arguments as the app sent them (our own JSON.parse): the SDK's schema parsing
@@ -20,9 +20,9 @@ const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
  */
 function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown) {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    capabilities: SERVER_CAPABILITIES,
     jsonSchemaValidator: sharedValidator,
-    instructions: aiAppsOn ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.' : AI_APPS_OFF.instructions,
+    instructions: instructionsFor(aiAppsOn),
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     try {
@@ -55,8 +55,8 @@ function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, in
 }
 
 /**
- * Everything the direct answers do not take (initialize, ping, notifications, unusual forms, any
- * tools/call off Node), through a per-request SDK Server and its Streamable HTTP transport: the
+ * Everything of 2025-11-25 and earlier the direct answers do not take (initialize, ping,
+ * notifications, unusual forms, any tools/call off Node), through a per-request SDK Server and its Streamable HTTP transport: the
  * one place that shapes protocol errors. Stateless: any process can serve any request.
  */
 export async function answerWithSdk(

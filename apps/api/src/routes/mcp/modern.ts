@@ -1,0 +1,128 @@
+import type { Context } from 'hono';
+import type { AppIdentity, Services, ToolResult } from '@toolport/core';
+import { acceptsEncoding } from '../../http/accept-encoding';
+import { nodeResponse, type AppEnv } from '../../http/env';
+import { gzipHead, gzipWithTail, type GzipHead } from '../../http/gzip';
+import { jsonRpcError } from '../../http/json-rpc';
+import type { InFlight } from './cancellation';
+import { jsonRpcAnswer, jsonRpcResult, RESULT_OPEN, resultTail } from './frames';
+import { listFailed, toolList, type Listing } from './listing';
+import { answerDirect, answerStreamed, type EncodeResult } from './node-writers';
+import { INVALID_PARAMS, instructionsFor, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
+import { runToolCall } from './tool-call';
+
+/*
+ * 2026-07-28 requests (revisions.ts has already checked their `_meta` and headers): server/discover,
+ * tools/list and tools/call; every other method is not found (404). Each
+ * result carries `resultType` (basic/index §Result Responses) and the server's identity in `_meta`.
+ */
+
+/**
+ * server/utilities/caching: list results say how long they stay fresh and who may keep them. A
+ * person's tools are theirs (private); 30 s is the bound of the per-person tool cache.
+ */
+const CACHE_HINTS = { ttlMs: 30_000, cacheScope: 'private' } as const;
+
+/** As listing.ts: listings from this size on are gzipped for apps that accept it. */
+const GZIP_FROM_BYTES = 16 * 1024;
+
+const COMPLETE = { resultType: 'complete' } as const;
+
+/** The result of a tools/call, with 2026-07-28's fields. */
+const encodeCall: EncodeResult = (result: ToolResult) => JSON.stringify({ ...COMPLETE, ...result, _meta: RESULT_META });
+
+const rpcError = (c: Context<AppEnv>, status: 200 | 404, id: string | number, code: number, message: string) => c.json(jsonRpcError(id, code, message), status);
+
+/** `{"resultType":...,"tools":[...]}`: the listing's encoded `{"tools":[...]}` behind the fields this revision adds, built once per listing. */
+interface ModernListing {
+  bytes: Buffer;
+  gzip?: GzipHead;
+}
+const modernListings = new WeakMap<Listing, ModernListing>();
+const LIST_HEAD = Buffer.from(JSON.stringify({ ...COMPLETE, ...CACHE_HINTS, _meta: RESULT_META }).slice(0, -1) + ',');
+
+function modernListing(listed: Listing): ModernListing {
+  let built = modernListings.get(listed);
+  if (!built) modernListings.set(listed, (built = { bytes: Buffer.concat([LIST_HEAD, listed.resultBytes.subarray(1)]) }));
+  return built;
+}
+
+function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): Response {
+  const modern = modernListing(listed);
+  if (modern.bytes.length < GZIP_FROM_BYTES) return jsonRpcAnswer(c, id, modern.bytes);
+  const headers = { 'content-type': 'application/json', vary: 'accept-encoding' };
+  const gzipped = acceptsEncoding(c.req.header('accept-encoding'), 'gzip')
+    ? gzipWithTail((modern.gzip ??= gzipHead(Buffer.concat([RESULT_OPEN, modern.bytes]))), resultTail(id))
+    : undefined;
+  if (gzipped) return c.body(gzipped, 200, { ...headers, 'content-encoding': 'gzip' });
+  return c.body(jsonRpcResult(id, modern.bytes), 200, headers);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * basic/patterns/mrtr: a retry carries `inputResponses` (one result object per input request) and
+ * the server's `requestState`. Toolport asks apps for no input (the person approves in its
+ * dashboard), so these are never needed; when sent, they must still have their shapes.
+ */
+function retryProblem(params: Record<string, unknown>): string | undefined {
+  const { inputResponses, requestState } = params;
+  if (inputResponses !== undefined && (!isPlainObject(inputResponses) || Object.values(inputResponses).some((r) => !isPlainObject(r)))) {
+    return 'inputResponses must be an object of input response objects';
+  }
+  if (requestState !== undefined && typeof requestState !== 'string') return 'requestState must be a string';
+  return undefined;
+}
+
+export async function answerModern(
+  c: Context<AppEnv>,
+  svc: Services,
+  access: { identity: AppIdentity; aiAppsOn: boolean },
+  inflight: InFlight,
+  request: ModernRequest,
+): Promise<Response> {
+  const { id, method, params } = request;
+  const { identity, aiAppsOn } = access;
+  switch (method) {
+    // server/discover: the revisions, capabilities and identity, cacheable like a list.
+    case 'server/discover':
+      return jsonRpcAnswer(
+        c,
+        id,
+        JSON.stringify({ ...COMPLETE, supportedVersions: SUPPORTED_REVISIONS, capabilities: SERVER_CAPABILITIES, instructions: instructionsFor(aiAppsOn), ...CACHE_HINTS, _meta: RESULT_META }),
+      );
+
+    case 'tools/list': {
+      let listed: Listing;
+      try {
+        listed = await toolList(svc, identity, aiAppsOn);
+      } catch (err) {
+        return c.json(jsonRpcError(id, -32603, listFailed(svc, identity, err)));
+      }
+      return listAnswer(c, id, listed);
+    }
+
+    case 'tools/call': {
+      // Params are checked in the answer (HTTP 200), as a handler would; the arguments are the tool's business (callTool).
+      if (typeof params.name !== 'string') return rpcError(c, 200, id, INVALID_PARAMS, 'Invalid params: tools/call needs params.name, the name of a tool from tools/list.');
+      const retry = retryProblem(params);
+      if (retry) return rpcError(c, 200, id, INVALID_PARAMS, `Invalid params: ${retry}.`);
+      const meta = params._meta as { progressToken?: string | number };
+      const call = { requestId: id, name: params.name, rawArguments: params.arguments };
+      const outgoing = nodeResponse(c);
+      // Off Node (app.request()) the answer waits for the call, without progress.
+      if (!outgoing) return jsonRpcAnswer(c, id, encodeCall(await runToolCall(svc, identity, aiAppsOn, inflight, call)));
+      // basic/patterns/cancellation: on HTTP, the app closing the response is the cancellation.
+      const direct = { ...call, response: outgoing };
+      if (meta.progressToken !== undefined) {
+        const token = meta.progressToken;
+        return answerStreamed(c, outgoing, id, token, (progress) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, progress }), encodeCall);
+      }
+      return answerDirect(c, outgoing, id, (onHold) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, onHold }), encodeCall);
+    }
+
+    default:
+      // basic/transports/streamable-http §Protocol Version Header: an RPC the server does not implement is 404 and -32601.
+      return rpcError(c, 404, id, METHOD_NOT_FOUND, `Method not found: ${method} is not served here (Toolport speaks ${MODERN_REVISION} for tools: server/discover, tools/list, tools/call).`);
+  }
+}
