@@ -187,6 +187,10 @@ export function lintManifest(manifest: Manifest): FieldError[] {
     instructionsIn(tool.title, ptr(at, 'title'), 'The title', warn);
     instructionsIn(tool.summary, ptr(at, 'summary'), 'The summary', warn);
     schemaInstructions(tool.inputSchema, ptr(at, 'inputSchema'), warn);
+    schemaInstructions(tool.outputSchema, ptr(at, 'outputSchema'), warn);
+    if (tool.readOnly && tool.idempotent !== undefined) {
+      warn(ptr(at, 'idempotent'), '`idempotent` says nothing of a `readOnly` tool: repeating a call that changes nothing changes nothing. Leave it out.');
+    }
     (Array.isArray(tool.arguments) ? tool.arguments : []).forEach((arg, j) => {
       if (!isPlainObject(arg)) return;
       const argAt = ptr(at, 'arguments', j);

@@ -12,7 +12,8 @@ import {
   textProblem,
   type SchemaCheckState,
 } from './schema';
-import type { ArgumentKind, CompiledTool, Manifest, ManifestArgument, ManifestCheck, ManifestTool } from './types';
+import { ICON_LIMITS, ICON_TYPES, SVG_REFUSAL, declaredProblem, normalType, readDataUri, readIconImage, typeName } from './icon-image';
+import type { ArgumentKind, CompiledTool, IconSource, Manifest, ManifestArgument, ManifestCheck, ManifestIcon, ManifestTool } from './types';
 
 const MANIFEST_LIMITS = {
   name: 60,
@@ -34,10 +35,15 @@ const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 /** Problems listed in one refusal; a manifest with more gets one last line counting the rest. */
 const MAX_LISTED = 200;
 
-const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'releaseNotes', 'tools'];
+const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'releaseNotes', 'icons', 'tools'];
 /** Release notes: shown to people reviewing the update, never to apps. */
 const RELEASE_NOTES_MAX = 1000;
-const TOOL_KEYS = ['name', 'title', 'summary', 'destructive', 'readOnly', 'confirm', 'timeoutSeconds', 'arguments', 'inputSchema'];
+const TOOL_KEYS = [
+  'name', 'title', 'summary', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm', 'timeoutSeconds', 'icons',
+  'arguments', 'inputSchema', 'outputSchema',
+];
+const ICON_KEYS = ['src', 'mimeType', 'sizes', 'theme'];
+const ICON_SIZE = /^[1-9]\d{0,3}x[1-9]\d{0,3}$/;
 /** A call's delivery may take 30 s (DESIGN.md limits); a tool may ask for less, never more. */
 const MAX_TOOL_TIMEOUT_SECONDS = 30;
 const ARGUMENT_KEYS = ['name', 'summary', 'kind', 'required'];
@@ -344,6 +350,100 @@ function checkWebhook(v: unknown, at: string, p: Problems): string | undefined {
   return url.href;
 }
 
+/**
+ * An `icons` list (the add-on's or a tool's), in form: each `src` an http(s) URL (fetched once when
+ * the manifest is pushed, registry.ts) or a data URI, read here. Each checked icon is added to
+ * `sources` with its path.
+ */
+function checkIcons(v: unknown, at: string, p: Problems, sources: IconSource[], tool?: string): ManifestIcon[] | undefined {
+  if (!Array.isArray(v) || v.length > ICON_LIMITS.perOwner) {
+    p.add(at, `\`icons\` must be a list of up to ${ICON_LIMITS.perOwner} icons: {"src": "https://.../icon.png"}${Array.isArray(v) ? ` (got ${v.length})` : ''}.`);
+    return undefined;
+  }
+  const before = p.list.length;
+  const out: ManifestIcon[] = [];
+  v.forEach((entry, i) => {
+    const iconAt = ptr(at, i);
+    if (!isPlainObject(entry)) return p.add(iconAt, 'An icon must be an object: {"src": "https://.../icon.png", "theme": "light"}.');
+    const start = p.list.length;
+    unknownKeys(entry, ICON_KEYS, iconAt, 'an icon', p);
+    const icon: ManifestIcon = { src: '' };
+    const { mimeType, sizes, theme } = entry;
+    if (mimeType !== undefined) {
+      const t = typeof mimeType === 'string' ? normalType(mimeType) : '';
+      if (t === 'image/svg+xml') p.add(ptr(iconAt, 'mimeType'), `${SVG_REFUSAL}.`);
+      else if (!(ICON_TYPES as readonly string[]).includes(t)) p.add(ptr(iconAt, 'mimeType'), `\`mimeType\` must be one of ${ICON_TYPES.join(', ')} (got ${show(mimeType)}).`);
+      else icon.mimeType = t;
+    }
+    if (sizes !== undefined) {
+      if (!Array.isArray(sizes) || sizes.length === 0 || sizes.length > ICON_LIMITS.sizes || !sizes.every((s) => typeof s === 'string' && ICON_SIZE.test(s))) {
+        p.add(ptr(iconAt, 'sizes'), Array.isArray(sizes) && sizes.includes('any')
+          ? '`sizes` "any" is for scalable images, which Toolport does not take; leave `sizes` out: Toolport reads the size from the image.'
+          : '`sizes` must be a list of sizes such as ["64x64"] (width x height in pixels); leave it out and Toolport reads the size from the image.');
+      } else icon.sizes = sizes as string[];
+    }
+    if (theme !== undefined) {
+      if (theme === 'light' || theme === 'dark') icon.theme = theme;
+      else p.add(ptr(iconAt, 'theme'), `\`theme\` must be "light" or "dark" (got ${show(theme)}): the background the icon is drawn for.`);
+    }
+    const srcAt = ptr(iconAt, 'src');
+    const src = entry.src;
+    let bytes: Buffer | undefined;
+    if (typeof src !== 'string' || !src) {
+      p.add(srcAt, src === undefined ? 'The icon has no `src`: give an https URL of a PNG, JPEG, WebP or GIF, or a data URI.' : '`src` must be a URL or a data URI (a string).');
+    } else if (/^data:/i.test(src)) {
+      const read = readDataUri(src);
+      if (typeof read === 'string') p.add(srcAt, `The icon's data URI ${read}.`);
+      else if (read.claimed === 'image/svg+xml') p.add(srcAt, `${SVG_REFUSAL}.`);
+      else if (!(ICON_TYPES as readonly string[]).includes(read.claimed)) p.add(srcAt, `The icon's data URI says ${read.claimed}; an icon is one of ${ICON_TYPES.join(', ')}.`);
+      else {
+        const image = readIconImage(read.bytes);
+        if (typeof image === 'string') p.add(srcAt, `The icon ${image}.`);
+        else if (image.mimeType !== read.claimed) {
+          p.add(srcAt, `The icon's data URI says ${read.claimed}, but its bytes are ${typeName(image.mimeType)} image; give the media type of the image it holds.`);
+        } else {
+          const declared = declaredProblem(icon, image);
+          if (declared) p.add(iconAt, `The icon's ${declared}.`);
+          else bytes = read.bytes;
+        }
+      }
+      icon.src = src;
+    } else {
+      const url = iconUrl(src, srcAt, p);
+      if (url) icon.src = url;
+    }
+    if (p.list.length !== start) return;
+    out.push(icon);
+    sources.push({ path: iconAt, ...(tool !== undefined ? { tool } : {}), icon, ...(bytes ? { bytes } : {}) });
+  });
+  return p.list.length === before ? out : undefined;
+}
+
+/** An icon URL in form: http(s), no credentials, no spaces; fetched once, never by the app. */
+function iconUrl(v: string, at: string, p: Problems): string | undefined {
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  if (v.length > ICON_LIMITS.url || /[\s\u0000-\u001f\u007f]/.test(v) || textProblem(v, false)) {
+    p.add(at, `The icon URL must be an http(s) URL of at most ${ICON_LIMITS.url} characters, without spaces or control characters, or a data URI.`);
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    p.add(at, `The icon's \`src\` must be an absolute https URL such as https://example.com/icon.png, or a data URI (got ${show(v)}).`);
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    p.add(at, `The icon URL must use https or http (got ${url.protocol.slice(0, -1)}), or be a data URI.`);
+    return undefined;
+  }
+  if (url.username || url.password) {
+    p.add(at, 'The icon URL must not carry credentials (user:password@).');
+    return undefined;
+  }
+  return url.href;
+}
+
 function checkKind(v: unknown, at: string, p: Problems): ArgumentKind | undefined {
   if (v === 'boolean') return 'boolean';
   if (v === undefined) {
@@ -471,7 +571,7 @@ function checkArgument(v: unknown, at: string, p: Problems): ManifestArgument | 
   return { name: argName, summary, kind, required: required ?? true };
 }
 
-function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckState): ManifestTool | undefined {
+function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckState, icons: IconSource[]): ManifestTool | undefined {
   if (!isPlainObject(v)) {
     p.add(at, 'A tool must be an object: {"name": ..., "title": ..., "summary": ..., "arguments": [...]}.');
     return undefined;
@@ -485,6 +585,10 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   const destructive = bool(v, 'destructive', at, p) ?? false;
   const readOnly = bool(v, 'readOnly', at, p) ?? false;
   const confirm = bool(v, 'confirm', at, p) ?? false;
+  // Only what is declared: MCP gives each its own default (idempotent false, open world true).
+  const idempotent = bool(v, 'idempotent', at, p);
+  const openWorld = bool(v, 'openWorld', at, p);
+  const toolIcons = v.icons === undefined ? undefined : checkIcons(v.icons, ptr(at, 'icons'), p, icons, typeof v.name === 'string' ? v.name : undefined);
   if (destructive && readOnly) {
     p.add(ptr(at, 'readOnly'), 'A tool cannot be both `destructive` and `readOnly`; keep the one that is true.');
   }
@@ -503,6 +607,13 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
     inputSchema = checkInputSchema(v.inputSchema, ptr(at, 'inputSchema'), schemaErrors, schemas);
     // A bidi control is reported once, by the plainer sentence of invisibleInSchema.
     const invisible = invisibleInSchema(v.inputSchema, ptr(at, 'inputSchema'), p);
+    for (const e of schemaErrors) if (!(invisible.has(e.path) && SCHEMA_BIDI_MESSAGE.test(e.message))) p.list.push(e);
+  }
+  let outputSchema: Record<string, unknown> | undefined;
+  if (v.outputSchema !== undefined) {
+    const schemaErrors: FieldError[] = [];
+    outputSchema = checkInputSchema(v.outputSchema, ptr(at, 'outputSchema'), schemaErrors, schemas, { output: true });
+    const invisible = invisibleInSchema(v.outputSchema, ptr(at, 'outputSchema'), p);
     for (const e of schemaErrors) if (!(invisible.has(e.path) && SCHEMA_BIDI_MESSAGE.test(e.message))) p.list.push(e);
   }
   if (v.arguments !== undefined) {
@@ -530,9 +641,13 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   }
   if (p.list.length !== before || !toolName || title === undefined || summary === undefined) return undefined;
   const tool: ManifestTool = { name: toolName, title, summary, destructive, readOnly, confirm };
+  if (idempotent !== undefined) tool.idempotent = idempotent;
+  if (openWorld !== undefined) tool.openWorld = openWorld;
   if (typeof timeoutSeconds === 'number') tool.timeoutSeconds = timeoutSeconds;
+  if (toolIcons?.length) tool.icons = toolIcons;
   if (inputSchema) tool.inputSchema = inputSchema;
   else tool.arguments = args ?? [];
+  if (outputSchema) tool.outputSchema = outputSchema;
   return tool;
 }
 
@@ -562,6 +677,8 @@ export function checkManifest(input: unknown): ManifestCheck {
     if (input.visibility === 'private' || input.visibility === 'public') visibility = input.visibility;
     else p.add('/visibility', `\`visibility\` must be "private" or "public" (got ${show(input.visibility)}).`);
   }
+  const icons: IconSource[] = [];
+  const addonIcons = input.icons === undefined ? undefined : checkIcons(input.icons, '/icons', p, icons);
 
   const tools: ManifestTool[] = [];
   if (!Array.isArray(input.tools)) {
@@ -575,7 +692,7 @@ export function checkManifest(input: unknown): ManifestCheck {
     }
     const seen = new Map<string, number>();
     input.tools.forEach((t, i) => {
-      const checked = checkTool(t, ptr('/tools', i), p, schemas);
+      const checked = checkTool(t, ptr('/tools', i), p, schemas, icons);
       const n = isPlainObject(t) && typeof t.name === 'string' ? t.name : undefined;
       if (n !== undefined) {
         const first = seen.get(n);
@@ -584,6 +701,14 @@ export function checkManifest(input: unknown): ManifestCheck {
       }
       if (checked) tools.push(checked);
     });
+  }
+
+  // Each different icon is a fetch when the manifest is pushed.
+  const distinct = new Set<string>();
+  for (const s of icons) {
+    if (distinct.has(s.icon.src) || distinct.add(s.icon.src).size <= ICON_LIMITS.perManifest) continue;
+    p.add(s.path, `A manifest has at most ${ICON_LIMITS.perManifest} different icons; use the add-on's icons for tools that need none of their own.`);
+    break;
   }
 
   const compiled: CompiledTool[] = [];
@@ -596,11 +721,21 @@ export function checkManifest(input: unknown): ManifestCheck {
         // The whitelist should leave nothing Ajv refuses; if it does, say so at the schema.
         p.add(ptr('/tools', i, 'inputSchema'), err instanceof ToolportError ? err.message : 'The input schema cannot be enforced.');
       }
+      if (t.outputSchema) {
+        try {
+          validatorFor(t.outputSchema);
+        } catch (err) {
+          p.add(ptr('/tools', i, 'outputSchema'), err instanceof ToolportError ? err.message.replace('input schema', 'output schema') : 'The output schema cannot be enforced.');
+        }
+      }
       compiled.push({
         name: t.name, title: t.title, summary: t.summary,
         destructive: t.destructive ?? false, readOnly: t.readOnly ?? false, confirm: t.confirm ?? false,
+        ...(t.idempotent !== undefined ? { idempotent: t.idempotent } : {}),
+        ...(t.openWorld !== undefined ? { openWorld: t.openWorld } : {}),
         ...(t.timeoutSeconds ? { timeoutSeconds: t.timeoutSeconds } : {}),
         inputSchema,
+        ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
       });
     });
   }
@@ -608,7 +743,8 @@ export function checkManifest(input: unknown): ManifestCheck {
 
   const manifest: Manifest = { id: id!, name: addonName!, description: description!, webhook: webhook!, visibility, tools };
   if (releaseNotes) manifest.releaseNotes = releaseNotes;
-  return { manifest, tools: compiled, warnings: lintManifest(manifest) };
+  if (addonIcons?.length) manifest.icons = addonIcons;
+  return { manifest, tools: compiled, warnings: lintManifest(manifest), icons };
 }
 
 function refusal(errors: FieldError[]): ToolportError {

@@ -621,6 +621,12 @@ const REWRITE = 'rewrite it without nested or overlapping repetition, e.g. `^[a-
  * Null as well when the analysis runs out of time: a warning, not a proof.
  */
 export function patternLint(p: string, deadline = performance.now() + LINT_PATTERN_MS): string | null {
+  const verdict = lintVerdict(p, deadline);
+  return verdict === 'timeout' ? null : verdict;
+}
+
+/** patternLint's verdict, or 'timeout' when the analysis ran out of time (then nothing is cached). */
+function lintVerdict(p: string, deadline: number): string | null | 'timeout' {
   const known = lintVerdicts.get(p);
   if (known !== undefined) return known;
   let widened: string | undefined;
@@ -656,12 +662,12 @@ export function patternLint(p: string, deadline = performance.now() + LINT_PATTE
       }
     };
     const r = analyse(p);
-    if (r === 'timeout') return null; // not cached: a later lint with more time may tell
+    if (r === 'timeout') return r; // not cached: a later lint with more time may tell
     if (r.status === 'vulnerable') {
       verdict = `can backtrack catastrophically in backtracking engines (${r.complexity?.type ?? 'super-linear'} time on some inputs); Toolport matches it in linear time, but your add-on or an app that checks it with JavaScript, Python or Java regular expressions can freeze on one argument; ${REWRITE}`;
     } else if (r.status === 'safe' && widened !== undefined) {
       const w = analyse(widened);
-      if (w === 'timeout') return null;
+      if (w === 'timeout') return w;
       if (w.status === 'vulnerable' && w.complexity?.type === 'exponential') {
         verdict = `can backtrack catastrophically in backtracking engines: its bounded repetitions nest, so its time grows exponentially up to the bounds (\`^(\\w{1,20}\\s?){1,20}$\` takes 20 s on 30 characters in JavaScript); Toolport matches it in linear time, but your add-on or an app that checks it with JavaScript, Python or Java regular expressions can freeze on one argument; ${REWRITE}`;
       }
@@ -703,6 +709,19 @@ export function patternWarnings(schemas: ReadonlyArray<readonly [path: string, s
   };
   for (const [path, schema] of schemas) visit(schema, path, 1);
   return out;
+}
+
+/**
+ * Why an outputSchema's pattern cannot be used, or null: apps check each answer against it with a
+ * backtracking engine, and the add-on writes the answer. A pattern the analysis could not clear
+ * within the manifest's budget is refused too: here, unknown is not safe.
+ */
+function outputPatternProblem(p: string, st: SchemaCheckState): string | null {
+  st.outputLintDeadline ??= performance.now() + LINT_PATTERNS_MS;
+  const verdict = lintVerdict(p, Math.min(st.outputLintDeadline, performance.now() + LINT_PATTERN_MS));
+  if (verdict === null) return null;
+  const why = verdict === 'timeout' ? 'could not be shown safe for backtracking engines in the time a push may take' : 'can backtrack catastrophically in backtracking engines';
+  return `${why}: apps check structuredContent against the outputSchema with one (the MCP SDK uses JavaScript's), so a single answer could freeze them; ${REWRITE}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -752,6 +771,10 @@ export interface SchemaCheckState {
   properties: number;
   /** The distinct patterns compiled: a pattern is compiled once, so a repeated one costs nothing more. */
   patterns: Set<string>;
+  /** Checking an outputSchema (checkInputSchema's `output`): a few bounds relaxed, backtracking patterns refused. */
+  output?: boolean;
+  /** When the analyses of the manifest's outputSchema patterns must end (one budget for them all). */
+  outputLintDeadline?: number;
 }
 
 export const newSchemaCheckState = (): SchemaCheckState => ({
@@ -769,13 +792,33 @@ const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Num
 /**
  * Checks a raw inputSchema (2020-12, or draft-07 rewritten to it) against the whitelist; every refusal is added to `errors` with
  * its pointer under `path`. Returns a JSON copy of the schema when nothing was refused.
+ *
+ * With `output`, the schema is a tool's outputSchema: the same whitelist and safety rules, said of
+ * the outputSchema, except the bounds that only limit what reaches an add-on (`maxLength`,
+ * `maxItems`, `items`, `additionalProperties`): a result is capped at 64 KB anyway. Its patterns
+ * are run by apps, on what the add-on answers, with backtracking engines (the MCP SDK's Ajv uses
+ * JavaScript's RegExp): one that could backtrack catastrophically is refused, not linted.
  */
 export function checkInputSchema(
   input: unknown,
   path: string,
   errors: FieldError[],
   state: SchemaCheckState = newSchemaCheckState(),
+  { output = false }: { output?: boolean } = {},
 ): JsonSchema | undefined {
+  if (!output) return checkSchema(input, path, errors, state);
+  const before = errors.length;
+  state.output = true;
+  try {
+    return checkSchema(input, path, errors, state);
+  } finally {
+    state.output = false;
+    // The rules and their sentences are the inputSchema's.
+    for (const e of errors.slice(before)) e.message = e.message.replace(/\binputSchema\b/g, 'outputSchema');
+  }
+}
+
+function checkSchema(input: unknown, path: string, errors: FieldError[], state: SchemaCheckState): JsonSchema | undefined {
   const before = errors.length;
   let text: string | undefined;
   try {
@@ -806,7 +849,9 @@ export function checkInputSchema(
     }
   }
   if (schema.type !== 'object') {
-    errors.push({ path: ptr(path, 'type'), message: 'The top level of an inputSchema must be `"type": "object"`: tool arguments are named.' });
+    errors.push({ path: ptr(path, 'type'), message: state.output
+      ? 'The top level of an outputSchema must be `"type": "object"`: MCP\'s structuredContent is an object.'
+      : 'The top level of an inputSchema must be `"type": "object"`: tool arguments are named.' });
   }
   const propsBefore = state.properties;
   checkNode(schema, path, 1, true, errors, state, origins);
@@ -1150,7 +1195,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
   if ('examples' in node && !Array.isArray(node.examples)) err(ptr(path, 'examples'), '`examples` must be a list.');
 
   // strings
-  if (types.has('string') && !hasEnum && !('maxLength' in node)) {
+  if (types.has('string') && !hasEnum && !('maxLength' in node) && !st.output) {
     err(path, `A string must have a \`maxLength\` (at most ${SCHEMA_LIMITS.maxLength}).`);
   }
   const bound = (k: string, max: number) => {
@@ -1182,6 +1227,10 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
       // Without maxLength (an enum), any string up to patternInput reaches the pattern.
       const problem = patternProblem(p, typeof node.maxLength === 'number' ? node.maxLength : SCHEMA_LIMITS.patternInput);
       if (problem) err(ptr(path, 'pattern'), `The pattern ${describeValue(p)} ${problem}.`);
+      else if (st.output) {
+        const backtracks = outputPatternProblem(p, st);
+        if (backtracks) err(ptr(path, 'pattern'), `The pattern ${describeValue(p)} ${backtracks}.`);
+      }
     }
   }
 
@@ -1201,7 +1250,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
   }
 
   // arrays
-  if (types.has('array')) {
+  if (types.has('array') && !st.output) {
     if (!('maxItems' in node)) err(path, `An array must have \`maxItems\` (at most ${SCHEMA_LIMITS.maxItems}).`);
     if (!('items' in node)) err(path, 'An array must say what its items are: give `items` (a schema, or false after `prefixItems`).');
   }
@@ -1218,13 +1267,16 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
   }
   if (Array.isArray(node.items)) {
     err(ptr(path, 'items'), `\`items\` as a list is a draft-07 tuple: in 2020-12 list them in \`prefixItems\` and give \`items\` for what may follow (false, or a schema), or declare "$schema": "${DRAFT_07}".`);
-  } else if ('items' in node && node.items !== false) checkNode(node.items, ptr(path, 'items'), depth + 1, false, errors, st, origins);
+  } else if ('items' in node && node.items !== false && !(st.output && node.items === true)) {
+    checkNode(node.items, ptr(path, 'items'), depth + 1, false, errors, st, origins);
+  }
 
   // objects
-  if (types.has('object') && !('additionalProperties' in node)) {
+  if (types.has('object') && !('additionalProperties' in node) && !st.output) {
     err(path, 'An object must say `"additionalProperties": false` (or give a schema for extra keys).');
   }
-  if ('additionalProperties' in node && node.additionalProperties !== false) {
+  // An outputSchema may leave extra keys open, as `true` or by saying nothing.
+  if ('additionalProperties' in node && node.additionalProperties !== false && !(st.output && node.additionalProperties === true)) {
     checkNode(node.additionalProperties, ptr(path, 'additionalProperties'), depth + 1, false, errors, st, origins);
   }
   let names: Set<string> | undefined;
