@@ -10,6 +10,7 @@ import { createMcpRoutes } from './routes/mcp/index';
 import { callRoutes } from './routes/calls';
 import { deliveryRoutes } from './routes/deliveries';
 import { healthRoutes } from './routes/health';
+import { iconRoutes } from './routes/icons';
 import { metricsRoutes } from './routes/metrics';
 import { keyRoutes } from './routes/keys';
 import { connectionRoutes } from './routes/connections';
@@ -50,6 +51,7 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
   app.route('/', wellKnownRoutes);
   app.route('/oauth', oauthRoutes);
   app.route('/', createMcpRoutes(svc));
+  app.route('/', iconRoutes);
   // The dashboard answers only what nothing above did (static files, SPA paths); keep it last.
   app.route('/', dashboardRoutes);
 

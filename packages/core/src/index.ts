@@ -58,6 +58,7 @@ export { verifyAccessToken, AI_APPS_OFF, GATE_CACHE_MS } from './oauth/verify';
 export type { AppIdentity, VerifiedAccess } from './oauth/verify';
 export { listConnections, revokeConnection } from './oauth/grants';
 export { checkManifest } from './addons/manifest';
+export { getIcon } from './addons/icons';
 export { lintManifest } from './addons/lint';
 export { compileArguments, SCHEMA_LIMITS } from './addons/schema';
 export { checkArguments, validatorFor, ARGUMENT_LIMITS } from './addons/arguments';

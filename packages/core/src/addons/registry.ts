@@ -11,7 +11,8 @@ import { pingWebhook } from '../outbound/webhook';
 import { checkManifest } from './manifest';
 import { acceptedCounts } from '../installs/releases';
 import { listingAfterPush } from './listings';
-import type { CompiledTool, ManifestCheck } from './types';
+import { iconUrl, resolveIcons, storeIcons, type ResolvedIcons } from './icons';
+import type { CompiledTool, ManifestCheck, StoredIcon } from './types';
 
 /** How long a rotated-out signing secret keeps signing alongside the new one. */
 const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
@@ -47,9 +48,17 @@ function toolRows(addonId: string, compiled: CompiledTool[]) {
     confirm: t.confirm,
     timeoutSeconds: t.timeoutSeconds ?? null,
     inputSchema: t.inputSchema,
+    outputSchema: t.outputSchema ?? null,
+    idempotent: t.idempotent ?? null,
+    openWorld: t.openWorld ?? null,
+    icons: t.icons ?? null,
     position,
   }));
 }
+
+/** The compiled tools with the icons the push fetched: a release keeps them with its tools. */
+const withIcons = (compiled: CompiledTool[], icons: ResolvedIcons): CompiledTool[] =>
+  compiled.map((t) => (icons.tools.has(t.name) ? { ...t, icons: icons.tools.get(t.name)! } : t));
 
 async function announce(svc: Services, addonId: string) {
   await svc.bus.publish(ADDONS_CHANNEL, { addonId });
@@ -58,9 +67,12 @@ async function announce(svc: Services, addonId: string) {
 /** Registers an add-on: checks the manifest, verifies the webhook with a signed ping, stores version 1. */
 export async function createAddon({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const ownerId = personId(ctx);
-  const { manifest, tools: compiled, warnings }: ManifestCheck = checkManifest(input);
+  const check: ManifestCheck = checkManifest(input);
+  const { manifest, warnings } = check;
   const [taken] = await ctx.svc.db.select({ id: addons.id }).from(addons).where(eq(addons.id, manifest.id));
   if (taken) throw conflict(`The add-on id "${manifest.id}" is taken; ids are never reused. Choose another.`);
+  const icons = await resolveIcons(ctx.svc, check.icons);
+  const compiled = withIcons(check.tools, icons);
 
   const signingSecret = newSigningSecret();
   await ping(ctx.svc, manifest.webhook, [signingSecret]);
@@ -78,10 +90,12 @@ export async function createAddon({ ctx, input }: { ctx: Ctx; input: unknown }) 
         version: 1,
         listing: listingAfterPush(manifest.visibility ?? 'private', null),
         listingChangedAt: ctx.svc.clock.now(),
+        icons: icons.addon.length ? icons.addon : null,
       })
       .onConflictDoNothing()
       .returning({ id: addons.id });
     if (!row) return false;
+    await storeIcons(tx, icons.images);
     await tx.insert(addonVersions).values({ addonId: manifest.id, version: 1, manifest, warnings, tools: compiled, notes: manifest.releaseNotes ?? null });
     if (compiled.length) await tx.insert(tools).values(toolRows(manifest.id, compiled));
     await tx.insert(addonSecrets).values({ id: newId('sec'), addonId: manifest.id, secretEnc: ctx.svc.secrets.webhookBox.seal(signingSecret) });
@@ -103,10 +117,13 @@ async function ownedAddon(ctx: Ctx, id: string) {
 /** A new version of an add-on. Installs keep their switches for the tools that remain. */
 export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }) {
   const current = await ownedAddon(ctx, id);
-  const { manifest, tools: compiled, warnings } = checkManifest(input);
+  const check = checkManifest(input);
+  const { manifest, warnings } = check;
   if (manifest.id !== id) {
     throw validation('The manifest is for another add-on.', [{ path: '/id', message: `The id must stay "${id}".` }]);
   }
+  const icons = await resolveIcons(ctx.svc, check.icons);
+  const compiled = withIcons(check.tools, icons);
   if (manifest.webhook !== current.webhookUrl || current.webhookDisabledAt) {
     await ping(ctx.svc, manifest.webhook, await liveSecrets(ctx.svc, id));
   }
@@ -119,6 +136,7 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
         visibility: manifest.visibility ?? 'private',
         webhookUrl: manifest.webhook,
         webhookDisabledAt: null,
+        icons: icons.addon.length ? icons.addon : null,
         ...(listingAfterPush(manifest.visibility ?? 'private', current.listing) !== current.listing
           ? { listing: listingAfterPush(manifest.visibility ?? 'private', current.listing), listingReason: null, listingChangedAt: ctx.svc.clock.now() }
           : {}),
@@ -128,6 +146,7 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
       .where(and(eq(addons.id, id), isNull(addons.deletedAt)))
       .returning({ version: addons.version });
     if (!row) throw notFound('That add-on');
+    await storeIcons(tx, icons.images);
     await tx.insert(addonVersions).values({ addonId: id, version: row.version, manifest, warnings, tools: compiled, notes: manifest.releaseNotes ?? null });
     await tx.delete(tools).where(eq(tools.addonId, id));
     if (compiled.length) await tx.insert(tools).values(toolRows(id, compiled));
@@ -143,7 +162,11 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
   return { id, version, warnings };
 }
 
-function describe(row: typeof addons.$inferSelect, toolList: Array<typeof tools.$inferSelect>, warnings: unknown) {
+/** Icons as the developer API shows them: at Toolport's own URL. */
+const iconsView = (publicUrl: string, list: unknown) =>
+  ((list as StoredIcon[] | null) ?? []).map((i) => ({ src: iconUrl(publicUrl, i), mimeType: i.mimeType, sizes: i.sizes, ...(i.theme ? { theme: i.theme } : {}) }));
+
+function describe(publicUrl: string, row: typeof addons.$inferSelect, toolList: Array<typeof tools.$inferSelect>, warnings: unknown) {
   return {
     id: row.id,
     name: row.name,
@@ -155,14 +178,19 @@ function describe(row: typeof addons.$inferSelect, toolList: Array<typeof tools.
     webhookDisabled: row.webhookDisabledAt !== null,
     version: row.version,
     warnings,
+    icons: iconsView(publicUrl, row.icons),
     tools: toolList.map((t) => ({
       name: t.name,
       title: t.title,
       summary: t.summary,
       destructive: t.destructive,
       readOnly: t.readOnly,
+      ...(t.idempotent !== null ? { idempotent: t.idempotent } : {}),
+      ...(t.openWorld !== null ? { openWorld: t.openWorld } : {}),
       confirm: t.confirm,
       inputSchema: t.inputSchema,
+      ...(t.outputSchema !== null ? { outputSchema: t.outputSchema } : {}),
+      icons: iconsView(publicUrl, t.icons),
     })),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -181,6 +209,7 @@ async function describeAll(svc: Services, rows: Array<typeof addons.$inferSelect
     .where(inArray(addonVersions.addonId, ids));
   return rows.map((row) =>
     describe(
+      svc.config.publicUrl,
       row,
       toolRowsOf.filter((t) => t.addonId === row.id),
       versions.find((v) => v.addonId === row.id)?.warnings ?? [],

@@ -1,7 +1,13 @@
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './accounts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** Raw bytes: PGlite reads bytea as a Uint8Array, postgres.js as a Buffer. */
+const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+  fromDriver: (v) => Buffer.from(v),
+});
 
 /** One row per add-on id, kept after deletion so an id is never reused. */
 export const addons = pgTable(
@@ -24,6 +30,8 @@ export const addons = pgTable(
     listing: text('listing', { enum: ['pending', 'approved', 'rejected', 'delisted'] }),
     listingReason: text('listing_reason'),
     listingChangedAt: ts('listing_changed_at'),
+    /** The current release's icons (StoredIcon[]), served from `/icons/{hash}`; null: none. */
+    icons: jsonb('icons'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     deletedAt: ts('deleted_at'),
@@ -64,6 +72,13 @@ export const tools = pgTable(
     /** The tool's own delivery timeout, shorter than the 30 s a call may take; null: 30 s. */
     timeoutSeconds: integer('timeout_seconds'),
     inputSchema: jsonb('input_schema').notNull(),
+    /** What structuredContent must match; null: the tool declares none. */
+    outputSchema: jsonb('output_schema'),
+    /** MCP's idempotentHint and openWorldHint, as declared; null: not declared (MCP's defaults). */
+    idempotent: boolean('idempotent'),
+    openWorld: boolean('open_world'),
+    /** The tool's own icons (StoredIcon[]); null: the add-on's stand for it. */
+    icons: jsonb('icons'),
     position: integer('position').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.addonId, t.name] })],
@@ -105,3 +120,17 @@ export const toolSwitches = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.addonId, t.toolName] })],
 );
+
+/**
+ * Icon images, by the SHA-256 of their bytes: fetched (or decoded) once when a manifest is pushed,
+ * checked to be a small PNG, JPEG, WebP or GIF, and served from Toolport's own origin, so an app
+ * never fetches an add-on's URL. Shared by every release and add-on that uses the same image.
+ */
+export const icons = pgTable('icons', {
+  hash: text('hash').primaryKey(),
+  mimeType: text('mime_type').notNull(),
+  width: integer('width').notNull(),
+  height: integer('height').notNull(),
+  bytes: bytea('bytes').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
