@@ -286,21 +286,42 @@ export function checkArguments(schema: JsonSchema, args: unknown): ArgumentCheck
     if (err instanceof Refusal) return { ok: false, problems: [err.message] };
     throw err;
   }
-  patternWork.steps = 0;
-  patternWork.exceeded = false;
-  const valid = validate(value);
-  const exceeded = patternWork.exceeded;
-  patternWork.steps = 0;
-  patternWork.exceeded = false;
+  const { valid, exceeded, errors } = validateOnce(validate, value);
   if (valid && w.problems.length === 0) return { ok: true, value };
-  let errors = validate.errors ?? [];
-  // Past the budget pattern checks were not run: their failures say nothing, the budget does.
-  if (exceeded) errors = errors.filter((e) => e.keyword !== 'pattern');
   const problems = [...w.problems, ...(exceeded ? [PATTERN_BUDGET_SENTENCE] : []), ...describeErrors(errors, value)];
   return { ok: false, problems: finish(problems) };
 }
 
+/** One validation within its own pattern budget; past the budget, pattern failures say nothing. */
+function validateOnce(validate: ValidateFunction, value: unknown): { valid: boolean; exceeded: boolean; errors: ErrorObject[] } {
+  patternWork.steps = 0;
+  patternWork.exceeded = false;
+  const valid = validate(value) as boolean;
+  const exceeded = patternWork.exceeded;
+  patternWork.steps = 0;
+  patternWork.exceeded = false;
+  let errors = valid ? [] : (validate.errors ?? []);
+  if (exceeded) errors = errors.filter((e) => e.keyword !== 'pattern');
+  return { valid: valid && !exceeded, exceeded, errors };
+}
+
 const PATTERN_BUDGET_SENTENCE = "The arguments hold more text than this tool's patterns can check in one call; send fewer or shorter values.";
+
+/** Problems told of one answer: a model reads them, and the add-on's developer fixes them. */
+const OUTPUT_PROBLEMS = 5;
+
+/**
+ * Checks an add-on's structuredContent against its tool's outputSchema, by the same engine as
+ * arguments (linear-time patterns, one call's budget). Null when it matches; otherwise a sentence
+ * per problem, naming the field (`notes[0].id`), never its value.
+ */
+export function checkStructured(schema: JsonSchema, value: Record<string, unknown>): string[] | null {
+  const { valid, exceeded, errors } = validateOnce(validatorFor(schema), value);
+  if (valid) return null;
+  const problems = [...(exceeded ? ['It holds more text than the patterns of the outputSchema can check in one call.'] : []), ...describeErrors(errors, value, true)];
+  const unique = [...new Set(problems)];
+  return unique.length <= OUTPUT_PROBLEMS ? unique : [...unique.slice(0, OUTPUT_PROBLEMS), `…and ${unique.length - OUTPUT_PROBLEMS} more.`];
+}
 
 function finish(problems: string[]): string[] {
   const unique = [...new Set(problems)];
@@ -355,30 +376,33 @@ function segmentsOf(pointer: string, data: unknown): (string | number)[] {
   return out;
 }
 
-function describeErrors(errors: readonly ErrorObject[], data: unknown): string[] {
+function describeErrors(errors: readonly ErrorObject[], data: unknown, output = false): string[] {
   // A value of the wrong type makes its other keyword errors noise.
   const wrongType = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
   const out: string[] = [];
   for (const e of errors) {
     if (e.keyword !== 'type' && wrongType.has(e.instancePath)) continue;
-    out.push(describeError(e, segmentsOf(e.instancePath, data)));
+    out.push(describeError(e, segmentsOf(e.instancePath, data), output));
   }
   return out;
 }
 
-function describeError(e: ErrorObject, segs: (string | number)[]): string {
+/** One problem as a sentence: of an argument, or (`output`) of a field of the add-on's answer. */
+function describeError(e: ErrorObject, segs: (string | number)[], output = false): string {
   const at = argumentPath(segs);
-  const arg = `Argument \`${at}\``;
+  const arg = output ? (segs.length ? `\`${at}\`` : 'The result') : `Argument \`${at}\``;
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case 'additionalProperties': {
       const extra = argumentPath([...segs, String(p.additionalProperty)]);
       const props = Object.keys(((e.parentSchema as JsonSchema | undefined)?.properties ?? {}) as object);
+      if (output) return `\`${extra}\` is not declared${props.length ? `; ${segs.length ? `\`${at}\`` : 'the result'} has ${names(props)}` : ''}.`;
       const owner = segs.length === 0 ? 'this tool' : `\`${at}\``;
       const takes = props.length ? `${owner} takes ${names(props)}` : `${owner} takes no arguments`;
       return `Unknown argument \`${extra}\`; ${takes}.`;
     }
     case 'required':
+      if (output) return `\`${argumentPath([...segs, String(p.missingProperty)])}\` is missing.`;
       return `Missing required argument \`${argumentPath([...segs, String(p.missingProperty)])}\`.`;
     case 'type': {
       const types = (Array.isArray(p.type) ? p.type : String(p.type).split(',')) as string[];

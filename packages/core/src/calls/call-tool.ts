@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Services } from '../services';
 import type { Slot } from '../limits';
-import { checkArguments } from '../addons/arguments';
+import { checkArguments, checkStructured } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
 import type { CallOutcome } from '../queue/types';
@@ -233,6 +233,21 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   );
 }
 
+/**
+ * Why an answer cannot be passed on as the result of a tool that declares an outputSchema, or
+ * null: MCP says such a result carries structuredContent matching it (and apps refuse one that
+ * does not). The add-on ran; the sentence says its answer was withheld, and what is wrong with it.
+ */
+function outputMismatch(tool: EnabledTool, structured: Record<string, unknown> | undefined): string | null {
+  const who = `The add-on "${tool.addonName}"`;
+  if (!structured) {
+    return `${who} answered without the structured result this tool declares (its outputSchema), so Toolport did not pass the answer on. The add-on's developer has to answer with {"json": {...}}.`;
+  }
+  const problems = checkStructured(tool.outputSchema!, structured);
+  if (!problems) return null;
+  return `${who} answered with a result that does not match this tool's outputSchema, so Toolport did not pass it on: ${problems.join(' ')}`;
+}
+
 const firstText = (content: ContentBlock[]): string => {
   const block = content.find((b) => b.type === 'text' && typeof b.text === 'string');
   return block ? (block.text as string) : '';
@@ -318,6 +333,13 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
         // The tool said it failed (MCP's isError): a tool error, for the app and in the log.
         run.log({ ...where, ...decided, outcome: 'refused', detail: firstText(outcome.content).slice(0, 300) });
         return { content: outcome.content, isError: true };
+      }
+      if (tool.outputSchema) {
+        const mismatch = outputMismatch(tool, outcome.structuredContent);
+        if (mismatch) {
+          run.log({ ...where, ...decided, outcome: 'failed', detail: `output_schema: ${mismatch}`.slice(0, 300) });
+          return text(mismatch, true);
+        }
       }
       run.log({ ...where, ...decided, outcome: 'ok' });
       return { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) };

@@ -1,7 +1,7 @@
 import { and, asc, eq, isNull, ne, or } from 'drizzle-orm';
 import type { Services } from '../services';
 import { addons, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
-import type { CompiledTool, JsonSchema } from '../addons/types';
+import type { CompiledTool, JsonSchema, StoredIcon } from '../addons/types';
 import { toolDigest } from '../installs/releases';
 import { ADDONS_CHANNEL, TOOLS_CHANNEL } from '../events/channels';
 import { BoundedMap } from '../caches';
@@ -21,6 +21,13 @@ export interface EnabledTool {
   /** The tool's own delivery timeout, when shorter than a call's 30 s. */
   timeoutSeconds: number | null;
   inputSchema: JsonSchema;
+  /** What structuredContent must match (call-tool.ts checks it), when the tool declares it. */
+  outputSchema?: JsonSchema | null;
+  /** MCP's hints, as declared; null: not declared. */
+  idempotent?: boolean | null;
+  openWorld?: boolean | null;
+  /** The tool's own icons, or else its add-on's: served by Toolport (`/icons/{hash}`). */
+  icons?: StoredIcon[];
   webhookDisabled: boolean;
 }
 
@@ -72,6 +79,7 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
     .select({
       tool: tools,
       addonName: addons.name,
+      addonIcons: addons.icons,
       webhookDisabledAt: addons.webhookDisabledAt,
       // Only for a switch behind the current release: that release's tools, to serve the accepted one.
       accepted: addonVersions.tools,
@@ -94,8 +102,8 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
     )
     .orderBy(asc(tools.addonId), asc(tools.position));
   return toolSet(
-    rows.map(({ tool, addonName, webhookDisabledAt, accepted }) => {
-      const current = toEnabledTool(tool, addonName, webhookDisabledAt !== null);
+    rows.map(({ tool, addonName, addonIcons, webhookDisabledAt, accepted }) => {
+      const current = toEnabledTool(tool, addonName, webhookDisabledAt !== null, addonIcons);
       const before = (accepted as CompiledTool[] | null)?.find((t) => t.name === tool.name);
       // Until the person reviews a release that changed this tool, apps see and calls use the
       // definition they accepted (its text, arguments and safety flags).
@@ -109,13 +117,16 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
         confirm: before.confirm,
         timeoutSeconds: before.timeoutSeconds ?? null,
         inputSchema: before.inputSchema,
+        outputSchema: before.outputSchema ?? null,
+        idempotent: before.idempotent ?? null,
+        openWorld: before.openWorld ?? null,
       };
     }),
   );
 }
 
 /** A stored tool row as the call path sees it. */
-export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string, webhookDisabled: boolean): EnabledTool {
+export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string, webhookDisabled: boolean, addonIcons: unknown = null): EnabledTool {
   return {
     mcpName: `${tool.addonId}__${tool.name}`,
     addonId: tool.addonId,
@@ -128,6 +139,10 @@ export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string
     confirm: tool.confirm,
     timeoutSeconds: tool.timeoutSeconds,
     inputSchema: tool.inputSchema as JsonSchema,
+    outputSchema: (tool.outputSchema as JsonSchema | null) ?? null,
+    idempotent: tool.idempotent,
+    openWorld: tool.openWorld,
+    icons: ((tool.icons ?? addonIcons) as StoredIcon[] | null) ?? [],
     webhookDisabled,
   };
 }

@@ -16,9 +16,16 @@ import { addons, addonVersions, installs, toolSwitches } from '../db/schema/inde
  * (the fields below) needs no review.
  */
 
-/** What an app reads of a tool, and what decides how it runs: a change to any of these is reviewed. */
-const REVIEWED = ['title', 'summary', 'inputSchema', 'destructive', 'readOnly', 'confirm'] as const;
+/**
+ * What an app reads of a tool, and what decides how it runs: a change to any of these is reviewed.
+ * The outputSchema too: a model reads its descriptions, and it decides which answers pass. So are
+ * MCP's idempotent and open-world hints, which apps may weigh when they decide to ask the person.
+ * Icons are not: they change nothing a model reads or a call does (like the add-on's description).
+ */
+const REVIEWED = ['title', 'summary', 'inputSchema', 'outputSchema', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm'] as const;
 type Reviewed = (typeof REVIEWED)[number];
+/** Declared or not: a hint left out means MCP's default, not false. */
+const UNSET_IS_NULL = new Set<Reviewed>(['outputSchema', 'idempotent', 'openWorld']);
 
 /** Stable JSON: object keys sorted, so two equal schemas written in another key order compare equal. */
 function canonical(v: unknown): string {
@@ -32,7 +39,8 @@ function canonical(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-const reviewedOf = (t: CompiledTool) => Object.fromEntries(REVIEWED.map((k) => [k, k === 'inputSchema' ? t.inputSchema : (t[k] ?? false)]));
+const reviewedOf = (t: CompiledTool) =>
+  Object.fromEntries(REVIEWED.map((k) => [k, k === 'inputSchema' ? t.inputSchema : (t[k] ?? (UNSET_IS_NULL.has(k) ? null : false))]));
 
 /** Digest of the reviewed fields of a tool. */
 export const toolDigest = (t: CompiledTool) => createHash('sha256').update(canonical(reviewedOf(t))).digest('base64url');
@@ -93,10 +101,14 @@ function diffTool(before: CompiledTool, after: CompiledTool): ToolChange {
   for (const f of ['title', 'summary', 'destructive', 'readOnly', 'confirm'] as const) {
     if ((before[f] ?? false) !== (after[f] ?? false)) fields.push({ field: f, before: before[f] ?? false, after: after[f] ?? false });
   }
+  for (const f of ['idempotent', 'openWorld', 'outputSchema'] as const) {
+    if (canonical(before[f] ?? null) !== canonical(after[f] ?? null)) fields.push({ field: f, before: before[f] ?? null, after: after[f] ?? null });
+  }
   const lessSafe: string[] = [];
   if (before.destructive && !after.destructive) lessSafe.push('It would no longer ask you before it runs (it is no longer marked destructive).');
   if (before.confirm && !after.confirm) lessSafe.push('The add-on would no longer describe each call before you decide.');
   if (before.readOnly && !after.readOnly) lessSafe.push('It would no longer be read-only.');
+  if (before.openWorld === false && after.openWorld !== false) lessSafe.push('It would reach beyond its own data (it is no longer marked closed-world).');
   return {
     name: after.name,
     change: 'changed',

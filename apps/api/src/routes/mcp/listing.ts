@@ -25,20 +25,40 @@ const listings = new WeakMap<EnabledToolSet, Listing>();
  */
 const GZIP_FROM_BYTES = 16 * 1024;
 
-function listing(set: EnabledToolSet): Listing {
+type EnabledTool = EnabledToolSet['list'][number];
+
+/** Icons at Toolport's own URL, never the add-on's: fetched once at push, checked, served by hash. */
+const iconsOf = (publicUrl: string, t: EnabledTool): Pick<Tool, 'icons'> =>
+  t.icons?.length
+    ? { icons: t.icons.map((i) => ({ src: `${publicUrl}/icons/${i.hash}`, mimeType: i.mimeType, sizes: i.sizes, ...(i.theme ? { theme: i.theme } : {}) })) }
+    : {};
+
+/** One tool as an app lists it (MCP 2025-11-25 Tool): hints only where the manifest declares them. */
+function toolOf(publicUrl: string, t: EnabledTool): Tool {
+  return {
+    name: t.mcpName,
+    title: t.title,
+    description: `${t.summary} (Add-on: ${t.addonName}.)`,
+    ...iconsOf(publicUrl, t),
+    inputSchema: t.inputSchema as Tool['inputSchema'],
+    ...(t.outputSchema ? { outputSchema: t.outputSchema as Tool['outputSchema'] } : {}),
+    annotations: {
+      title: t.title,
+      destructiveHint: t.destructive,
+      ...(t.readOnly ? { readOnlyHint: true } : {}),
+      ...(typeof t.idempotent === 'boolean' ? { idempotentHint: t.idempotent } : {}),
+      ...(typeof t.openWorld === 'boolean' ? { openWorldHint: t.openWorld } : {}),
+    },
+  };
+}
+
+/** Toolport's own icon, for its server info (Implementation.icons). */
+export const serverIcons = (svc: Services) => [{ src: `${svc.config.publicUrl}/icon.svg`, mimeType: 'image/svg+xml', sizes: ['any'] }];
+
+function listing(set: EnabledToolSet, publicUrl: string): Listing {
   let built = listings.get(set);
   if (!built) {
-    const tools: Tool[] = set.list.map((t) => ({
-      name: t.mcpName,
-      title: t.title,
-      description: `${t.summary} (Add-on: ${t.addonName}.)`,
-      inputSchema: t.inputSchema as Tool['inputSchema'],
-      annotations: {
-        title: t.title,
-        destructiveHint: t.destructive,
-        ...(t.readOnly ? { readOnlyHint: true } : {}),
-      },
-    }));
+    const tools: Tool[] = set.list.map((t) => toolOf(publicUrl, t));
     built = { tools, resultBytes: Buffer.from(JSON.stringify({ tools })) };
     listings.set(set, built);
   }
@@ -50,7 +70,7 @@ const NO_TOOLS: Listing = { tools: [], resultBytes: Buffer.from('{"tools":[]}') 
 /** The app's tools/list: none while AI apps are off. */
 export async function toolList(svc: Services, identity: AppIdentity, aiAppsOn: boolean): Promise<Listing> {
   if (!aiAppsOn) return NO_TOOLS;
-  return listing(await svc.tools.get(identity.userId));
+  return listing(await svc.tools.get(identity.userId), svc.config.publicUrl);
 }
 
 /** Logs why tools/list failed and says it without the raw message (it may quote SQL). */

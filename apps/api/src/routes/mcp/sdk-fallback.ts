@@ -7,7 +7,7 @@ import { TOOLS_SCOPE, type AppIdentity, type Services } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
 import { withArgumentsForSdk } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
-import { listFailed, toolList } from './listing';
+import { listFailed, serverIcons, toolList } from './listing';
 import { instructionsFor, SERVER_CAPABILITIES, SERVER_INFO } from './revisions';
 import { runToolCall } from './tool-call';
 
@@ -19,7 +19,7 @@ const sharedValidator = new AjvJsonSchemaValidator();
  * rebuilds objects and would turn a `__proto__` key into a prototype instead of refusing it.
  */
 function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown) {
-  const server = new Server(SERVER_INFO, {
+  const server = new Server({ ...SERVER_INFO, icons: serverIcons(svc) }, {
     capabilities: SERVER_CAPABILITIES,
     jsonSchemaValidator: sharedValidator,
     instructions: instructionsFor(aiAppsOn),
