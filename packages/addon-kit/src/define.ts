@@ -7,6 +7,22 @@ export type ContentBlock = { type: string; [key: string]: unknown };
 /** What `run` may return: a string (sent as text), `{ json }`, `{ content }`, or `{ text }`. */
 export type ToolAnswer = string | { text: string } | { json: unknown } | { content: ContentBlock[] };
 
+/**
+ * An icon (MCP's Icon): an https URL of a PNG, JPEG, WebP or GIF of at most 64 KB and 1024x1024, or
+ * a data URI of one. Toolport fetches it once when the manifest is pushed and serves it itself.
+ */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  /** `WxH`; leave it out and Toolport reads the size from the image. */
+  sizes?: string[];
+  /** The background the icon is drawn for. */
+  theme?: 'light' | 'dark';
+}
+
+/** A JSON Schema (2020-12), as written in the manifest. */
+export type JsonSchema = Record<string, unknown>;
+
 /** What a `confirm` handler returns; `null` tells Toolport this call needs no approval. */
 export interface ConfirmDescriptor {
   message: string;
@@ -57,6 +73,16 @@ export interface ToolDefinition<A extends ArgMap> {
   /** Toolport asks the person before every call. */
   destructive?: boolean;
   readOnly?: boolean;
+  /** Calling it twice with the same arguments does no more than once (MCP `idempotentHint`). */
+  idempotent?: boolean;
+  /** `false`: it touches only the add-on's own data, not the outside world (MCP `openWorldHint`). */
+  openWorld?: boolean;
+  icons?: Icon[];
+  /**
+   * What the tool returns (`structuredContent`): `run` then returns `{ json: {...} }` matching it.
+   * Toolport checks each answer against it and gives the app a tool error instead of one that does not.
+   */
+  outputSchema?: JsonSchema;
   /**
    * Refuse any call that does not carry the person's approval of these exact arguments
    * (`ctx.approval`), before `run` is called. For destructive tools whose `confirm` never skips.
@@ -91,6 +117,8 @@ export interface AddonDefinition {
   /** The public HTTPS URL Toolport POSTs deliveries to. */
   webhook: string;
   visibility?: 'private' | 'public';
+  /** The add-on's icons; a tool without its own shows these. */
+  icons?: Icon[];
   /** Keyed by tool name (`^[a-z][a-z0-9_]{0,31}$`); order is kept in the manifest. */
   tools: Record<string, Tool<any>>;
 }
@@ -108,9 +136,13 @@ export interface ManifestTool {
   summary: string;
   destructive?: boolean;
   readOnly?: boolean;
+  idempotent?: boolean;
+  openWorld?: boolean;
   confirm?: boolean;
   timeoutSeconds?: number;
+  icons?: Icon[];
   arguments: ManifestArgument[];
+  outputSchema?: JsonSchema;
 }
 
 /** addon.json, in DESIGN.md's format. */
@@ -120,6 +152,7 @@ export interface AddonManifest {
   description: string;
   webhook: string;
   visibility?: 'private' | 'public';
+  icons?: Icon[];
   tools: ManifestTool[];
 }
 
@@ -135,14 +168,18 @@ function manifestTool(name: string, t: Tool<any>): ManifestTool {
   const out = { name, title: t.title, summary: t.summary } as ManifestTool;
   if (t.destructive) out.destructive = true;
   if (t.readOnly) out.readOnly = true;
+  if (t.idempotent !== undefined) out.idempotent = t.idempotent;
+  if (t.openWorld !== undefined) out.openWorld = t.openWorld;
   if (t.confirm) out.confirm = true;
   if (t.timeoutSeconds !== undefined) out.timeoutSeconds = t.timeoutSeconds;
+  if (t.icons?.length) out.icons = t.icons;
   out.arguments = [];
   for (const [argName, arg] of Object.entries(t.arguments ?? {}) as Array<[string, ArgMap[string]]>) {
     const a: ManifestArgument = { name: argName, summary: arg.summary, kind: arg.kind };
     if (!arg.required) a.required = false;
     out.arguments.push(a);
   }
+  if (t.outputSchema) out.outputSchema = t.outputSchema;
   return out;
 }
 
@@ -164,6 +201,7 @@ export function defineAddon(def: AddonDefinition): Addon {
         description: def.description,
         webhook,
         ...(visibility ? { visibility } : {}),
+        ...(def.icons?.length ? { icons: def.icons } : {}),
         tools: Object.entries(def.tools).map(([name, t]) => manifestTool(name, t)),
       };
     },

@@ -195,6 +195,11 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
         onError(new TypeError('run must return a string, { json }, { content } or { text }'), { tool: name, callId: ctx.callId });
         return { error: GENERIC_FAILURE, failed: true };
       }
+      // Toolport withholds any other answer of a tool with an outputSchema: say so here, where it is fixed.
+      if (t.outputSchema && !(answer.json !== null && typeof answer.json === 'object' && !Array.isArray(answer.json))) {
+        onError(new TypeError('a tool with an outputSchema must return { json: {...} }, an object matching it'), { tool: name, callId: ctx.callId });
+        return { error: GENERIC_FAILURE, failed: true };
+      }
       const size = Buffer.byteLength(JSON.stringify(answer));
       if (size > RESULT_LIMIT_BYTES) {
         onError(new RangeError(`the result is ${size} bytes; Toolport refuses results over 64 KB`), { tool: name, callId: ctx.callId });

@@ -7,6 +7,8 @@ export type {
   CallContext,
   ConfirmDescriptor,
   ContentBlock,
+  Icon,
+  JsonSchema,
   ManifestArgument,
   ManifestTool,
   Tool,
