@@ -73,7 +73,7 @@ export function query(params: Record<string, string | undefined>) {
 
 // Shapes the dashboard relies on (DESIGN.md, "Request shapes").
 export interface Me { id: string; email: string; mcpUrl: string; aiApps: boolean; operator?: boolean }
-export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; enabled: boolean; updatePending?: boolean }
+export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; enabled: boolean; updatePending?: boolean; icon?: string }
 export interface ArgumentChange { name: string; change: 'added' | 'removed' | 'changed'; before?: unknown; after?: unknown }
 export interface ToolChange {
   name: string;
@@ -85,8 +85,8 @@ export interface ToolChange {
   after?: { title: string; summary: string };
 }
 export interface PendingUpdate { from: number; to: number; notes: string | null; publishedAt: string; tools: ToolChange[] }
-export interface Install { addon: { id: string; name: string; description?: string; version?: number }; tools: Tool[]; update?: PendingUpdate | null; heldOff?: 'delisted' | 'unlisted' }
-export interface CatalogEntry { id: string; name: string; description?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
+export interface Install { addon: { id: string; name: string; description?: string; version?: number; icon?: string }; tools: Tool[]; update?: PendingUpdate | null; heldOff?: 'delisted' | 'unlisted' }
+export interface CatalogEntry { id: string; name: string; description?: string; icon?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
 export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
 export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; infoOmitted?: number; style?: string }
 /**

@@ -7,7 +7,7 @@ import { inputObject, parseInput } from '../input';
 import { TOOLS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches, users } from '../db/schema/index';
-import type { CompiledTool } from '../addons/types';
+import type { CompiledTool, StoredIcon } from '../addons/types';
 import { pendingUpdates } from './releases';
 import { hostOf, visibleTo } from '../addons/listings';
 
@@ -20,12 +20,20 @@ async function toolsOf(svc: Services, addonIds: string[]) {
   return byAddon;
 }
 
+/** The icon the dashboard shows beside a name: Toolport's own path (same origin), one drawn for a light background first. */
+function iconPath(list: unknown): { icon?: string } {
+  const icons = (list as StoredIcon[] | null) ?? [];
+  const chosen = icons.find((i) => i.theme !== 'dark') ?? icons[0];
+  return chosen ? { icon: `/icons/${chosen.hash}` } : {};
+}
+
 const toolView = (t: typeof tools.$inferSelect) => ({
   name: t.name,
   title: t.title,
   summary: t.summary,
   destructive: t.destructive,
   readOnly: t.readOnly,
+  ...iconPath(t.icons),
 });
 
 /** The catalog: listed add-ons and the person's own, each naming its publisher and its latest release. */
@@ -43,6 +51,7 @@ export async function listCatalog({ ctx }: { ctx: Ctx }) {
     id: addon.id,
     name: addon.name,
     description: addon.description,
+    ...iconPath(addon.icons),
     visibility: addon.visibility,
     mine: addon.ownerId === userId,
     installed: installedAt !== null,
@@ -88,7 +97,7 @@ export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
     const held = new Map((update?.tools ?? []).filter((c) => c.change === 'changed').map((c) => [c.name, c.before!]));
     const listed = addon.ownerId === userId || (addon.visibility === 'public' && addon.listing === 'approved');
     return {
-      addon: { id: addon.id, name: addon.name, description: addon.description, version: addon.version },
+      addon: { id: addon.id, name: addon.name, description: addon.description, version: addon.version, ...iconPath(addon.icons) },
       installedAt,
       // Taken off the catalog (delisted, or made private): its tools reach no app.
       ...(listed ? {} : { heldOff: addon.listing === 'delisted' ? 'delisted' : 'unlisted' }),

@@ -8,11 +8,20 @@ function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolea
     ${tool.readOnly ? html`<span class="badge badge-calm">Read-only</span>` : null}`;
 }
 
+/**
+ * An add-on's or a tool's icon beside its name: decorative (the name says it all). Only Toolport's
+ * own `/icons/` path is used: the image was checked when the add-on was pushed, and the CSP allows
+ * no other origin anyway.
+ */
+function Icon({ src }: { src?: string }) {
+  return src && src.startsWith('/icons/') ? html`<img class="icon" src=${src} alt="" width="20" height="20" loading="lazy" />` : null;
+}
+
 function ToolRow({ addonName, tool, onSet }: { addonName: string; tool: Tool; onSet: (name: string, on: boolean) => Promise<void> }) {
   const label = `${tool.title || tool.name} · ${addonName}`;
   return html`<li class=${`tool ${tool.destructive ? 'tool-destructive' : ''}`} data-tool=${tool.name}>
     <div class="tool-text">
-      <div class="tool-title"><strong><${Revealed} text=${tool.title || tool.name} /></strong> <code class="mono small"><${Revealed} text=${tool.name} identifier /></code> <${ToolBadges} tool=${tool} /></div>
+      <div class="tool-title"><${Icon} src=${tool.icon} /><strong><${Revealed} text=${tool.title || tool.name} /></strong> <code class="mono small"><${Revealed} text=${tool.name} identifier /></code> <${ToolBadges} tool=${tool} /></div>
       ${tool.summary && html`<p class="muted small"><${Revealed} text=${tool.summary} /></p>`}
       ${tool.updatePending ? html`<p class="small"><span class="badge">Update to review</span> <span class="muted">apps see this version until you accept the update</span></p>` : null}
     </div>
@@ -77,7 +86,7 @@ export function AddonsPage() {
               (i) => html`<article class="card addon" key=${i.addon.id} data-addon=${i.addon.id} aria-labelledby=${`inst-${i.addon.id}`}>
                 <div class="row-between">
                   <div>
-                    <h3 id=${`inst-${i.addon.id}`}><${Revealed} text=${i.addon.name} /> <code class="mono small muted"><${Revealed} text=${i.addon.id} identifier /></code></h3>
+                    <h3 id=${`inst-${i.addon.id}`}><${Icon} src=${i.addon.icon} /> <${Revealed} text=${i.addon.name} /> <code class="mono small muted"><${Revealed} text=${i.addon.id} identifier /></code></h3>
                     ${i.addon.description && html`<p class="muted"><${Revealed} text=${i.addon.description} /></p>`}
                   </div>
                   <${ConfirmButton} label="Uninstall" ariaLabel=${`Uninstall ${i.addon.name}`} danger title=${`Uninstall ${i.addon.name}?`}
@@ -102,7 +111,7 @@ export function AddonsPage() {
           ? html`<div class="empty">${(catalog.data ?? []).length ? 'You have installed everything in the catalog.' : 'The catalog is empty for now.'}</div>`
           : html`<div class="grid">${available.map(
               (c) => html`<article class="card catalog-item" data-addon=${c.id} aria-labelledby=${`cat-${c.id}`}>
-                <h3 id=${`cat-${c.id}`}><${Revealed} text=${c.name} /></h3>
+                <h3 id=${`cat-${c.id}`}><${Icon} src=${c.icon} /> <${Revealed} text=${c.name} /></h3>
                 <p class="small"><code class="mono muted"><${Revealed} text=${c.id} identifier /></code>${c.visibility === 'private' ? html` <span class="badge">Private · yours</span>` : null}</p>
                 ${c.description && html`<p class="muted"><${Revealed} text=${c.description} /></p>`}
                 <p class="small muted publisher">By ${c.publisher?.name ? html`<strong><${Revealed} text=${c.publisher.name} /></strong>` : 'an unnamed developer'}${c.publisher?.webhookHost ? html` · runs on <code class="mono">${c.publisher.webhookHost}</code>` : null}${c.release ? html` · release ${c.release.version}, ${new Date(c.release.publishedAt).toLocaleDateString()}` : null}</p>

@@ -2,9 +2,13 @@ import { useState } from 'preact/hooks';
 import type { ArgumentChange, PendingUpdate, ToolChange } from '../api';
 import { html, Notice, Revealed } from '../ui';
 
-const FIELD_LABEL: Record<string, string> = { title: 'Title', summary: 'Summary', destructive: 'Asks you first', readOnly: 'Read-only', confirm: 'Describes calls first' };
+const FIELD_LABEL: Record<string, string> = {
+  title: 'Title', summary: 'Summary', destructive: 'Asks you first', readOnly: 'Read-only', confirm: 'Describes calls first',
+  idempotent: 'Safe to repeat', openWorld: 'Reaches beyond its own data', outputSchema: 'What it returns (schema)',
+};
 
-const shown = (v: unknown) => (typeof v === 'boolean' ? (v ? 'yes' : 'no') : String(v ?? ''));
+const shown = (v: unknown) =>
+  typeof v === 'boolean' ? (v ? 'yes' : 'no') : v === null || v === undefined ? 'not said' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
 /** One argument as the person reads it: its description and its kind, hidden characters revealed. */
 function ArgumentText({ schema }: { schema: unknown }) {
