@@ -19,6 +19,8 @@ let project: string;
 /** Node 20 (this process), 22 and 24: name → the directory holding its `node`. */
 const nodes = new Map<string, string>();
 let tp: Toolport;
+/** Packing, npm installs and Node downloads are slow on a loaded machine: bounded, but generously. */
+const SLOW = 600_000;
 
 interface Ran {
   code: number;
@@ -72,7 +74,7 @@ before(async () => {
   nodes.set(process.version.slice(1), path.dirname(process.execPath));
   for (const [v, dir] of await others) nodes.set(v, dir);
   tp = await startToolport();
-});
+}, { timeout: SLOW });
 after(async () => {
   await tp?.stop();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -106,7 +108,7 @@ describe('the packages as published', () => {
   });
 
   for (const version of ['20', ...OTHER_NODES.map((v) => v.split('.')[0]!)]) {
-    it(`the kit answers a signed delivery with plain node ${version}, imported as ESM and required as CommonJS`, async () => {
+    it(`the kit answers a signed delivery with plain node ${version}, imported as ESM and required as CommonJS`, { timeout: SLOW }, async () => {
       const dir = [...nodes].find(([v]) => v.startsWith(`${version}.`))![1];
       const body = (kit: string, webhooks: string) => `
         const { defineAddon, text, tool } = ${kit};
@@ -129,7 +131,7 @@ describe('the packages as published', () => {
       }
     });
 
-    it(`npx toolport runs on node ${version} from the developer's folder, with spaces in paths, and says why when it fails`, async () => {
+    it(`npx toolport runs on node ${version} from the developer's folder, with spaces in paths, and says why when it fails`, { timeout: SLOW }, async () => {
       const dir = [...nodes].find(([v]) => v.startsWith(`${version}.`))![1];
       const folder = path.join(project, 'my tools');
       mkdirSync(folder, { recursive: true });
@@ -174,7 +176,7 @@ describe('docs/quickstart.md, followed literally from an empty folder', () => {
   let addonProcess: ChildProcess | undefined;
   after(() => addonProcess?.kill());
 
-  it('gets a tool answering in an app with at most 20 lines of add-on code', async () => {
+  it('gets a tool answering in an app with at most 20 lines of add-on code', { timeout: SLOW }, async () => {
     const doc = readFileSync(path.join(root, 'docs/quickstart.md'), 'utf8');
     const code = /^```js\n([\s\S]*?)^```/m.exec(doc)?.[1];
     assert.ok(code, 'the quickstart has the add-on as a js block');
