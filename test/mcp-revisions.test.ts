@@ -7,7 +7,8 @@ import { connect, register } from './helpers/oauth-flow';
 /**
  * MCP revisions on one endpoint (issue #27): request ids as MCP allows them, version negotiation
  * and the revisions' error shapes, 2026-07-28's stateless requests and what each refuses. Raw HTTP,
- * so every header and byte is the test's.
+ * so every header and byte is the test's; the SDK clients on both revisions are in real-clients and
+ * mcp-list-changed, the official suite in conformance.test.ts.
  */
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
@@ -116,13 +117,13 @@ describe('version negotiation', () => {
     for (const version of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
       const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
       assert.equal(init.json.result.protocolVersion, version);
-      assert.deepEqual(init.json.result.capabilities, { tools: { listChanged: false } });
+      assert.deepEqual(init.json.result.capabilities, { tools: { listChanged: true } });
       assert.equal((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-protocol-version': version })).status, 200);
     }
     const discover = await modern('d', 'server/discover');
     assert.equal(discover.status, 200);
     assert.deepEqual(discover.json.result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
-    assert.deepEqual(discover.json.result.capabilities, { tools: { listChanged: false } });
+    assert.deepEqual(discover.json.result.capabilities, { tools: { listChanged: true } });
     assert.equal(discover.json.result.resultType, 'complete');
     assert.deepEqual(discover.json.result._meta, { 'io.modelcontextprotocol/serverInfo': { name: 'Toolport', version: '0.1.0' } });
     assert.match(discover.json.result.instructions, /add-ons/);
@@ -173,6 +174,30 @@ describe('2026-07-28 requests', () => {
     assert.equal(note.status, 202);
     const traced = await modern(1, 'tools/list', { _meta: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01', 'com.example/tag': 'x', 'io.example.mcp/y': 1 } });
     assert.equal(traced.status, 200, traced.text);
+  });
+
+  it('opens subscriptions/listen: the acknowledgment first, with the subscription id and only what it honours', async () => {
+    const controller = new AbortController();
+    const res = await fetch(p.user.mcpUrl, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${p.token}`, 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'subscriptions/listen', params: { _meta: ENVELOPE, notifications: { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ['x://y'] } } }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    const ack = JSON.parse(/^data: (.*)$/m.exec(text)![1]!);
+    assert.deepEqual(ack, {
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' }, notifications: { toolsListChanged: true } },
+    });
+    controller.abort();
+    const bad = await modern(2, 'subscriptions/listen', { notifications: 'tools' });
+    assert.equal(bad.json.error.code, -32602);
   });
 });
 

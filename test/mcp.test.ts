@@ -271,8 +271,10 @@ describe('the MCP endpoint refuses what the specs refuse', () => {
     assert.equal((await broken.json()).error.code, -32700);
     const foreign = await post(p.user.mcpUrl, list, { ...auth, origin: 'https://evil.example' });
     assert.equal(foreign.status, 403);
-    const get = await fetch(p.user.mcpUrl, { headers: { ...auth, accept: 'text/event-stream' } });
-    assert.equal(get.status, 405);
+    // A GET is 2025-11-25's change stream (mcp-list-changed.test.ts); without Accept: text/event-stream, or under 2026-07-28, there is none.
+    for (const headers of [{ ...auth, accept: 'application/json' }, { ...auth, accept: 'text/event-stream', 'mcp-protocol-version': '2026-07-28' }]) {
+      assert.equal((await fetch(p.user.mcpUrl, { headers })).status, 405);
+    }
     const huge = await post(p.user.mcpUrl, { ...list, params: { pad: 'x'.repeat(2 * 1024 * 1024) } }, auth);
     assert.equal(huge.status, 413);
   });

@@ -37,7 +37,7 @@ export {
 export { createRedisBus } from './events/redis-bus';
 export { createInProcessBus } from './events/bus';
 export type { BusTransport } from './events/bus';
-export { ADDONS_CHANNEL, GATES_CHANNEL, REQUEST_CANCEL_CHANNEL } from './events/channels';
+export { ADDONS_CHANNEL, GATES_CHANNEL, REQUEST_CANCEL_CHANNEL, TOOLS_CHANNEL } from './events/channels';
 export { listDeliveries } from './addons/deliveries';
 export { openLiveDeliveries } from './addons/live-deliveries';
 export type { LiveDeliveries } from './addons/live-deliveries';

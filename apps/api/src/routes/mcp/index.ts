@@ -2,13 +2,14 @@ import { Hono, type Context } from 'hono';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { isToolportError, verifyAccessToken, wwwAuthenticate, type Services, type VerifiedAccess } from '@toolport/core';
 import { readJson } from '../../http/body';
-import { nodeResponse, type AppEnv } from '../../http/env';
+import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
 import { invalidJsonRpc, isRequestId, jsonRpcError, readableId, toolCallWithoutName } from '../../http/json-rpc';
 import { InFlight } from './cancellation';
+import { ChangeStreams } from './change-streams';
 import { listAnswer, listFailed, toolList, type Listing } from './listing';
 import { answerModern } from './modern';
 import { answerDirect, answerStreamed } from './node-writers';
-import { routeMessage, type RevisionHeaders } from './revisions';
+import { routeGet, routeMessage, type RevisionHeaders } from './revisions';
 import { answerWithSdk } from './sdk-fallback';
 import { runToolCall } from './tool-call';
 
@@ -16,7 +17,7 @@ const MAX_MCP_BODY = 1024 * 1024;
 
 function rpcError(
   c: Context<AppEnv>,
-  status: 400 | 403 | 404 | 405 | 406 | 413,
+  status: 400 | 403 | 404 | 405 | 406 | 413 | 429,
   code: number,
   message: string,
   { headers = {}, id, data }: { headers?: Record<string, string>; id?: string | number; data?: unknown } = {},
@@ -67,11 +68,14 @@ function plainRequest(message: Record<string, unknown>): PlainRequest | undefine
  * The MCP endpoint, `/u/{userKey}/mcp`: checks the Origin and the token, reads one JSON-RPC
  * message, decides its revision (revisions.ts), then answers it one way: a 2026-07-28 request by
  * modern.ts; a 2025-era ordinary tools/list from the listing cache, an ordinary tools/call by a
- * direct Node writer (JSON, or SSE with a progress token), everything else by the SDK.
+ * direct Node writer (JSON, or SSE with a progress token), everything else by the SDK. A GET is the
+ * 2025-era change stream (change-streams.ts).
  */
 export function createMcpRoutes(svc: Services) {
   const inflight = new InFlight(svc);
   inflight.listen();
+  const streams = new ChangeStreams(svc);
+  streams.listen();
 
   return new Hono<AppEnv>().all('/u/:userKey/mcp', async (c) => {
     const userKey = c.req.param('userKey');
@@ -97,11 +101,23 @@ export function createMcpRoutes(svc: Services) {
       return rpcError(c, 401 as 400, -32001, err.message, { headers: { 'WWW-Authenticate': challenge } });
     }
     const { identity, aiAppsOn } = access;
+    const streamAccess = { identity, aiAppsOn, token, mcpUrl };
     const headers = revisionHeaders(c);
 
+    if (c.req.method === 'GET') {
+      const get = routeGet(headers);
+      const outgoing = nodeResponse(c);
+      if (get === 'not-allowed' || !outgoing) {
+        return rpcError(c, 405, -32000, 'Use POST; a GET opens the change stream of 2025-11-25 and earlier (Accept: text/event-stream).', { headers: { Allow: 'GET, POST' } });
+      }
+      if (get !== 'stream') return rpcError(c, get.status as 400, get.code, get.message, { data: get.data });
+      if (!streams.hasRoom(identity.userId)) return rpcError(c, 429, -32000, 'Too many open change streams for this account on this server: close one (each app needs only one).');
+      await streams.open(outgoing, streamAccess);
+      return PARKED;
+    }
     if (c.req.method !== 'POST') {
-      // Stateless: no standalone stream and no session to delete (any process can serve any request).
-      return rpcError(c, 405, -32000, 'Use POST: this server is stateless and keeps no sessions.', { headers: { Allow: 'POST' } });
+      // Stateless: no session to delete (any process can serve any request).
+      return rpcError(c, 405, -32000, 'Use POST: this server is stateless and keeps no sessions.', { headers: { Allow: 'GET, POST' } });
     }
 
     let body: unknown;
@@ -125,7 +141,7 @@ export function createMcpRoutes(svc: Services) {
       inflight.cancel(identity.grantId, message.params.requestId);
     }
     if (route.era === 'modern-notification') return c.body(null, 202);
-    if (route.era === 'modern') return answerModern(c, svc, access, inflight, route.request);
+    if (route.era === 'modern') return answerModern(c, svc, streamAccess, inflight, streams, route.request);
 
     const nameless = toolCallWithoutName(body);
     if (nameless) return c.json(jsonRpcError((body as { id: string | number }).id, ErrorCode.InvalidParams, `Invalid params: ${nameless}.`));

@@ -1,10 +1,11 @@
 import type { Context } from 'hono';
-import type { AppIdentity, Services, ToolResult } from '@toolport/core';
+import type { Services, ToolResult } from '@toolport/core';
 import { acceptsEncoding } from '../../http/accept-encoding';
-import { nodeResponse, type AppEnv } from '../../http/env';
+import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
 import { gzipHead, gzipWithTail, type GzipHead } from '../../http/gzip';
 import { jsonRpcError } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
+import type { ChangeStreams, StreamAccess } from './change-streams';
 import { jsonRpcAnswer, jsonRpcResult, RESULT_OPEN, resultTail } from './frames';
 import { listFailed, toolList, type Listing } from './listing';
 import { answerDirect, answerStreamed, type EncodeResult } from './node-writers';
@@ -13,13 +14,14 @@ import { runToolCall } from './tool-call';
 
 /*
  * 2026-07-28 requests (revisions.ts has already checked their `_meta` and headers): server/discover,
- * tools/list and tools/call; every other method is not found (404). Each
+ * tools/list, tools/call and subscriptions/listen; every other method is not found (404). Each
  * result carries `resultType` (basic/index §Result Responses) and the server's identity in `_meta`.
  */
 
 /**
  * server/utilities/caching: list results say how long they stay fresh and who may keep them. A
- * person's tools are theirs (private); 30 s is the bound of the per-person tool cache.
+ * person's tools are theirs (private); 30 s is the bound of the per-person tool cache, and a change
+ * within it reaches a listening app at once (change-streams.ts).
  */
 const CACHE_HINTS = { ttlMs: 30_000, cacheScope: 'private' } as const;
 
@@ -77,8 +79,9 @@ function retryProblem(params: Record<string, unknown>): string | undefined {
 export async function answerModern(
   c: Context<AppEnv>,
   svc: Services,
-  access: { identity: AppIdentity; aiAppsOn: boolean },
+  access: StreamAccess,
   inflight: InFlight,
+  streams: ChangeStreams,
   request: ModernRequest,
 ): Promise<Response> {
   const { id, method, params } = request;
@@ -121,8 +124,25 @@ export async function answerModern(
       return answerDirect(c, outgoing, id, (onHold) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, onHold }), encodeCall);
     }
 
+    case 'subscriptions/listen': {
+      // basic/patterns/subscriptions §Opening a Stream: a filter of what the app wants; only tools changes exist here.
+      const filter = params.notifications;
+      if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
+        return rpcError(c, 200, id, INVALID_PARAMS, 'Invalid params: subscriptions/listen needs params.notifications, e.g. {"toolsListChanged": true}.');
+      }
+      const wanted = (filter as Record<string, unknown>).toolsListChanged;
+      if (wanted !== undefined && typeof wanted !== 'boolean') return rpcError(c, 200, id, INVALID_PARAMS, 'Invalid params: notifications.toolsListChanged must be true or false.');
+      const outgoing = nodeResponse(c);
+      if (!outgoing) return rpcError(c, 200, id, -32603, 'subscriptions/listen is served on Node only.');
+      if (!streams.hasRoom(identity.userId)) {
+        return rpcError(c, 200, id, -32603, 'Too many open change streams for this account on this server: close one (each app needs only one).');
+      }
+      await streams.open(outgoing, access, { id, toolsListChanged: wanted === true });
+      return PARKED;
+    }
+
     default:
       // basic/transports/streamable-http §Protocol Version Header: an RPC the server does not implement is 404 and -32601.
-      return rpcError(c, 404, id, METHOD_NOT_FOUND, `Method not found: ${method} is not served here (Toolport speaks ${MODERN_REVISION} for tools: server/discover, tools/list, tools/call).`);
+      return rpcError(c, 404, id, METHOD_NOT_FOUND, `Method not found: ${method} is not served here (Toolport speaks ${MODERN_REVISION} for tools: server/discover, tools/list, tools/call, subscriptions/listen).`);
   }
 }

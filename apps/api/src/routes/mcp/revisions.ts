@@ -20,8 +20,8 @@ const LEGACY_REVISIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
 export const SUPPORTED_REVISIONS: readonly string[] = [MODERN_REVISION, ...LEGACY_REVISIONS];
 
 export const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
-/** Tools only. */
-export const SERVER_CAPABILITIES = { tools: { listChanged: false } };
+/** Tools only, and apps are told when the list changes: a GET stream (legacy), subscriptions/listen (modern). */
+export const SERVER_CAPABILITIES = { tools: { listChanged: true } };
 export const instructionsFor = (aiAppsOn: boolean) =>
   aiAppsOn ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.' : AI_APPS_OFF.instructions;
 
@@ -131,6 +131,18 @@ export function routeMessage(headers: RevisionHeaders, body: Record<string, unkn
   }
   if (!acceptsBoth(headers.accept)) return refused(406, -32000, NOT_ACCEPTABLE);
   return { era: 'legacy' };
+}
+
+/**
+ * A GET: 2025-11-25's standalone stream (2025-11-25 basic/transports §Listening for Messages from
+ * the Server), which 2026-07-28 replaced by subscriptions/listen (basic/transports/streamable-http
+ * §Earlier Streamable HTTP Revisions: a GET is 405 there).
+ */
+export function routeGet(headers: RevisionHeaders): 'stream' | Refusal | 'not-allowed' {
+  const { version } = headers;
+  if (version === MODERN_REVISION || !headers.accept?.includes('text/event-stream')) return 'not-allowed';
+  if (version !== undefined && !LEGACY_REVISIONS.includes(version)) return (unsupported(version) as { refusal: Refusal }).refusal;
+  return 'stream';
 }
 
 /** basic/index §_meta: what is wrong with a 2026-07-28 request's `_meta`, if anything. */

@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import {
+  ADDONS_CHANNEL,
+  GATES_CHANNEL,
+  isToolportError,
+  TOOLS_CHANNEL,
+  verifyAccessToken,
+  type AppIdentity,
+  type Services,
+} from '@toolport/core';
+import { SSE_HEADERS, sseMessage } from './frames';
+import { toolList, type Listing } from './listing';
+import { META, RESULT_META } from './revisions';
+
+/** Open change streams per person in one process; past it a new one is refused (each holds a connection). */
+const MAX_CHANGE_STREAMS_PER_PERSON = 16;
+const TICK_MS = 1000;
+/** An SSE comment this often keeps proxies and idle timeouts from cutting a quiet stream. */
+const HEARTBEAT_TICKS = 15;
+/** Each stream's token is checked again this often: an expired token or a revocation whose bus message was missed ends it within this bound. */
+const REVERIFY_TICKS = 60;
+/** A client that stopped reading: past this much unsent, the stream is cut rather than buffered. */
+const MAX_UNSENT_BYTES = 64 * 1024;
+
+export interface StreamAccess {
+  identity: AppIdentity;
+  aiAppsOn: boolean;
+  token: string;
+  mcpUrl: string;
+}
+
+interface ChangeStream extends StreamAccess {
+  outgoing: ServerResponse;
+  /** 2026-07-28's subscriptions/listen: the listen request's id (the subscription id); a 2025 GET stream has none. */
+  subscriptionId?: string | number;
+  wantsTools: boolean;
+  /** The digest of the tool list the app was last told of; undefined until the stream is set up. */
+  digest?: string;
+}
+
+const LIST_CHANGED_LEGACY = sseMessage(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
+const HEARTBEAT = Buffer.from(': keep-alive\n\n');
+
+// One digest per listing (a listing lives as long as its tool set).
+const digests = new WeakMap<Listing, string>();
+function digestOf(listing: Listing): string {
+  let d = digests.get(listing);
+  if (!d) digests.set(listing, (d = createHash('sha256').update(listing.resultBytes).digest('base64')));
+  return d;
+}
+
+/**
+ * The streams on which apps are told their tool list changed, in this process: 2026-07-28's
+ * `subscriptions/listen` (basic/patterns/subscriptions) and 2025-11-25's standalone GET stream
+ * (2025-11-25 basic/transports §Listening for Messages from the Server). Every process hears the
+ * bus (a switch, an accepted release, an add-on's change, a gate) and tells its own streams, only
+ * when the list the app would now get differs from the one it was last told of.
+ */
+export class ChangeStreams {
+  private readonly byUser = new Map<string, Set<ChangeStream>>();
+  private timer?: NodeJS.Timeout;
+  private ticks = 0;
+
+  constructor(private readonly svc: Services) {}
+
+  /** Follows the bus. A message's handlers all run before the next turn, so the checks wait for one: the tool cache has dropped its entry by then. */
+  listen() {
+    const later = (fn: () => void) => setImmediate(fn);
+    const { bus } = this.svc;
+    void bus.subscribe(TOOLS_CHANNEL, (m) => later(() => this.check(typeof m?.userId === 'string' ? [m.userId] : this.byUser.keys())));
+    void bus.subscribe(ADDONS_CHANNEL, () => later(() => this.check(this.byUser.keys())));
+    void bus.subscribe(GATES_CHANNEL, (m) => later(() => this.reverify(typeof m?.userId === 'string' ? [m.userId] : this.byUser.keys())));
+    // What was published while the bus was down was missed: look again at everything.
+    bus.afterReconnect(() => later(() => this.reverify(this.byUser.keys())));
+  }
+
+  /** Whether this person may open one more stream here. */
+  hasRoom(userId: string) {
+    return (this.byUser.get(userId)?.size ?? 0) < MAX_CHANGE_STREAMS_PER_PERSON;
+  }
+
+  /**
+   * Opens a stream on Node's response (the handler returns PARKED: nothing of the request stays
+   * alive but this object). The acknowledgment (2026-07-28) is written once the current list is
+   * known, so every change after it is told.
+   */
+  async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean }) {
+    const stream: ChangeStream = { ...access, outgoing, wantsTools: subscription ? subscription.toolsListChanged : true, ...(subscription ? { subscriptionId: subscription.id } : {}) };
+    let mine = this.byUser.get(access.identity.userId);
+    if (!mine) this.byUser.set(access.identity.userId, (mine = new Set()));
+    mine.add(stream);
+    outgoing.on('close', () => this.forget(stream));
+    this.timer ??= setInterval(() => this.tick(), TICK_MS).unref();
+    let digest: string | undefined;
+    try {
+      digest = digestOf(await toolList(this.svc, access.identity, access.aiAppsOn));
+    } catch (err) {
+      // Told of the next change all the same (against an unknown list, any list differs).
+      this.svc.log.warn('cannot read the tool list for a change stream', { err, userId: access.identity.userId });
+      digest = '';
+    }
+    stream.digest ??= digest;
+    if (outgoing.destroyed) return;
+    outgoing.writeHead(200, SSE_HEADERS);
+    if (subscription) {
+      // basic/patterns/subscriptions §Acknowledgment: first, with the subscription id; only what is honoured.
+      const notifications = subscription.toolsListChanged ? { toolsListChanged: true } : {};
+      this.write(stream, sseMessage(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META.subscriptionId]: subscription.id }, notifications } })));
+    } else {
+      this.write(stream, HEARTBEAT);
+    }
+  }
+
+  private forget(stream: ChangeStream) {
+    const mine = this.byUser.get(stream.identity.userId);
+    if (!mine?.delete(stream)) return;
+    if (mine.size === 0) this.byUser.delete(stream.identity.userId);
+    if (this.byUser.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private write(stream: ChangeStream, bytes: Buffer) {
+    const { outgoing } = stream;
+    if (outgoing.destroyed || outgoing.writableEnded) return;
+    if (outgoing.writableLength > MAX_UNSENT_BYTES) return void outgoing.destroy();
+    outgoing.write(bytes);
+  }
+
+  /**
+   * Ends a stream from this side. basic/patterns/subscriptions §Graceful Closure: a listen stream
+   * gets its request's result first, so the app knows it was not a dropped connection.
+   */
+  private end(stream: ChangeStream) {
+    const { outgoing, subscriptionId } = stream;
+    this.forget(stream);
+    if (outgoing.destroyed || outgoing.writableEnded) return;
+    if (!outgoing.headersSent) return void outgoing.destroy();
+    if (subscriptionId === undefined) return void outgoing.end();
+    const result = { resultType: 'complete', _meta: { ...RESULT_META, [META.subscriptionId]: subscriptionId } };
+    outgoing.end(sseMessage(JSON.stringify({ jsonrpc: '2.0', id: subscriptionId, result })));
+  }
+
+  private notify(stream: ChangeStream) {
+    if (!stream.wantsTools) return;
+    if (stream.subscriptionId === undefined) return this.write(stream, LIST_CHANGED_LEGACY);
+    // basic/index §_meta: every notification on a listen stream carries its subscription id.
+    const note = { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [META.subscriptionId]: stream.subscriptionId } } };
+    this.write(stream, sseMessage(JSON.stringify(note)));
+  }
+
+  /** Tells the streams of these people whose tool list is no longer the one they were told of. */
+  private check(userIds: Iterable<string>) {
+    for (const userId of [...userIds]) {
+      const mine = this.byUser.get(userId);
+      if (!mine) continue;
+      for (const stream of mine) void this.compare(stream);
+    }
+  }
+
+  private async compare(stream: ChangeStream) {
+    let digest: string;
+    try {
+      digest = digestOf(await toolList(this.svc, stream.identity, stream.aiAppsOn));
+    } catch (err) {
+      this.svc.log.warn('cannot read the tool list for a change stream', { err, userId: stream.identity.userId });
+      return;
+    }
+    if (stream.digest === undefined) return void (stream.digest = digest);
+    if (digest === stream.digest) return;
+    stream.digest = digest;
+    this.notify(stream);
+  }
+
+  /** Checks these people's streams' tokens again: a revoked app, a changed MCP URL or an expired token ends its streams; AI apps switched changes the list. */
+  private reverify(userIds: Iterable<string>) {
+    for (const userId of [...userIds]) {
+      for (const stream of this.byUser.get(userId) ?? []) void this.reverifyOne(stream);
+    }
+  }
+
+  private async reverifyOne(stream: ChangeStream) {
+    try {
+      const { aiAppsOn } = await verifyAccessToken(this.svc, stream.token, stream.mcpUrl);
+      if (aiAppsOn !== stream.aiAppsOn) {
+        stream.aiAppsOn = aiAppsOn;
+        await this.compare(stream);
+      }
+    } catch (err) {
+      if (isToolportError(err) && err.code === 'UNAUTHORIZED') return this.end(stream);
+      // Toolport's own trouble (the database): the stream stays; the next round checks again.
+      this.svc.log.warn('cannot check a change stream’s token', { err, userId: stream.identity.userId });
+    }
+  }
+
+  private tick() {
+    this.ticks++;
+    if (this.svc.draining) {
+      for (const mine of [...this.byUser.values()]) for (const stream of [...mine]) this.end(stream);
+      return;
+    }
+    if (this.ticks % HEARTBEAT_TICKS === 0) for (const mine of this.byUser.values()) for (const stream of mine) this.write(stream, HEARTBEAT);
+    if (this.ticks % REVERIFY_TICKS === 0) this.reverify(this.byUser.keys());
+  }
+}
