@@ -9,9 +9,10 @@ import { connectAppV2 } from './helpers/mcp-v2';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
 
 /**
- * Apps hear `notifications/tools/list_changed` when the person changes their tools (issue #27): the
- * SDK v1 client on 2025-11-25's GET stream, the v2 client (@modelcontextprotocol/client, auto mode)
- * on 2026-07-28's subscriptions/listen, from another API process through the bus.
+ * The SDK clients on both revisions (issue #27): v1 (@modelcontextprotocol/sdk, 2025-11-25) and v2
+ * (@modelcontextprotocol/client) in its legacy mode and in auto mode (2026-07-28) list and call, and
+ * hear `notifications/tools/list_changed` when the person changes their tools: on 2025-11-25's GET
+ * stream, on 2026-07-28's subscriptions/listen, from another API process through the bus.
  */
 
 /** Resolves on the next call of the returned handler. */
@@ -74,7 +75,7 @@ async function switchAndHear(person: Person, base: string, l: Awaited<ReturnType
   }
 }
 
-describe('list changes, one process', () => {
+describe('the SDK clients on both revisions, one process', () => {
   let tp: Toolport;
   let hook: Hook;
   before(async () => {
@@ -84,6 +85,27 @@ describe('list changes, one process', () => {
   after(async () => {
     await hook?.close();
     await tp?.stop();
+  });
+
+  it('v1 (2025-11-25), v2 legacy (2025-11-25) and v2 auto (2026-07-28) list the same tools and call them', async () => {
+    const person = await personWithNotes(tp.url, hook, { add_note: true, search_notes: true });
+    const v1 = (await connectApp(person.user.mcpUrl, person.client, { name: 'v1' })).client;
+    const legacy = (await connectAppV2(person.user.mcpUrl, person.client, { mode: 'legacy' })).client;
+    const modern = (await connectAppV2(person.user.mcpUrl, person.client, { mode: 'auto' })).client;
+    assert.equal(legacy.getNegotiatedProtocolVersion(), '2025-11-25');
+    assert.equal(modern.getNegotiatedProtocolVersion(), '2026-07-28');
+    assert.deepEqual(v1.getServerCapabilities(), { tools: { listChanged: true } });
+    const expected = [`${person.addonId}__search_notes`, `${person.addonId}__add_note`];
+    for (const [name, client] of [['v1', v1], ['v2 legacy', legacy], ['v2 auto', modern]] as const) {
+      assert.deepEqual((await client.listTools()).tools.map((t) => t.name), expected, name);
+      const result = (await client.callTool({ name: `${person.addonId}__add_note`, arguments: { text: name } })) as { content: Array<{ text: string }>; isError?: boolean };
+      assert.equal(result.isError, undefined, name);
+      assert.equal(result.content[0]!.text, `added ${name}`, name);
+    }
+    // A call with progress on 2026-07-28: the streamed answer, read by the v2 client.
+    const progressed = (await modern.callTool({ name: `${person.addonId}__search_notes`, arguments: {} }, { onprogress: () => {} })) as { content: Array<{ text: string }> };
+    assert.equal(progressed.content[0]!.text, 'none');
+    for (const client of [v1, legacy, modern]) await client.close();
   });
 
   it('tells both clients when the person switches a tool off and on, and when they accept a release', async () => {
