@@ -147,11 +147,17 @@ describe('toolport dev', () => {
     assert.deepEqual(versions.map((v: { version: number }) => v.version), [2, 1], 'the broken save made no version');
 
     // Calls through a check script: one line per delivery with tool, arguments, outcome and latency.
-    const steps = [{ tool: 'echo', arguments: { text: 'héllo dev ✓' } }, { tool: 'refuse' }, { tool: 'explode' }];
+    const long = '😀'.repeat(150);
+    const steps = [{ tool: 'echo', arguments: { text: 'héllo dev ✓' } }, { tool: 'echo', arguments: { text: long } }, { tool: 'refuse' }, { tool: 'explode' }];
     const report = await checkScript(tp.url, key, id, steps);
-    assert.equal(report.tools.length, 3, JSON.stringify(report));
+    assert.equal(report.tools.length, 4, JSON.stringify(report));
     const echoed = await dev.waitFor(/ echo {2}/);
     assert.match(echoed, /^\d\d:\d\d:\d\d\.\d{3} {2}echo {2}\{"text":"héllo dev ✓"\} {2}ok {2}HTTP 200 {2}\d+ ms {2}attempt 1$/);
+    // Long arguments are cut, at a character, never inside one.
+    const cutLine = await dev.waitFor(/ echo {2}/);
+    assert.match(cutLine, /echo {2}\{"text":"(😀)+… {2}ok {2}HTTP 200 /);
+    assert.ok(cutLine.length < JSON.stringify({ text: long }).length, 'the arguments are cut');
+    assert.ok(!cutLine.includes('\uFFFD'), 'no character was cut in half');
     assert.match(await dev.waitFor(/ refuse {2}/), /refuse {2}\{\} {2}refused {2}HTTP 200 {2}\d+ ms {2}attempt 1 {2}Not today: this tool refuses, for the test\.$/);
     const exploded = await dev.waitFor(/ explode {2}/);
     assert.match(exploded, /explode {2}\{\} {2}addon_failed {2}HTTP 200 {2}\d+ ms {2}attempt 1 {2}.*The add-on failed; try again later\./);

@@ -62,7 +62,7 @@ const WATCHED = cacheKind('watched add-ons', (svc, scope): Watched => {
     .then(
       () => setTimeout(settle, SETTLE_MS).unref(),
       (err) => {
-        svc.log.warn('cannot follow live delivery streams; they show nothing from this process', { err });
+        svc.log.warn('cannot follow live delivery streams; they may miss the attempts made here', { err });
         settle();
       },
     );
@@ -84,27 +84,28 @@ function cut(text: string, max: number): string {
  */
 export function publishLiveDelivery(svc: Services, job: CallJob, row: DeliveryRow, outcome: string) {
   const watched = svc.caches.get(WATCHED);
-  const publish = () => {
-    const until = watched.until.get(job.addonId);
-    if (until === undefined || until < Date.now()) return;
-    const event: LiveDelivery = {
-      at: (row.createdAt ?? new Date()).toISOString(),
-      callId: job.callId,
-      type: job.type,
-      tool: job.tool,
-      arguments: cut(job.arguments, MAX_ARGUMENTS_CHARS),
-      attempt: row.attempt,
-      outcome,
-      status: row.status ?? null,
-      errorClass: row.errorClass ?? null,
-      detail: row.detail ?? null,
-      latencyMs: row.latencyMs,
-      subject: job.subject,
-    };
-    void svc.bus.publish(liveDeliveryChannel(job.addonId), event).catch(() => {});
+  if (!watched.held) publishIfWatched(svc, watched, job, row, outcome);
+  else if (watched.held.length < MAX_HELD) watched.held.push(() => publishIfWatched(svc, watched, job, row, outcome));
+}
+
+function publishIfWatched(svc: Services, watched: Watched, job: CallJob, row: DeliveryRow, outcome: string) {
+  const until = watched.until.get(job.addonId);
+  if (until === undefined || until < Date.now()) return;
+  const event: LiveDelivery = {
+    at: (row.createdAt ?? new Date()).toISOString(),
+    callId: job.callId,
+    type: job.type,
+    tool: job.tool,
+    arguments: cut(job.arguments, MAX_ARGUMENTS_CHARS),
+    attempt: row.attempt,
+    outcome,
+    status: row.status ?? null,
+    errorClass: row.errorClass ?? null,
+    detail: row.detail ?? null,
+    latencyMs: row.latencyMs,
+    subject: job.subject,
   };
-  if (!watched.held) publish();
-  else if (watched.held.length < MAX_HELD) watched.held.push(publish);
+  void svc.bus.publish(liveDeliveryChannel(job.addonId), event).catch(() => {});
 }
 
 interface Holders {
