@@ -51,7 +51,10 @@ const addon = defineAddon({
       summary: 'Removes a thing and returns nothing.',
       destructive: true,
       arguments: { id: text({ maxLength: 10, summary: 'Which.' }) },
-      confirm: (args) => (args.id === 'none' ? null : { message: `Remove ${args.id}?`, info: [{ name: 'Id', value: args.id }], style: 'destructive' }),
+      confirm: (args) => {
+        if (args.id === 'crash') throw new Error('confirm broke');
+        return args.id === 'none' ? null : { message: `Remove ${args.id}?`, info: [{ name: 'Id', value: args.id }], style: 'destructive' };
+      },
       run: (args) => `removed ${args.id}`,
     }),
     no_confirm: tool({ title: 'Plain', summary: 'Destructive without a confirm handler.', destructive: true, run: () => 'done' }),
@@ -222,6 +225,8 @@ describe('addon-kit handler', () => {
       confirm: { message: 'Remove a1?', info: [{ name: 'Id', value: 'a1' }], style: 'destructive' },
     });
     assert.deepEqual((await send(delivery('remove', { id: 'none' }, 'tool.confirm'))).body, { confirm: null });
+    // A confirm handler that throws is the add-on's code failing, as for run: the log says addon_failed.
+    assert.deepEqual((await send(delivery('remove', { id: 'crash' }, 'tool.confirm'))).body, { error: GENERIC_FAILURE, failed: true });
     const fallback = await send(delivery('no_confirm', {}, 'tool.confirm'));
     assert.equal(fallback.body.confirm.style, 'destructive');
     assert.match(fallback.body.confirm.message, /Plain/);

@@ -21,7 +21,8 @@ export interface Child {
  */
 export async function startChild(name: string, script: string, opts: { args?: string[]; env?: Record<string, string> } = {}): Promise<Child> {
   mkdirSync(LOG_DIR, { recursive: true });
-  const execArgv = ['--import', 'tsx', '--expose-gc'];
+  // The workspace's packages (the add-on kit) from source, as in the tests: no build to go stale.
+  const execArgv = ['--conditions=@toolport/source', '--import', 'tsx', '--expose-gc'];
   if (process.env.BENCH_CPU_PROF) {
     // One directory per child: every thread (tsx's loader runs in a worker) writes its own file.
     const dir = path.join(BENCH_DIR, 'results', 'profiles', name);

@@ -278,7 +278,7 @@ class Confirms(HandlerTest):
 
     def test_a_confirm_handler_that_refuses_or_fails(self):
         self.assertEqual(self.send(delivery("remove", {"id": "refuse"}, "tool.confirm"))[1], {"error": "Cannot describe that."})
-        self.assertEqual(self.send(delivery("remove", {"id": "crash"}, "tool.confirm"))[1], {"error": GENERIC_FAILURE})
+        self.assertEqual(self.send(delivery("remove", {"id": "crash"}, "tool.confirm"))[1], {"error": GENERIC_FAILURE, "failed": True})
         self.assertIsInstance(self.errors.errors[-1][0], KeyError)
 
 

@@ -226,7 +226,8 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
     } catch (err) {
       if (isAddOnError(err)) return { error: err.message };
       onError(err, { tool: name, callId: ctx.callId });
-      return { error: GENERIC_FAILURE };
+      // As for `run`: the delivery log shows the add-on's code failing, and the person is asked plainly.
+      return { error: GENERIC_FAILURE, failed: true };
     }
   }
 

@@ -370,16 +370,16 @@ class Handler:
                 if is_addon_error(err):
                     return to_json({"error": str(err)}).encode("utf-8")
                 self._report(err, where)
-                return to_json({"error": GENERIC_FAILURE}).encode("utf-8")
+                return _FAILED
             c = outcome.to_dict() if isinstance(outcome, Confirm) else outcome
             if c is not None and not isinstance(c, dict):
                 self._report(TypeError("a confirm handler must return a Confirm, a dict or None"), where)
-                return to_json({"error": GENERIC_FAILURE}).encode("utf-8")
+                return _FAILED
             try:
                 return to_json({"confirm": c}).encode("utf-8")
             except (TypeError, ValueError, RecursionError) as bad:
                 self._report(bad, where)
-                return to_json({"error": GENERIC_FAILURE}).encode("utf-8")
+                return _FAILED
         if err is not None:
             if is_addon_error(err):
                 return to_json({"error": str(err)}).encode("utf-8")
@@ -464,8 +464,6 @@ class Handler:
             TimeoutError(f"the tool was still running at the call's deadline ({work.ctx.deadline.isoformat()}); Toolport has stopped waiting for it"),
             Where(work.tool.name, work.ctx.call_id),
         )
-        if work.kind == "tool.confirm":
-            return _json_answer(200, {"error": GENERIC_FAILURE})
         return Answer(200, "application/json", _FAILED)
 
     def respond(self, method: str, header: Mapping[str, str], body: bytes) -> Answer:

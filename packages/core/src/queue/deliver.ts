@@ -214,7 +214,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       status,
       latencyMs,
       outcome: failed ? 'addon_failed' : isError ? 'tool_error' : answer.kind,
-      ...(failed ? { errorClass: 'addon_failed', detail: `The add-on's code failed while handling the call and answered "${answer.message}". Its own logs have the details.` } : {}),
+      ...(failed ? { errorClass: 'addon_failed', detail: `The add-on's code failed while handling the call and answered “${answer.message.replace(/[.!?]+$/, '')}”. Its own logs have the details.` } : {}),
       ...(answer.kind === 'confirm' && answer.cut ? { detail: answer.cut } : {}),
       // A refusal's sentence: without it the log showed a 200 with nothing wrong.
       ...(answer.kind === 'refusal' && !failed ? { detail: answer.message } : {}),
