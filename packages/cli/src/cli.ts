@@ -130,7 +130,7 @@ const login: Command = async (args, out) => {
   if (parsedUrl.protocol !== 'https:' && parsedUrl.protocol !== 'http:') throw usage('--url must be http(s).');
   let key = values.key;
   if (!key) {
-    if (io.stdinIsTTY) io.stderr('Paste an API key (create one in the dashboard), then press Enter and Ctrl-D: ');
+    if (io.stdinIsTTY) io.stderr('Paste an API key (dashboard → Developers → API keys) and press Enter: ');
     key = (await io.readStdin()).split(/\r?\n/).map((l) => l.trim()).find(Boolean) ?? '';
   }
   key = key.trim();
