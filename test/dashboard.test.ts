@@ -416,7 +416,7 @@ describe('the dashboard in a browser', () => {
     await card.getByRole('button', { name: 'Allow' }).click();
     const decided = stale.locator(`[data-decided="${id}"]`);
     await decided.waitFor();
-    assert.match((await decided.textContent()) ?? '', /denied/);
+    assert.match((await decided.textContent()) ?? '', /denied/i);
     assert.equal(((await calling) as { isError?: boolean }).isError, true);
     await stale.close();
   });

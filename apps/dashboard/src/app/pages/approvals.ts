@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, post, type Approval } from '../api';
 import { live, markDecided, useStore } from '../store';
-import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow } from '../ui';
+import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow, When } from '../ui';
 import { clipGraphemes } from '../unicode';
 
 const FOLD = 160;
@@ -84,8 +84,8 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
     <${Countdown} expiresAt=${a.expiresAt} />
     ${error && html`<${Notice} kind="error">${error}<//>`}
     <div class="actions">
-      <button type="button" class="btn btn-danger" aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('deny')}>Deny</button>
-      <button type="button" class="btn btn-primary" aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('allow')}>Allow</button>
+      <button type="button" class="btn" aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('deny')}>Deny</button>
+      <button type="button" class="btn btn-danger" data-consequential aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('allow')}>Allow</button>
     </div>
   </article>`;
 }
@@ -182,13 +182,54 @@ function useFocusAfterCards(pending: Approval[]) {
   }, [pending]);
 }
 
+type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; note?: string };
+const RECENT = 10;
+const outcomeWord: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'Expired, not answered', dismissed: 'Dismissed', cancelled: 'Cancelled by the app' };
+const byWhom: Record<string, string> = { dashboard: 'here', push: 'from a notification', timeout: '', app: '', shutdown: '' };
+
+/**
+ * The person's last decided approvals, from the server (so they outlast a reload or a visit to
+ * another page): reloaded whenever one leaves the pending list; what was just decided here shows at
+ * once, with the reason when someone else had decided first.
+ */
+function useRecent(decided: Record<string, string>) {
+  const [server, setServer] = useState<Decided[] | null>(null);
+  const [local, setLocal] = useState<Decided[]>([]);
+  const seq = useRef(0);
+  useEffect(() => {
+    const mine = ++seq.current;
+    get<Decided[]>('/api/approvals?status=all').then(
+      (all) => mine === seq.current && setServer(all.filter((a) => a.status !== 'pending').slice(0, RECENT)),
+      () => {},
+    );
+  }, [Object.keys(decided).length]);
+  const ids = new Set((server ?? []).map((a) => a.id));
+  const notes = new Map(local.map((a) => [a.id, a.note]));
+  const list = [...local.filter((a) => !ids.has(a.id)), ...(server ?? []).map((a) => ({ ...a, note: notes.get(a.id) }))].slice(0, RECENT);
+  return { list, loaded: server !== null, add: (a: Decided) => setLocal((l) => [a, ...l.filter((x) => x.id !== a.id)].slice(0, RECENT)) };
+}
+
+function Recent({ list }: { list: Decided[] }) {
+  return html`<section aria-labelledby="recent-h" class="recent">
+    <h2 id="recent-h" class="h3">Recent</h2>
+    <ul class="list compact">${list.map((r) => {
+      const names = namesOf(r);
+      const who = r.decidedBy ? byWhom[r.decidedBy] ?? `by ${r.decidedBy}` : '';
+      return html`<li class="list-item small" data-decided=${r.id} data-status=${r.status} tabindex="-1" key=${r.id}>
+        <span><strong><${Revealed} text=${names.tool} identifier /></strong> · <${Revealed} text=${names.addon} identifier /> for <${Revealed} text=${r.app} identifier /></span>
+        <span class="recent-outcome"><span class=${`badge ${r.status === 'allowed' ? 'badge-ok' : r.status === 'denied' ? 'badge-danger' : 'badge-warn'}`}>${outcomeWord[r.status] ?? r.status}</span>${who ? html` <span class="muted">${who}</span>` : null}${r.decidedAt ? html` <span class="muted">· <${When} iso=${r.decidedAt} /></span>` : null}${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
+      </li>`;
+    })}</ul>
+  </section>`;
+}
+
 export function ApprovalsPage() {
   const state = useStore(live);
-  const [recent, setRecent] = useState<Array<{ a: Approval; outcome: string; note?: string }>>([]);
+  const recent = useRecent(state.decided);
   useFocusAfterCards(state.pending);
   const onDone = (id: string, outcome: string, note?: string) => {
     const a = state.pending.find((p) => p.id === id);
-    if (a) setRecent((r) => [{ a, outcome, note }, ...r].slice(0, 10));
+    if (a) recent.add({ ...a, status: outcome, decidedBy: 'dashboard', decidedAt: new Date().toISOString(), note });
     markDecided(id, outcome);
   };
   const statusText = { connecting: 'Connecting…', live: 'Live', polling: 'Checking every 10 s', unavailable: 'Not available yet' }[state.status];
@@ -200,14 +241,6 @@ export function ApprovalsPage() {
       : state.pending.length === 0
         ? html`<div class="empty" data-empty="approvals" tabindex="-1">Nothing is waiting for you. New requests appear here as they arrive.</div>`
         : html`<div class="stack">${state.pending.map((a) => html`<${ApprovalCard} key=${a.id} a=${a} onDone=${onDone} />`)}</div>`}
-    ${recent.length > 0 && html`<section aria-labelledby="recent-h">
-      <h2 id="recent-h" class="h3">Just decided</h2>
-      <ul class="list compact">${recent.map(
-        (r) => html`<li class="list-item small" data-decided=${r.a.id} tabindex="-1">
-          <span><strong><${Revealed} text=${namesOf(r.a).tool} identifier /></strong> · <${Revealed} text=${namesOf(r.a).addon} identifier /> for <${Revealed} text=${r.a.app} identifier /></span>
-          <span><span class=${`badge ${/allow/.test(r.outcome) ? 'badge-ok' : 'badge-danger'}`}>${r.outcome}</span>${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
-        </li>`,
-      )}</ul>
-    </section>`}
+    ${recent.list.length > 0 ? html`<${Recent} list=${recent.list} />` : null}
     <${PushSetting} />`;
 }
