@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { dummyPasswordHash, hashPassword, sha256, verifyPassword } from '../crypto';
-import { conflict, limitExceeded, ToolportError, unauthorized } from '../errors';
+import { conflict, limitExceeded, ToolportError, unauthorized, validation } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { newId, newToken } from '../ids';
 import { GATES_CHANNEL } from '../events/channels';
@@ -42,15 +42,32 @@ const signupInput = credentials.extend({
     .refine((p) => p.length <= 256, { message: 'Use at most 256 characters.', params: { sentence: 'The password is too long.' } }),
 });
 
+const TAKEN = 'An account with this email already exists.';
+const takenField = { path: '/email', message: 'An account with this email already exists: sign in instead.' };
+
+const emailTaken = async (svc: Ctx['svc'], email: string) =>
+  (await svc.db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1)).length > 0;
+
 export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
-  const { email, password } = parseInput(signupInput, input, INCOMPLETE);
+  let values: z.output<typeof signupInput>;
+  try {
+    values = parseInput(signupInput, input, INCOMPLETE);
+  } catch (err) {
+    // Every bad field at once: a taken email is told together with the password's problems, not after them.
+    const email = credentials.shape.email.safeParse(input && typeof input === 'object' ? (input as { email?: unknown }).email : undefined);
+    if (err instanceof ToolportError && email.success && (await emailTaken(ctx.svc, email.data))) {
+      throw validation('Fix the fields marked below.', [takenField, ...(err.details.errors ?? []).filter((e) => e.path !== '/email')]);
+    }
+    throw err;
+  }
+  const { email, password } = values;
   const passwordHash = await hashPassword(password, ctx.svc.config.passwordCost);
   const [row] = await ctx.svc.db
     .insert(users)
     .values({ id: newId('usr'), email, passwordHash, userKey: newUserKey() })
     .onConflictDoNothing({ target: users.email })
     .returning();
-  if (!row) throw conflict('An account with this email already exists.');
+  if (!row) throw conflict(TAKEN, { errors: [takenField] });
   const session = await createSession(ctx.svc, row.id);
   return { user: toPublic(ctx.svc, row), session };
 }

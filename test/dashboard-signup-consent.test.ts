@@ -1,0 +1,118 @@
+// Issue #30: sign-up reports every bad field at once (a taken email with a short password), and the
+// consent page an app sends you to is in the dashboard's look, at both sizes, light and dark.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Browser, Page } from 'playwright-core';
+import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
+import { launchBrowser, newContext, screenshots } from './helpers/browser';
+import { axeSerious, dashboardAs, SIZES, type Size } from './helpers/dashboard';
+import { Client, newPerson } from './helpers/http';
+import { TestOAuthProvider } from './helpers/mcp';
+import { startToolport, type Toolport } from './helpers/target';
+
+let tp: Toolport;
+let browser: Browser;
+let closeBrowser: () => Promise<void>;
+
+before(async () => {
+  await ensureDashboardBuilt();
+  tp = await startToolport();
+  ({ browser, close: closeBrowser } = await launchBrowser());
+});
+after(async () => {
+  await closeBrowser?.();
+  await tp?.stop();
+});
+
+describe('sign-up', () => {
+  it('answers a taken email and a short password together', async () => {
+    const someone = await newPerson(tp.url, 'taken');
+    const r = await new Client(tp.url).post('/api/session/signup', { email: someone.email, password: 'short' });
+    assert.equal(r.status, 422, r.text);
+    assert.deepEqual(r.body.errors.map((e: { path: string }) => e.path), ['/email', '/password']);
+    assert.match(r.body.errors[0].message, /already exists/);
+    const taken = await new Client(tp.url).post('/api/session/signup', { email: someone.email, password: 'long enough password' });
+    assert.equal(taken.status, 409, 'a taken email alone is still a conflict');
+    assert.deepEqual(taken.body.errors, [{ path: '/email', message: 'An account with this email already exists: sign in instead.' }]);
+  });
+
+  for (const size of Object.keys(SIZES) as Size[]) {
+    it(`marks every bad field at once in the form at ${SIZES[size].width} px, focus on the first`, async () => {
+      const someone = await newPerson(tp.url, `taken-${size}`);
+      const ctx = await newContext(browser, tp.url, SIZES[size]);
+      const page = await ctx.newPage();
+      try {
+        await page.goto('/signup');
+        await page.getByLabel('Email').fill(someone.email);
+        await page.getByLabel('Password').fill('short');
+        await page.getByRole('button', { name: 'Create account' }).click();
+        await page.getByRole('alert').waitFor();
+        await page.locator('#password[aria-invalid="true"]').waitFor();
+        assert.equal(await page.locator('#email').getAttribute('aria-invalid'), 'true', 'the taken email is marked with the short password');
+        assert.match((await page.locator('#email-err').textContent()) ?? '', /already exists/);
+        assert.match((await page.locator('#password-err').textContent()) ?? '', /at least 10/);
+        await page.waitForFunction(() => document.activeElement?.id === 'email', undefined, { timeout: 2_000 }).catch(() => {});
+        assert.equal(await page.evaluate(() => document.activeElement?.id), 'email');
+        assert.deepEqual(await axeSerious(page), []);
+        await screenshots(page, `signup-errors-${size}`);
+      } finally {
+        await ctx.close();
+      }
+    });
+  }
+});
+
+/** An app's authorization URL for `person`'s MCP URL, as the SDK client hands it over. */
+async function authorizationUrl(mcpUrl: string, name: string) {
+  const provider = new TestOAuthProvider(name);
+  const client = new McpClient({ name, version: '1.0.0' });
+  await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider })), UnauthorizedError);
+  return provider.authorizationUrl!;
+}
+
+/** The look a page gives its card, its primary button and its text. */
+const lookOf = (page: Page, card: string, primary: string) =>
+  page.evaluate(([cardSel, primarySel]) => {
+    const c = getComputedStyle(document.querySelector(cardSel!)!);
+    const b = getComputedStyle(document.querySelector(primarySel!)!);
+    const h = getComputedStyle(document.querySelector('h1')!);
+    return {
+      font: getComputedStyle(document.body).fontFamily,
+      pageBackground: getComputedStyle(document.querySelector(cardSel!)!.parentElement!).backgroundImage,
+      card: { background: c.backgroundColor, radius: c.borderRadius, border: c.borderTopColor, maxWidth: c.maxWidth },
+      primary: { background: b.backgroundColor, color: b.color, radius: b.borderRadius },
+      heading: { size: h.fontSize, weight: h.fontWeight, color: h.color },
+      logo: Boolean(document.querySelector('img[src="/icon.svg"]')),
+    };
+  }, [card, primary]);
+
+for (const scheme of ['light', 'dark'] as const) {
+  for (const size of Object.keys(SIZES) as Size[]) {
+    it(`shows the consent page in the dashboard's look, ${scheme}, at ${SIZES[size].width} px`, async () => {
+      const person = await newPerson(tp.url, `consent-${size}`);
+      const url = await authorizationUrl(person.user.mcpUrl, 'Claude');
+      const anon = await newContext(browser, tp.url, SIZES[size]);
+      const signin = await anon.newPage();
+      const { page, close } = await dashboardAs(browser, tp.url, person.client, size);
+      try {
+        await signin.emulateMedia({ colorScheme: scheme });
+        await page.emulateMedia({ colorScheme: scheme });
+        await signin.goto('/signin');
+        await signin.locator('.auth-card').waitFor();
+        const dashboard = await lookOf(signin, '.auth-card', '.auth-card .btn-primary');
+        await page.goto(url.toString());
+        await page.getByRole('heading', { level: 1, name: 'Let Claude use your Toolport tools?' }).waitFor();
+        const consent = await lookOf(page, 'main', 'button.primary');
+        assert.deepEqual(consent, dashboard);
+        assert.deepEqual(await axeSerious(page), []);
+        await page.screenshot({ path: `test-results/screenshots/consent-${size}-${scheme}.png`, fullPage: true });
+      } finally {
+        await close();
+        await anon.close();
+      }
+    });
+  }
+}
