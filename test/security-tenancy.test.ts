@@ -184,7 +184,16 @@ const cases: Record<string, Check> = {
     assert.doesNotMatch(text, /from a, live/);
     clean(text, 'live deliveries');
   },
-  'GET /api/catalog': ownOnly('GET', '/api/catalog'),
+  'GET /api/catalog': async () => {
+    await ownOnly('GET', '/api/catalog')();
+    // A search for A's private add-on by its id finds nothing for B.
+    assert.deepEqual((await B.client.get(`/api/catalog?q=${A.addonId}`)).body, []);
+  },
+  'GET /api/catalog/:id': async () => {
+    // A's add-on is private: its details do not exist for B.
+    await is404(B.client.get(`/api/catalog/${A.addonId}`), 'catalog details');
+    assert.equal((await A.client.get(`/api/catalog/${A.addonId}`)).status, 200);
+  },
   'GET /api/installs': ownOnly('GET', '/api/installs'),
   'POST /api/installs': async () => {
     // A's add-on is private: for B it does not exist.

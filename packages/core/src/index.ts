@@ -85,7 +85,7 @@ export {
   rotateAddonSecret,
   liveSecrets,
 } from './addons/registry';
-export { listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';
+export { getCatalogEntry, listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';
 export { acceptUpdate } from './installs/releases';
 export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';

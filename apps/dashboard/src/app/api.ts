@@ -87,6 +87,9 @@ export interface ToolChange {
 export interface PendingUpdate { from: number; to: number; notes: string | null; publishedAt: string; tools: ToolChange[] }
 export interface Install { addon: { id: string; name: string; description?: string; version?: number; icon?: string }; tools: Tool[]; update?: PendingUpdate | null; heldOff?: 'delisted' | 'unlisted' }
 export interface CatalogEntry { id: string; name: string; description?: string; icon?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
+/** `GET /api/catalog/:id`: a catalog entry with each tool's safety flags and arguments, before installing. */
+export interface CatalogTool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; confirm?: boolean; idempotent?: boolean | null; openWorld?: boolean | null; icon?: string; arguments: Array<{ name: string; summary: string; required: boolean }> }
+export type CatalogDetail = Omit<CatalogEntry, 'tools'> & { tools: CatalogTool[] };
 export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
 export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; infoOmitted?: number; style?: string }
 /**

@@ -5,6 +5,7 @@ import { ApiError, get, onSignedOut, post, type Me } from './api';
 import { AuthPage } from './pages/auth';
 import { HomePage } from './pages/home';
 import { AddonsPage } from './pages/addons';
+import { CatalogDetailPage } from './pages/catalog';
 import { AppsPage } from './pages/apps';
 import { ApprovalsPage } from './pages/approvals';
 import { ActivityPage } from './pages/activity';
@@ -85,6 +86,8 @@ function page(path: string, person: Me) {
   if (path === '/developer') return html`<${DeveloperPage} />`;
   if (path === '/developer/keys') return html`<${KeysPage} />`;
   if (path === '/operator') return html`<${OperatorPage} />`;
+  const c = /^\/addons\/([^/]+)$/.exec(path);
+  if (c) return html`<${CatalogDetailPage} id=${decodeURIComponent(c[1]!)} key=${c[1]} />`;
   const m = /^\/developer\/addons\/([^/]+)$/.exec(path);
   if (m) return html`<${AddonDetailPage} id=${decodeURIComponent(m[1]!)} key=${m[1]} />`;
   return html`<${PageHeader} title="Page not found" lead=${html`There is nothing at this address. <a href="/">Go home</a>.`} />`;

@@ -193,6 +193,16 @@ export function When({ iso }: { iso?: string | null }) {
   return html`<time datetime=${iso} title=${new Date(iso).toLocaleString()}>${timeAgo(iso)}</time>`;
 }
 
+/** `value` once it has stopped changing for `ms` (a search box's query). */
+export function useDebounced<T>(value: T, ms: number): T {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}
+
 /** Re-renders every `ms` (countdowns, relative times). */
 export function useNow(ms = 1000) {
   const [now, setNow] = useState(Date.now());

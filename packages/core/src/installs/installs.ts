@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, ilike, inArray, isNull, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
@@ -36,18 +36,45 @@ const toolView = (t: typeof tools.$inferSelect) => ({
   ...iconPath(t.icons),
 });
 
-/** The catalog: listed add-ons and the person's own, each naming its publisher and its latest release. */
-export async function listCatalog({ ctx }: { ctx: Ctx }) {
+const catalogQuery = z.object({
+  q: z.string().trim().max(100, 'Search with at most 100 characters.').optional(),
+});
+
+/** `%` and `_` are literal in what a person types. */
+const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * The catalog: listed add-ons and the person's own, each naming its publisher and its latest
+ * release; `q` keeps those whose name, id, description or publisher contains it (any case).
+ */
+export async function listCatalog({ ctx, query = {} }: { ctx: Ctx; query?: { q?: string } }) {
   const userId = personId(ctx);
+  const { q } = parseInput(catalogQuery, query, 'The search is not valid.');
+  const pattern = q ? likePattern(q) : undefined;
   const rows = await ctx.svc.db
     .select({ addon: addons, installedAt: installs.createdAt, publisher: users.displayName })
     .from(addons)
     .innerJoin(users, eq(users.id, addons.ownerId))
     .leftJoin(installs, and(eq(installs.addonId, addons.id), eq(installs.userId, userId)))
-    .where(visibleTo(userId))
+    .where(
+      and(
+        visibleTo(userId),
+        pattern
+          ? or(ilike(addons.name, pattern), ilike(addons.id, pattern), ilike(addons.description, pattern), ilike(users.displayName, pattern))
+          : undefined,
+      ),
+    )
     .orderBy(asc(addons.name));
   const byAddon = await toolsOf(ctx.svc, rows.map((r) => r.addon.id));
-  return rows.map(({ addon, installedAt, publisher }) => ({
+  return rows.map((row) => catalogEntry(row, userId, (byAddon.get(row.addon.id) ?? []).map(toolView)));
+}
+
+function catalogEntry<T>(
+  { addon, installedAt, publisher }: { addon: typeof addons.$inferSelect; installedAt: Date | null; publisher: string | null },
+  userId: string,
+  toolList: T[],
+) {
+  return {
     id: addon.id,
     name: addon.name,
     description: addon.description,
@@ -59,8 +86,47 @@ export async function listCatalog({ ctx }: { ctx: Ctx }) {
     publisher: { name: publisher, webhookHost: hostOf(addon.webhookUrl) },
     release: { version: addon.version, publishedAt: addon.updatedAt.toISOString() },
     ...(addon.ownerId === userId ? { listing: addon.listing } : {}),
-    tools: (byAddon.get(addon.id) ?? []).map(toolView),
+    tools: toolList,
+  };
+}
+
+/** What the arguments of a tool are called and say, from its input schema. */
+function argumentsOf(schema: unknown) {
+  const s = (schema ?? {}) as { properties?: Record<string, { description?: unknown }>; required?: unknown };
+  const required = new Set(Array.isArray(s.required) ? s.required : []);
+  return Object.entries(s.properties ?? {}).map(([name, p]) => ({
+    name,
+    summary: typeof p?.description === 'string' ? p.description : '',
+    required: required.has(name),
   }));
+}
+
+/**
+ * One catalog entry before installing: its publisher and release, and every tool with what it may
+ * do (asks first, read-only, describes calls first, repeatable, reaches beyond its own data) and
+ * its arguments. An add-on the person may not see does not exist for them.
+ */
+export async function getCatalogEntry({ ctx, id }: { ctx: Ctx; id: string }) {
+  const userId = personId(ctx);
+  const [row] = await ctx.svc.db
+    .select({ addon: addons, installedAt: installs.createdAt, publisher: users.displayName })
+    .from(addons)
+    .innerJoin(users, eq(users.id, addons.ownerId))
+    .leftJoin(installs, and(eq(installs.addonId, addons.id), eq(installs.userId, userId)))
+    .where(and(visibleTo(userId), eq(addons.id, id)));
+  if (!row) throw notFound('That add-on');
+  const toolRows = (await toolsOf(ctx.svc, [id])).get(id) ?? [];
+  return catalogEntry(
+    row,
+    userId,
+    toolRows.map((t) => ({
+      ...toolView(t),
+      confirm: t.confirm,
+      idempotent: t.idempotent,
+      openWorld: t.openWorld,
+      arguments: argumentsOf(t.inputSchema),
+    })),
+  );
 }
 
 async function installView(ctx: Ctx, addonId: string) {

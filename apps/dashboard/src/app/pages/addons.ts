@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, type CatalogEntry, type Install, type Tool } from '../api';
-import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useLoad } from '../ui';
+import { del, get, patch, post, query, type CatalogEntry, type Install, type Tool } from '../api';
+import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useDebounced, useLoad } from '../ui';
 import { UpdateReview } from './update-review';
 
-function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean } }) {
+export function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean } }) {
   return html`${tool.destructive ? html`<span class="badge badge-danger" title="Changes or deletes things; you approve each call">⚠ Destructive · asks you first</span>` : null}
     ${tool.readOnly ? html`<span class="badge badge-calm">Read-only</span>` : null}`;
 }
@@ -13,7 +13,7 @@ function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolea
  * own `/icons/` path is used: the image was checked when the add-on was pushed, and the CSP allows
  * no other origin anyway.
  */
-function Icon({ src }: { src?: string }) {
+export function Icon({ src }: { src?: string }) {
   return src && src.startsWith('/icons/') ? html`<img class="icon" src=${src} alt="" width="20" height="20" loading="lazy" />` : null;
 }
 
@@ -31,7 +31,9 @@ function ToolRow({ addonName, tool, onSet }: { addonName: string; tool: Tool; on
 
 export function AddonsPage() {
   const installs = useLoad(() => get<Install[]>('/api/installs'), []);
-  const catalog = useLoad(() => get<CatalogEntry[]>('/api/catalog'), []);
+  const [search, setSearch] = useState('');
+  const q = useDebounced(search.trim(), 250);
+  const catalog = useLoad(() => get<CatalogEntry[]>(`/api/catalog${query({ q })}`), [q]);
   const [error, setError] = useState('');
   const [message, setMessage] = useState('');
 
@@ -105,10 +107,18 @@ export function AddonsPage() {
             )}</div>`}<//>
     </section>
     <section aria-labelledby="catalog-h">
-      <h2 id="catalog-h">Catalog</h2>
+      <div class="row-between catalog-head">
+        <h2 id="catalog-h">Catalog</h2>
+        <form role="search" class="catalog-search" onSubmit=${(e: Event) => e.preventDefault()}>
+          <label for="catalog-q" class="visually-hidden">Search the catalog</label>
+          <input id="catalog-q" type="search" placeholder="Search by name, publisher or what it does" value=${search} autocomplete="off"
+            aria-describedby="catalog-count" onInput=${(e: Event) => setSearch((e.target as HTMLInputElement).value)} />
+        </form>
+      </div>
+      <p id="catalog-count" class="visually-hidden" role="status">${catalog.data ? `${available.length} add-on${available.length === 1 ? '' : 's'}${q ? ` match “${q}”` : ''}` : ''}</p>
       <${Loaded} state=${catalog} what="the catalog">${() =>
         available.length === 0
-          ? html`<div class="empty">${(catalog.data ?? []).length ? 'You have installed everything in the catalog.' : 'The catalog is empty for now.'}</div>`
+          ? html`<div class="empty">${q ? `Nothing in the catalog matches “${q}”.` : (catalog.data ?? []).length ? 'You have installed everything in the catalog.' : 'The catalog is empty for now.'}</div>`
           : html`<div class="grid">${available.map(
               (c) => html`<article class="card catalog-item" data-addon=${c.id} aria-labelledby=${`cat-${c.id}`}>
                 <h3 id=${`cat-${c.id}`}><${Icon} src=${c.icon} /> <${Revealed} text=${c.name} /></h3>
@@ -117,7 +127,10 @@ export function AddonsPage() {
                 <p class="small muted publisher">By ${c.publisher?.name ? html`<strong><${Revealed} text=${c.publisher.name} /></strong>` : 'an unnamed developer'}${c.publisher?.webhookHost ? html` · runs on <code class="mono">${c.publisher.webhookHost}</code>` : null}${c.release ? html` · release ${c.release.version}, ${new Date(c.release.publishedAt).toLocaleDateString()}` : null}</p>
                 ${c.mine && c.listing === 'pending' ? html`<p class="small"><span class="badge">Waiting for review</span> only you can install it until Toolport approves the listing</p>` : null}
                 ${c.tools?.length ? html`<p class="small muted">${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}${c.tools.some((t) => t.destructive) ? html` · <span class="text-danger">some destructive</span>` : null}</p>` : null}
-                <button type="button" class="btn btn-primary" aria-label=${`Install ${c.name}`} onClick=${() => install(c)}>Install</button>
+                <div class="card-actions">
+                  <a class="btn" href=${`/addons/${encodeURIComponent(c.id)}`} aria-label=${`Details of ${c.name}`}>Details</a>
+                  <button type="button" class="btn btn-primary" aria-label=${`Install ${c.name}`} onClick=${() => install(c)}>Install</button>
+                </div>
               </article>`,
             )}</div>`}<//>
     </section>`;
