@@ -41,7 +41,7 @@ interface Live {
 export const live = new Store<Live>({ pending: [], status: 'connecting', decided: {}, announcement: '' });
 
 /** The sentence a screen reader hears when an approval arrives (the card's heading). */
-export function approvalSentence(a: Approval) {
+function approvalSentence(a: Approval) {
   return `${a.app} wants to run ${a.toolTitle || a.tool} · ${a.addonName || a.addon}.`;
 }
 
