@@ -224,6 +224,13 @@ const cases: Record<string, Check> = {
     assert.ok(JSON.stringify((await A.client.get('/api/installs')).body).includes(A.addonId), 'A still has it');
   },
   'GET /api/calls': ownOnly('GET', '/api/calls'),
+  'GET /api/calls/activity': async () => {
+    await ownOnly('GET', '/api/calls/activity?period=30d')();
+    // B's sums count B's calls only, even filtered by A's add-on.
+    const r = await B.client.get(`/api/calls/activity?period=30d&addon=${A.addonId}`);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.totals.calls, 0);
+  },
   'GET /api/approvals': async () => {
     for (const status of ['pending', 'all']) await ownOnly('GET', `/api/approvals?status=${status}`)();
   },

@@ -90,6 +90,7 @@ export { acceptUpdate } from './installs/releases';
 export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';
 export { listCalls, recordCall } from './calls/call-log';
+export { callActivity } from './calls/activity';
 export type { EnabledToolSet } from './calls/enabled-tools';
 export type { ToolResult, Approvals } from './calls/types';
 export { runCheckScript } from './addons/check';

@@ -1,11 +1,16 @@
 import { Hono } from 'hono';
-import { listCalls } from '@toolport/core';
+import { callActivity, listCalls } from '@toolport/core';
 import { requirePerson } from '../http/auth';
 import { ctxOf } from '../http/ctx';
 import type { AppEnv } from '../http/env';
 
 export const callRoutes = new Hono<AppEnv>()
   .use('/calls', requirePerson)
+  .use('/calls/*', requirePerson)
+  .get('/calls/activity', async (c) => {
+    const q = c.req.query();
+    return c.json(await callActivity({ ctx: ctxOf(c), query: { period: q.period, app: q.app, addon: q.addon, outcome: q.outcome } }));
+  })
   .get('/calls', async (c) => {
     const q = c.req.query();
     return c.json(await listCalls({ ctx: ctxOf(c), query: { cursor: q.cursor, app: q.app, addon: q.addon, outcome: q.outcome, limit: q.limit ? Number(q.limit) : undefined } }));

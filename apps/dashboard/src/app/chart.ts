@@ -1,5 +1,4 @@
 import { html } from 'htm/preact';
-import type { Call } from './api';
 
 type Kind = 'ok' | 'stopped' | 'failed';
 export function kindOf(outcome: string): Kind {
@@ -10,35 +9,33 @@ export function kindOf(outcome: string): Kind {
 }
 const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };
 
-const steps = [60e3, 5 * 60e3, 15 * 60e3, 3600e3, 6 * 3600e3, 86400e3, 7 * 86400e3];
+/** `GET /api/calls/activity`: the person's calls summed up on the server over a period. */
+export interface Activity {
+  period: string;
+  from: string;
+  to: string;
+  stepMs: number;
+  buckets: Array<{ start: string; ok: number; stopped: number; failed: number }>;
+  totals: { calls: number; ok: number; stopped: number; failed: number };
+  latency: Array<{ addon: string; calls: number; p50Ms: number | null; asked: number; waitP50Ms: number | null; addonP50Ms: number | null }>;
+}
 
-/** Calls per time bucket, stacked by outcome: an inline SVG, no chart library. */
-export function CallsChart({ calls }: { calls: Call[] }) {
-  const times = calls.map((c) => Date.parse(c.createdAt)).filter(Number.isFinite);
-  if (!times.length) return null;
-  const max = Math.max(...times);
-  const min = Math.min(...times);
-  const step = steps.find((s) => (max - min) / s <= 24) ?? steps[steps.length - 1]!;
-  const end = Math.floor(max / step) * step + step;
-  const n = Math.max(6, Math.min(24, Math.ceil((end - min) / step)));
-  const start = end - n * step;
-  const buckets = Array.from({ length: n }, () => ({ ok: 0, stopped: 0, failed: 0 }));
-  for (const c of calls) {
-    const t = Date.parse(c.createdAt);
-    const i = Math.floor((t - start) / step);
-    if (i >= 0 && i < n) buckets[i]![kindOf(c.outcome)]++;
-  }
+/** Calls per time bucket over the chosen period, stacked by outcome: an inline SVG, no chart library. */
+export function CallsChart({ activity }: { activity: Activity }) {
+  const { buckets, stepMs: step } = activity;
+  const n = buckets.length;
+  const start = Date.parse(activity.from);
+  const end = Date.parse(activity.to);
   const top = Math.max(1, ...buckets.map((b) => b.ok + b.stopped + b.failed));
   const W = 600, H = 140, pad = 0, bw = (W - pad) / n;
   const y = (v: number) => H - 1 - (v / top) * (H - 8);
   const fmt = (t: number) => {
     const d = new Date(t);
-    return step >= 86400e3 ? d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }) : d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+    return step >= 86400e3 ? d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' }) : step >= 6 * 3600e3 ? d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit' }) : d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
   };
-  const summary = `${calls.length} calls from ${fmt(start)} to ${fmt(end)}: ${(['ok', 'stopped', 'failed'] as Kind[])
-    .map((k) => `${buckets.reduce((s, b) => s + b[k], 0)} ${kindLabel[k].toLowerCase()}`)
-    .join(', ')}.`;
-  return html`<figure class="chart">
+  const t = activity.totals;
+  const summary = `${t.calls} call${t.calls === 1 ? '' : 's'} from ${fmt(start)} to ${fmt(end)}: ${t.ok} ${kindLabel.ok.toLowerCase()}, ${t.stopped} ${kindLabel.stopped.toLowerCase()}, ${t.failed} ${kindLabel.failed.toLowerCase()}.`;
+  return html`<figure class="chart" data-total=${t.calls}>
     <div class="chart-plot"><span class="chart-y chart-y-top" aria-hidden="true">${top}</span><span class="chart-y chart-y-zero" aria-hidden="true">0</span>
     <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${summary} preserveAspectRatio="none" class="chart-svg">
       <line x1=${pad} x2=${W} y1=${H - 1} y2=${H - 1} class="axis" />
@@ -49,14 +46,14 @@ export function CallsChart({ calls }: { calls: Call[] }) {
         return (['ok', 'stopped', 'failed'] as Kind[]).map((k) => {
           const v = b[k];
           if (!v) return null;
-          const r = html`<rect x=${x} width=${w} rx="2" y=${y(base + v)} height=${y(base) - y(base + v)} class=${`bar bar-${k}`}><title>${`${fmt(start + i * step)}: ${v} ${kindLabel[k].toLowerCase()}`}</title></rect>`;
+          const r = html`<rect x=${x} width=${w} rx="2" y=${y(base + v)} height=${y(base) - y(base + v)} class=${`bar bar-${k}`}><title>${`${fmt(Date.parse(b.start))}: ${v} ${kindLabel[k].toLowerCase()}`}</title></rect>`;
           base += v;
           return r;
         });
       })}
     </svg></div>
     <div class="chart-x" aria-hidden="true"><span>${fmt(start)}</span><span>${fmt(end)}</span></div>
-    <figcaption class="legend">${(['ok', 'stopped', 'failed'] as Kind[]).map((k) => html`<span><i class=${`swatch bar-${k}`} aria-hidden="true"></i>${kindLabel[k]}</span>`)}</figcaption>
+    <figcaption class="legend">${(['ok', 'stopped', 'failed'] as Kind[]).map((k) => html`<span><i class=${`swatch bar-${k}`} aria-hidden="true"></i>${kindLabel[k]} ${t[k]}</span>`)}</figcaption>
   </figure>`;
 }
 
@@ -67,18 +64,21 @@ export function median(values: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-/** Median latency per add-on over the loaded calls, as horizontal bars. */
-export function LatencyChart({ calls }: { calls: Call[] }) {
-  const by = new Map<string, number[]>();
-  for (const c of calls) if (typeof c.latencyMs === 'number') by.set(c.addon, [...(by.get(c.addon) ?? []), c.latencyMs]);
-  const rows = [...by].map(([addon, v]) => ({ addon, p50: median(v), n: v.length })).sort((a, b) => b.p50 - a.p50).slice(0, 8);
-  if (!rows.length) return html`<p class="muted small">No latencies yet.</p>`;
-  const top = Math.max(1, ...rows.map((r) => r.p50));
-  return html`<ul class="latency" aria-label="Median latency per add-on">
-    ${rows.map((r) => html`<li>
+const ms = (v: number | null) => (v === null ? '—' : `${v} ms`);
+
+/**
+ * Median latency per add-on over the period, split into the person's wait (answering an approval)
+ * and the add-on's own time, as stacked horizontal bars with the numbers beside them.
+ */
+export function LatencyChart({ rows }: { rows: Activity['latency'] }) {
+  if (!rows.length) return html`<p class="muted small">No latencies in this period.</p>`;
+  const top = Math.max(1, ...rows.map((r) => (r.waitP50Ms ?? 0) + (r.addonP50Ms ?? 0)));
+  return html`<ul class="latency" aria-label="Median latency per add-on: your wait and the add-on's time">
+    ${rows.slice(0, 8).map((r) => html`<li data-latency=${r.addon}>
       <span class="latency-name mono" title=${r.addon}>${r.addon}</span>
-      <span class="latency-bar" aria-hidden="true"><span style=${{ width: `${Math.max(2, (r.p50 / top) * 100)}%` }}></span></span>
-      <span class="latency-value">${Math.round(r.p50)} ms <span class="muted">(${r.n})</span></span>
+      <span class="latency-bar" aria-hidden="true"><span class="latency-wait" style=${{ width: `${((r.waitP50Ms ?? 0) / top) * 100}%` }}></span><span class="latency-addon" style=${{ width: `${Math.max(1, ((r.addonP50Ms ?? 0) / top) * 100)}%` }}></span></span>
+      <span class="latency-value"><span data-part="addon">add-on ${ms(r.addonP50Ms)}</span>${r.asked ? html` · <span data-part="wait">your wait ${ms(r.waitP50Ms)}</span>` : null} <span class="muted">(${r.calls})</span></span>
     </li>`)}
-  </ul>`;
+  </ul>
+  <p class="legend"><span><i class="swatch latency-wait" aria-hidden="true"></i>Your wait (approvals)</span><span><i class="swatch latency-addon" aria-hidden="true"></i>The add-on's time</span></p>`;
 }

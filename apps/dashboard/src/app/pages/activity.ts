@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, query, type Call, type Page } from '../api';
-import { CallsChart, kindOf, LatencyChart } from '../chart';
+import { CallsChart, kindOf, LatencyChart, type Activity } from '../chart';
 import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
 
+const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
 const outcomes = ['ok', 'denied', 'dismissed', 'expired', 'cancelled', 'refused', 'failed', 'timed_out', 'invalid_arguments'];
 
 /** The call log: newest first, filtered by app, add-on and outcome, paged with "load more". */
@@ -13,6 +14,8 @@ export function ActivityPage() {
   const [next, setNext] = useState<string | null | undefined>(undefined);
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(true);
+  const [period, setPeriod] = useState(params.get('period') ?? '24h');
+  const [activity, setActivity] = useState<Activity | null>(null);
 
   const load = async (cursor?: string) => {
     setLoading(true);
@@ -28,9 +31,19 @@ export function ActivityPage() {
     }
   };
   useEffect(() => {
-    history.replaceState(null, '', `/activity${query(filters)}`);
+    history.replaceState(null, '', `/activity${query({ ...filters, period: period === '24h' ? undefined : period })}`);
     void load();
   }, [filters.app, filters.addon, filters.outcome]);
+  // The charts are the server's sums over the period, not of the rows loaded below.
+  useEffect(() => {
+    history.replaceState(null, '', `/activity${query({ ...filters, period: period === '24h' ? undefined : period })}`);
+    let stale = false;
+    get<Activity>(`/api/calls/activity${query({ period, ...filters })}`).then(
+      (a) => !stale && setActivity(a),
+      (err) => !stale && setError(err instanceof ApiError ? err : new ApiError(0, 'The activity could not be loaded.')),
+    );
+    return () => { stale = true; };
+  }, [period, filters.app, filters.addon, filters.outcome]);
 
   const apps = [...new Set(items.map((c) => c.app))].sort();
   const addons = [...new Set(items.map((c) => c.addon))].sort();
@@ -59,9 +72,14 @@ export function ActivityPage() {
       <datalist id="addons-list">${addons.map((a) => html`<option value=${a} />`)}</datalist>
     </form>
     ${error && html`<${Notice} kind="error">${error.message}<//>`}
-    ${items.length > 0 && html`<div class="two-col">
-      <section class="card" aria-labelledby="chart-h"><h2 id="chart-h" class="h3">Calls over time</h2><${CallsChart} calls=${items} /></section>
-      <section class="card" aria-labelledby="lat-h"><h2 id="lat-h" class="h3">Median latency per add-on</h2><${LatencyChart} calls=${items} /></section>
+    <div class="period"><label for="period">Period</label>
+      <select id="period" value=${period} onChange=${(e: Event) => setPeriod((e.target as HTMLSelectElement).value)}>
+        ${periods.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
+      </select>
+    </div>
+    ${activity && activity.totals.calls > 0 && html`<div class="two-col">
+      <section class="card" aria-labelledby="chart-h"><h2 id="chart-h" class="h3">Calls over time</h2><${CallsChart} activity=${activity} /></section>
+      <section class="card" aria-labelledby="lat-h"><h2 id="lat-h" class="h3">Median latency per add-on</h2><${LatencyChart} rows=${activity.latency} /></section>
     </div>`}
     ${!loading && !error && items.length === 0 && html`<div class="empty">No calls${filters.app || filters.addon || filters.outcome ? ' match these filters' : ' yet'}.</div>`}
     ${items.length > 0 && html`<div class="table-wrap card" tabindex="0" role="region" aria-label="Tool calls">
