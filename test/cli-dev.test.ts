@@ -160,7 +160,7 @@ describe('toolport dev', () => {
     assert.ok(!cutLine.includes('\uFFFD'), 'no character was cut in half');
     assert.match(await dev.waitFor(/ refuse {2}/), /refuse {2}\{\} {2}refused {2}HTTP 200 {2}\d+ ms {2}attempt 1 {2}Not today: this tool refuses, for the test\.$/);
     const exploded = await dev.waitFor(/ explode {2}/);
-    assert.match(exploded, /explode {2}\{\} {2}addon_failed {2}HTTP 200 {2}\d+ ms {2}attempt 1 {2}.*The add-on failed; try again later\./);
+    assert.match(exploded, /explode {2}\{\} {2}addon_failed {2}HTTP 200 {2}\d+ ms {2}attempt 1 {2}.*The add-on failed; try again later”\. Its own logs have the details\./);
     assert.doesNotMatch(dev.stdout(), /kaboom/, "the exception's own text stays in the add-on");
     assert.doesNotMatch(dev.stdout(), /v1,/, 'no signature is shown');
 
@@ -306,7 +306,7 @@ describe('toolport dev with the API and the worker in separate processes', { ski
 
     await checkScript(publicUrl, key, 'dev-split', [{ tool: 'echo', arguments: { text: 'via the worker' } }, { tool: 'explode' }]);
     assert.match(await dev.waitFor(/ echo {2}/), /\{"text":"via the worker"\} {2}ok {2}HTTP 200/);
-    assert.match(await dev.waitFor(/ explode {2}/), /addon_failed {2}HTTP 200 .*The add-on failed; try again later\./);
+    assert.match(await dev.waitFor(/ explode {2}/), /addon_failed {2}HTTP 200 .*The add-on failed; try again later”\. Its own logs have the details\./);
 
     // The API process holding the stream dies; another takes its place on the same address.
     api.kill('SIGKILL');
