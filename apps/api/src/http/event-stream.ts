@@ -1,0 +1,59 @@
+const HEARTBEAT_MS = 15_000;
+/** Events queued for a client that stopped reading; past this it is cut off rather than buffered. */
+const MAX_QUEUED = 256;
+const encoder = new TextEncoder();
+
+/** One Server-Sent Event: its name, id and JSON data. */
+export const sseFrame = (event: string, id: string, data: unknown) => `event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/**
+ * A Server-Sent Events response over a raw stream (a few small objects and one timer per open
+ * connection): `retry`, then what `open`'s `send` writes, and a comment every 15 s. The stream
+ * closes when the client goes, when it stops reading for MAX_QUEUED frames, or when `open`'s
+ * handle is closed by it. A failing `open` throws before any response exists (its error is the answer).
+ */
+export async function eventStream(
+  request: Request,
+  open: (send: (frame: string) => void) => Promise<{ close(): unknown }>,
+): Promise<Response> {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let source: { close(): unknown } | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    void source?.close();
+    try {
+      controller.close();
+    } catch {
+      /* already closed by the client */
+    }
+  };
+  const write = (text: string) => {
+    if (closed) return;
+    if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return close();
+    controller.enqueue(encoder.encode(text));
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start: (ctl) => {
+      controller = ctl;
+    },
+    cancel: close,
+  });
+
+  write('retry: 3000\n\n');
+  source = await open(write);
+  if (request.signal.aborted) close();
+  request.signal.addEventListener('abort', close, { once: true });
+  heartbeat = setInterval(() => write(': ping\n\n'), HEARTBEAT_MS);
+  heartbeat.unref();
+  return new Response(stream, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    },
+  });
+}
