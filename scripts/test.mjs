@@ -51,7 +51,7 @@ for (const target of targets) {
   console.log(`\n# ===== target: ${target} (${files.length} files) =====`);
   const res = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
+    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
     // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
     // tests and in every process they start, not from a build that may be stale.
     { stdio: 'inherit', cwd: root, env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },

@@ -178,8 +178,10 @@ describe('a person connects an AI app, all in the browser', () => {
     const asked = provider.authorizationUrls.length;
     await assert.rejects(app.callTool({ name: 'notes__search_notes', arguments: {} }), UnauthorizedError);
     assert.equal(toolCalls('search_notes'), 1, 'the refused call never reached the add-on');
-    // Its refresh token is dead too: the SDK can only send the person back to consent.
-    assert.equal(provider.authorizationUrls.length, asked + 1, 'the app was sent to authorize again');
+    // Its refresh token is dead too: the SDK can only send the person back to consent. The call
+    // meets the 401, and so may the client's list-changed GET stream when it reconnects: each
+    // sends the app to authorize, and neither gets in.
+    assert.ok(provider.authorizationUrls.length > asked, 'the app was sent to authorize again');
     await app.close();
   });
 });
