@@ -19,6 +19,7 @@ let hook: Awaited<ReturnType<typeof startAddonServer>>;
 let browser: Browser;
 let closeBrowser: () => Promise<void>;
 let world: Awaited<ReturnType<typeof hostileWorld>>;
+const apps: Array<Awaited<ReturnType<typeof connectApp>>['client']> = [];
 
 /** A developer's add-on with every text at its longest, unbroken; a person with it installed, an app let in and a call waiting. */
 async function hostileWorld() {
@@ -50,6 +51,7 @@ before(async () => {
 });
 after(async () => {
   await world?.app.close();
+  for (const a of apps) await a.close();
   await closeBrowser?.();
   await hook?.close();
   await tp?.stop();
@@ -89,8 +91,13 @@ for (const size of Object.keys(SIZES) as Size[]) {
       try {
         await page.goto('/approvals');
         await page.locator('[data-empty="approvals"]').waitFor();
-        const calling = world.app.callTool({ name: `${world.id}__delete_note`, arguments: { id: unbroken(64, 'Ii') } });
-        await page.locator('[data-approval]').waitFor({ timeout: 15_000 });
+        // An app of its own for this call: the world's app already made the other size's.
+        const app = (await connectApp(world.person.user.mcpUrl, world.person.client, { name: unbroken(60, 'Aa') })).client;
+        apps.push(app);
+        const calling = app.callTool({ name: `${world.id}__delete_note`, arguments: { id: unbroken(64, 'Ii') } });
+        const ended = calling.then((r) => `the call ended before its card showed: ${JSON.stringify(r).slice(0, 200)}`, (e) => `the call failed before its card showed: ${e}`);
+        const shown = await Promise.race([page.locator('[data-approval]').waitFor({ timeout: 15_000 }).then(() => ''), ended]);
+        assert.equal(shown, '');
         const { scrollWidth, clientWidth } = await sidewaysScroll(page);
         assert.ok(scrollWidth <= clientWidth, `the page is ${scrollWidth} px wide in a ${clientWidth} px window`);
         for (const b of await insideViewport(page, '[data-approval] .actions button')) assert.ok(b.inside, `a button is off screen: ${JSON.stringify(b)}`);

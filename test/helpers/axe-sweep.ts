@@ -81,6 +81,8 @@ const states: State[] = [
   { name: 'home', as: 'person', go: async (p) => { await p.goto('/'); await p.getByTestId('mcp-url').waitFor(); } },
   { name: 'home-dialog', as: 'person', go: async (p) => { await p.goto('/'); await p.getByRole('button', { name: 'Get a new URL' }).click(); await p.getByRole('dialog').waitFor(); } },
   { name: 'addons', as: 'person', go: async (p) => { await p.goto('/addons'); await p.locator('[data-tool]').first().waitFor(); } },
+  { name: 'addons-search', as: 'person', go: async (p) => { await p.goto('/addons'); await p.getByRole('searchbox').fill('zzz'); await p.getByText('Nothing in the catalog matches').waitFor(); } },
+  { name: 'catalog-detail', as: 'person', go: async (p) => { await p.goto(`/addons/${person.addonId}`); await p.locator('[data-catalog]').waitFor(); } },
   { name: 'approvals-empty', as: 'person', go: async (p) => { await p.goto('/approvals'); await p.locator('[data-empty="approvals"]').waitFor(); } },
   {
     name: 'approvals-card', as: 'person', go: async (p) => {
