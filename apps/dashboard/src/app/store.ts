@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, type Approval, type Me } from './api';
+import { revealText } from './unicode';
 
 /** A tiny observable value, so the shell and the pages share the person and live approvals. */
 class Store<T> {
@@ -42,7 +43,9 @@ export const live = new Store<Live>({ pending: [], status: 'connecting', decided
 
 /** The sentence a screen reader hears when an approval arrives (the card's heading). */
 function approvalSentence(a: Approval) {
-  return `${a.app} wants to run ${a.toolTitle || a.tool} · ${a.addonName || a.addon}.`;
+  // Hidden characters are spelled out here too: a screen reader would otherwise say nothing of them.
+  const name = (s: string) => revealText(s, true);
+  return `${name(a.app)} wants to run ${name(a.toolTitle || a.tool)} · ${name(a.addonName || a.addon)}.`;
 }
 
 /** Pending approvals, with the newest arrival announced (none on the first load). */
