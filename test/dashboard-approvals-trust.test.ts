@@ -18,7 +18,7 @@ let closeBrowser: () => Promise<void>;
 
 before(async () => {
   await ensureDashboardBuilt();
-  tp = await startToolport({ env: { APPROVAL_TIMEOUT_SECONDS: '3' } });
+  tp = await startToolport({ env: { APPROVAL_TIMEOUT_SECONDS: '8' } });
   hook = await startAddonServer({ delete_note: () => ({ text: 'Deleted.' }) });
   hook.onConfirm(() => ({ confirm: { message: 'Delete the note “Trip plan”?', style: 'destructive' } }));
   ({ browser, close: closeBrowser } = await launchBrowser());
@@ -60,10 +60,10 @@ for (const size of Object.keys(SIZES) as Size[]) {
         await card.getByRole('button', { name: 'Allow' }).click();
         await allowed;
 
-        // One nobody answers: it expires (3 s here) and leaves its trace too.
+        // One nobody answers: it expires (8 s here, room for a busy machine) and leaves its trace too.
         const expired = app.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n2' } });
         await card.waitFor({ timeout: 15_000 });
-        await card.waitFor({ state: 'detached', timeout: 15_000 });
+        await card.waitFor({ state: 'detached', timeout: 20_000 });
         await expired;
 
         const recent = async () =>
