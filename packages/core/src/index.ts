@@ -24,7 +24,7 @@ export {
   updateSettings,
   rotateUserKey,
 } from './accounts/accounts';
-export { createApiKey, listApiKeys, revokeApiKey, verifyApiKey } from './keys/keys';
+export { apiKeyActive, createApiKey, listApiKeys, revokeApiKey, verifyApiKey } from './keys/keys';
 export type * from './addons/types';
 export type * from './outbound/types';
 export type * from './queue/types';
@@ -57,6 +57,8 @@ export { rotateSigningKey, publicJwks, signAccessToken, ensureSigningKeys, setti
 export { verifyAccessToken, AI_APPS_OFF, GATE_CACHE_MS } from './oauth/verify';
 export type { AppIdentity, VerifiedAccess } from './oauth/verify';
 export { listConnections, revokeConnection } from './oauth/grants';
+export { setConnectionTools } from './oauth/tool-choices';
+export { declaresUrlElicitation, recordUrlElicitation } from './oauth/elicitation';
 export { checkManifest } from './addons/manifest';
 export { getIcon } from './addons/icons';
 export { lintManifest } from './addons/lint';
@@ -64,8 +66,10 @@ export { compileArguments, SCHEMA_LIMITS } from './addons/schema';
 export { checkArguments, validatorFor, ARGUMENT_LIMITS } from './addons/arguments';
 export { createMetrics, dispatcherDepth } from './metrics';
 export {
+  answerApprovalElicitation,
   createApprovals,
   decideApproval,
+  getApproval,
   decideApprovalWithToken,
   listApprovals,
   openApprovalEvents,
@@ -74,7 +78,7 @@ export {
   subscribePush,
   unsubscribePush,
 } from './approvals/index';
-export type { ApprovalsService, ApprovalEvents, UserEvent } from './approvals/index';
+export type { ApprovalsService, ApprovalEvents, ElicitationAnswer, UserEvent } from './approvals/index';
 export {
   createAddon,
   updateAddon,
@@ -85,12 +89,17 @@ export {
   rotateAddonSecret,
   liveSecrets,
 } from './addons/registry';
+export { deleteAddonOauthClient, listAddonOauthClients, setAddonOauthClient } from './addons/oauth-clients';
 export { getCatalogEntry, listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';
 export { acceptUpdate } from './installs/releases';
+export { getInstallSettings, setInstallSettings } from './installs/settings';
+export { disconnectAccount, finishAccountLink, listConnectedAccounts, listInstallAccounts, startAccountLink } from './installs/connected-accounts';
 export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
 export type { EnabledToolSet } from './calls/enabled-tools';
-export type { ToolResult, Approvals } from './calls/types';
+export type { ElicitationLink, ToolResult, Approvals } from './calls/types';
 export { runCheckScript } from './addons/check';
+export { listRules, setRule, removeRule } from './approvals/rules';
+export type { RuleMode, RuleView } from './approvals/rules';

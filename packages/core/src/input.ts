@@ -14,6 +14,9 @@ function fieldErrors(error: z.ZodError): FieldError[] {
   );
 }
 
+/** A name from the caller's input, as a refusal repeats it: cut to 64 characters and quoted (never a value). */
+export const quotedName = (name: string) => JSON.stringify(name.slice(0, 64));
+
 /** A verb's JSON object input; anything else is refused at the root. */
 export const inputObject = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { message: 'Send a JSON object.' });
 

@@ -1,12 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull } from 'drizzle-orm';
 import type { Config } from './config';
 import { StartupError } from './config';
 import { keyedDigest, purposeKey, safeEqual, SecretBox } from './crypto';
 import type { Db } from './db/client';
-import { addons, addonSecrets, serviceSecrets, signingKeys } from './db/schema/index';
+import { accountLinkStates, addonOauthClients, addons, addonSecrets, connectedAccounts, installs, serviceSecrets, signingKeys } from './db/schema/index';
 
 export interface Secrets {
   /** Encrypts webhook signing secrets at rest. */
@@ -19,6 +19,14 @@ export interface Secrets {
   argsDigest(json: string): string;
   /** Encrypts service-wide secrets at rest (the Web Push VAPID private key, the pseudonym keys). */
   serviceSecretBox: SecretBox;
+  /** Encrypts each install's setting values at rest (installs/settings.ts). */
+  installSettingsBox: SecretBox;
+  /** Encrypts the client secrets add-on developers register with OAuth providers (addons/oauth-clients.ts). */
+  addonOauthClientBox: SecretBox;
+  /** Encrypts the person's connected-account tokens at rest (installs/connected-accounts.ts). */
+  connectedAccountBox: SecretBox;
+  /** Encrypts the PKCE verifier of an account link in progress (`account_link_states`). */
+  accountLinkBox: SecretBox;
   /** The capability a push notification carries to decide one approval without a session (current master key). */
   approvalActionToken(value: string): string;
   /** Whether a notification's token is the capability for `value` under any master key of the ring. */
@@ -65,6 +73,14 @@ export interface SecretBoxes {
   webhookBox: SecretBox;
   signingKeyBox: SecretBox;
   serviceSecretBox: SecretBox;
+  /** Encrypts each install's setting values (one JSON object, secrets among them) at rest. */
+  installSettingsBox: SecretBox;
+  /** Encrypts the developers' OAuth client secrets (`addon_oauth_clients.client_secret_enc`) at rest. */
+  addonOauthClientBox: SecretBox;
+  /** Encrypts the access and refresh tokens of connected accounts (`connected_accounts`) at rest. */
+  connectedAccountBox: SecretBox;
+  /** Encrypts the PKCE verifier of each account link in progress (`account_link_states.code_verifier_enc`). */
+  accountLinkBox: SecretBox;
 }
 
 export function secretBoxes(ring: Buffer[]): SecretBoxes {
@@ -72,6 +88,10 @@ export function secretBoxes(ring: Buffer[]): SecretBoxes {
     webhookBox: new SecretBox(ring, 'webhook-secrets'),
     signingKeyBox: new SecretBox(ring, 'signing-keys'),
     serviceSecretBox: new SecretBox(ring, 'service-secrets'),
+    installSettingsBox: new SecretBox(ring, 'install-settings'),
+    addonOauthClientBox: new SecretBox(ring, 'addon-oauth-client'),
+    connectedAccountBox: new SecretBox(ring, 'connected-accounts'),
+    accountLinkBox: new SecretBox(ring, 'account-link'),
   };
 }
 
@@ -232,6 +252,86 @@ export async function resealSecrets(db: Db, boxes: SecretBoxes): Promise<ResealR
     await db.select({ id: serviceSecrets.name, sealed: serviceSecrets.valueEnc }).from(serviceSecrets),
     (id, from, to) =>
       db.update(serviceSecrets).set({ valueEnc: to }).where(and(eq(serviceSecrets.name, id), eq(serviceSecrets.valueEnc, from))).returning({ id: serviceSecrets.name }),
+  );
+  // An install's id is its person and add-on: `usr_...|addon-id` (ids, not secrets).
+  const settingsRows = await db
+    .select({ userId: installs.userId, addonId: installs.addonId, sealed: installs.settingsEnc })
+    .from(installs)
+    .where(isNotNull(installs.settingsEnc));
+  await each(
+    'installs',
+    boxes.installSettingsBox,
+    settingsRows.map((r) => ({ id: `${r.userId}|${r.addonId}`, sealed: r.sealed! })),
+    (id, from, to) => {
+      const [userId, addonId] = id.split('|') as [string, string];
+      return db
+        .update(installs)
+        .set({ settingsEnc: to })
+        .where(and(eq(installs.userId, userId), eq(installs.addonId, addonId), eq(installs.settingsEnc, from)))
+        .returning({ id: installs.userId });
+    },
+  );
+  // A client's id is its add-on and provider: `addon-id|provider` (names, not secrets).
+  const clientRows = await db
+    .select({ addonId: addonOauthClients.addonId, provider: addonOauthClients.provider, sealed: addonOauthClients.clientSecretEnc })
+    .from(addonOauthClients)
+    .where(isNotNull(addonOauthClients.clientSecretEnc));
+  await each(
+    'addon_oauth_clients',
+    boxes.addonOauthClientBox,
+    clientRows.map((r) => ({ id: `${r.addonId}|${r.provider}`, sealed: r.sealed! })),
+    (id, from, to) => {
+      const [addonId, provider] = id.split('|') as [string, string];
+      return db
+        .update(addonOauthClients)
+        .set({ clientSecretEnc: to })
+        .where(and(eq(addonOauthClients.addonId, addonId), eq(addonOauthClients.provider, provider), eq(addonOauthClients.clientSecretEnc, from)))
+        .returning({ id: addonOauthClients.addonId });
+    },
+  );
+  // A connected account's two tokens are resealed together: the row is replaced only if both still hold what was read.
+  const accountRows = await db
+    .select({ id: connectedAccounts.id, access: connectedAccounts.accessTokenEnc, refresh: connectedAccounts.refreshTokenEnc })
+    .from(connectedAccounts);
+  for (const row of accountRows) {
+    const box = boxes.connectedAccountBox;
+    if (!box.isStale(row.access) && (row.refresh === null || !box.isStale(row.refresh))) {
+      report.current++;
+      continue;
+    }
+    let access: string;
+    let refresh: string | null;
+    try {
+      access = box.open(row.access);
+      refresh = row.refresh === null ? null : box.open(row.refresh);
+    } catch {
+      report.unreadable.push(`connected_accounts:${row.id}`);
+      continue;
+    }
+    const replaced = await db
+      .update(connectedAccounts)
+      .set({ accessTokenEnc: box.seal(access), refreshTokenEnc: refresh === null ? null : box.seal(refresh) })
+      .where(
+        and(
+          eq(connectedAccounts.id, row.id),
+          eq(connectedAccounts.accessTokenEnc, row.access),
+          row.refresh === null ? isNull(connectedAccounts.refreshTokenEnc) : eq(connectedAccounts.refreshTokenEnc, row.refresh),
+        ),
+      )
+      .returning({ id: connectedAccounts.id });
+    if (replaced.length) report.resealed++;
+  }
+  // Links in progress live ten minutes, but an old key may be dropped sooner: their verifiers too.
+  await each(
+    'account_link_states',
+    boxes.accountLinkBox,
+    (await db.select({ id: accountLinkStates.stateHash, sealed: accountLinkStates.codeVerifierEnc }).from(accountLinkStates)),
+    (id, from, to) =>
+      db
+        .update(accountLinkStates)
+        .set({ codeVerifierEnc: to })
+        .where(and(eq(accountLinkStates.stateHash, id), eq(accountLinkStates.codeVerifierEnc, from)))
+        .returning({ id: accountLinkStates.stateHash }),
   );
   return report;
 }

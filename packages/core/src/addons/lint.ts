@@ -218,6 +218,13 @@ export function lintManifest(manifest: Manifest): FieldError[] {
       }
     }
   });
+  // A token reaches only the tools that name its provider: a provider none names is connected for nothing.
+  const named = new Set((Array.isArray(manifest.tools) ? manifest.tools : []).flatMap((t) => (isPlainObject(t) && Array.isArray(t.accounts) ? t.accounts : [])));
+  (Array.isArray(manifest.accounts) ? manifest.accounts : []).forEach((a, i) => {
+    if (isPlainObject(a) && typeof a.provider === 'string' && !named.has(a.provider)) {
+      warn(ptr('/accounts', i), `No tool names the provider \`${a.provider}\` in its \`accounts\`, so no delivery carries its token; add it to the tools that act on the person's account there.`);
+    }
+  });
   // Patterns that backtrack in the add-on's or an app's engine (Toolport's own cannot).
   out.push(...patternWarnings((Array.isArray(manifest.tools) ? manifest.tools : []).map((t, i) => [ptr('/tools', i, 'inputSchema'), isPlainObject(t) ? t.inputSchema : undefined] as const)));
   return out;

@@ -4,7 +4,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound, ToolportError } from '../errors';
 import { inputObject, parseInput } from '../input';
-import { ADDONS_CHANNEL } from '../events/channels';
+import { announceAddonChange } from '../calls/enabled-tools';
 import type { Services } from '../services';
 import { addons, installs, users } from '../db/schema/index';
 
@@ -100,6 +100,6 @@ export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId
     throw new ToolportError('CONFLICT', `This listing is ${found.listing}; "${decision}" applies to ${from.join(' or ')} listings.`, { listing: found.listing });
   }
   // Every process drops its cached tool lists: a delisted add-on's tools leave every app at once.
-  await ctx.svc.bus.publish(ADDONS_CHANNEL, { addonId });
+  await announceAddonChange(ctx.svc, addonId);
   return { addonId, status: row.listing! };
 }

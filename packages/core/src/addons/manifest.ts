@@ -13,7 +13,10 @@ import {
   type SchemaCheckState,
 } from './schema';
 import { ICON_LIMITS, ICON_TYPES, SVG_REFUSAL, declaredProblem, normalType, readDataUri, readIconImage, typeName } from './icon-image';
-import type { ArgumentKind, CompiledTool, IconSource, Manifest, ManifestArgument, ManifestCheck, ManifestIcon, ManifestTool } from './types';
+import type {
+  ArgumentKind, CompiledTool, IconSource, Manifest, ManifestAccount, ManifestArgument, ManifestCheck, ManifestIcon, ManifestSetting, ManifestTool, SettingKind,
+} from './types';
+import { SETTING_LIMITS, settingValueProblem } from './setting-values';
 
 const MANIFEST_LIMITS = {
   name: 60,
@@ -35,12 +38,12 @@ const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 /** Problems listed in one refusal; a manifest with more gets one last line counting the rest. */
 const MAX_LISTED = 200;
 
-const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'releaseNotes', 'icons', 'tools'];
+const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'releaseNotes', 'icons', 'tools', 'settings', 'accounts'];
 /** Release notes: shown to people reviewing the update, never to apps. */
 const RELEASE_NOTES_MAX = 1000;
 const TOOL_KEYS = [
-  'name', 'title', 'summary', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm', 'timeoutSeconds', 'icons',
-  'arguments', 'inputSchema', 'outputSchema',
+  'name', 'title', 'summary', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm', 'alwaysAsk', 'timeoutSeconds', 'icons',
+  'accounts', 'arguments', 'inputSchema', 'outputSchema',
 ];
 const ICON_KEYS = ['src', 'mimeType', 'sizes', 'theme'];
 const ICON_SIZE = /^[1-9]\d{0,3}x[1-9]\d{0,3}$/;
@@ -312,42 +315,65 @@ function bool(obj: Record<string, unknown>, key: string, path: string, p: Proble
   return undefined;
 }
 
-function checkWebhook(v: unknown, at: string, p: Problems): string | undefined {
-  const example = 'an absolute http(s) URL such as https://example.com/toolport';
+/**
+ * An absolute URL a manifest names (the webhook, a provider endpoint): no spaces or control
+ * characters, no credentials, no fragment, a host, at most `max` characters before and after it
+ * is normalised; `scheme` says what is wrong with its scheme. The sentences name it as the caller says.
+ */
+function checkUrl(
+  v: unknown,
+  at: string,
+  p: Problems,
+  says: { missing: string; notString: string; unparsable: (v: string) => string; noun: string; scheme: (url: URL) => string | undefined; credentials: string; max: number },
+): string | undefined {
   if (typeof v !== 'string') {
-    p.add(at, v === undefined ? `The webhook is missing: give ${example}.` : `The webhook must be ${example}.`);
+    p.add(at, v === undefined ? says.missing : says.notString);
     return undefined;
   }
-  if (v.length > MANIFEST_LIMITS.webhook) {
-    p.add(at, `The webhook URL is too long: at most ${MANIFEST_LIMITS.webhook} characters (got ${v.length}).`);
+  if (v.length > says.max) {
+    p.add(at, `${says.noun} is too long: at most ${says.max} characters (got ${v.length}).`);
     return undefined;
   }
   // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (/[\s\u0000-\u001f\u007f]/.test(v) || textProblem(v, false)) {
-    p.add(at, 'The webhook URL must not contain spaces or control characters.');
+    p.add(at, `${says.noun} must not contain spaces or control characters.`);
     return undefined;
   }
   let url: URL;
   try {
     url = new URL(v);
   } catch {
-    p.add(at, `The webhook must be ${example} (got ${show(v)}).`);
+    p.add(at, says.unparsable(v));
     return undefined;
   }
   const problems: string[] = [];
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') problems.push(`must use https or http (got ${url.protocol.slice(0, -1)})`);
-  if (url.username || url.password) problems.push('must not carry credentials (user:password@); Toolport signs every request instead');
+  const scheme = says.scheme(url);
+  if (scheme) problems.push(scheme);
+  if (url.username || url.password) problems.push(`must not carry credentials (user:password@); ${says.credentials}`);
   if (v.includes('#')) problems.push('must not have a fragment (#...)');
   if (!url.hostname) problems.push('must name a host');
   if (problems.length) {
-    p.add(at, `The webhook URL ${problems.join(', and ')}.`);
+    p.add(at, `${says.noun} ${problems.join(', and ')}.`);
     return undefined;
   }
-  if (url.href.length > MANIFEST_LIMITS.webhook) {
-    p.add(at, `The webhook URL is too long once normalised: at most ${MANIFEST_LIMITS.webhook} characters.`);
+  if (url.href.length > says.max) {
+    p.add(at, `${says.noun} is too long once normalised: at most ${says.max} characters.`);
     return undefined;
   }
   return url.href;
+}
+
+function checkWebhook(v: unknown, at: string, p: Problems): string | undefined {
+  const example = 'an absolute http(s) URL such as https://example.com/toolport';
+  return checkUrl(v, at, p, {
+    missing: `The webhook is missing: give ${example}.`,
+    notString: `The webhook must be ${example}.`,
+    unparsable: (s) => `The webhook must be ${example} (got ${show(s)}).`,
+    noun: 'The webhook URL',
+    scheme: (url) => (url.protocol !== 'https:' && url.protocol !== 'http:' ? `must use https or http (got ${url.protocol.slice(0, -1)})` : undefined),
+    credentials: 'Toolport signs every request instead',
+    max: MANIFEST_LIMITS.webhook,
+  });
 }
 
 /**
@@ -521,9 +547,19 @@ function checkKind(v: unknown, at: string, p: Problems): ArgumentKind | undefine
   return { number: { ...bounds, ...(whole !== undefined ? { whole: whole as boolean } : {}) } };
 }
 
-function checkChoice(body: unknown, at: string, p: Problems): ArgumentKind | undefined {
-  if (!Array.isArray(body) || body.length === 0 || body.length > MANIFEST_LIMITS.choices) {
-    p.add(at, `A choice is a list of 1 to ${MANIFEST_LIMITS.choices} distinct, non-empty strings${Array.isArray(body) ? ` (got ${body.length})` : ''}.`);
+/**
+ * A list of choices, for an argument's `choice` kind and a setting's `choices`: 1 to `max` distinct
+ * strings of at most `maxLength` characters, NFC-normalised (arguments are normalised before they
+ * are compared, so the choices are too). `what` opens the sentence for a list of the wrong shape.
+ */
+function checkChoiceList(
+  body: unknown,
+  at: string,
+  p: Problems,
+  { what, max, maxLength }: { what: string; max: number; maxLength: number },
+): string[] | undefined {
+  if (!Array.isArray(body) || body.length === 0 || body.length > max) {
+    p.add(at, `${what} is a list of 1 to ${max} distinct, non-empty strings${Array.isArray(body) ? ` (got ${body.length})` : ''}.`);
     return undefined;
   }
   const before = p.list.length;
@@ -537,18 +573,20 @@ function checkChoice(body: unknown, at: string, p: Problems): ArgumentKind | und
     if (invisible) return p.add(cAt, `This choice ${invisible}.`);
     const problem = textProblem(c, false);
     if (problem) return p.add(cAt, `The choice ${show(c)} ${problem}.`);
-    // Arguments are normalised to NFC before comparison, so the choices are too.
     const s = c.normalize('NFC');
     if (s.trim().length === 0) return p.add(cAt, 'A choice must not be empty.');
-    if (codePoints(s) > MANIFEST_LIMITS.choiceLength) {
-      return p.add(cAt, `A choice is too long: at most ${MANIFEST_LIMITS.choiceLength} characters (got ${codePoints(s)}).`);
-    }
+    if (codePoints(s) > maxLength) return p.add(cAt, `A choice is too long: at most ${maxLength} characters (got ${codePoints(s)}).`);
     const first = seen.get(s);
     if (first !== undefined) return p.add(cAt, `The choice ${show(s)} is listed twice (also at ${ptr(at, first)}).`);
     seen.set(s, i);
     out.push(s);
   });
-  return p.list.length === before ? { choice: out } : undefined;
+  return p.list.length === before ? out : undefined;
+}
+
+function checkChoice(body: unknown, at: string, p: Problems): ArgumentKind | undefined {
+  const choices = checkChoiceList(body, at, p, { what: 'A choice', max: MANIFEST_LIMITS.choices, maxLength: MANIFEST_LIMITS.choiceLength });
+  return choices ? { choice: choices } : undefined;
 }
 
 function checkArgument(v: unknown, at: string, p: Problems): ManifestArgument | undefined {
@@ -585,6 +623,8 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   const destructive = bool(v, 'destructive', at, p) ?? false;
   const readOnly = bool(v, 'readOnly', at, p) ?? false;
   const confirm = bool(v, 'confirm', at, p) ?? false;
+  // Any tool may say it: every call then asks the person, and no rule of theirs can let it run unasked.
+  const alwaysAsk = bool(v, 'alwaysAsk', at, p) ?? false;
   // Only what is declared: MCP gives each its own default (idempotent false, open world true).
   const idempotent = bool(v, 'idempotent', at, p);
   const openWorld = bool(v, 'openWorld', at, p);
@@ -592,6 +632,7 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   if (destructive && readOnly) {
     p.add(ptr(at, 'readOnly'), 'A tool cannot be both `destructive` and `readOnly`; keep the one that is true.');
   }
+  const toolAccounts = v.accounts === undefined ? undefined : checkToolAccounts(v.accounts, ptr(at, 'accounts'), p);
   const timeoutSeconds = v.timeoutSeconds;
   if (timeoutSeconds !== undefined && !(Number.isInteger(timeoutSeconds) && (timeoutSeconds as number) >= 1 && (timeoutSeconds as number) <= MAX_TOOL_TIMEOUT_SECONDS)) {
     p.add(ptr(at, 'timeoutSeconds'), `\`timeoutSeconds\` must be a whole number of seconds from 1 to ${MAX_TOOL_TIMEOUT_SECONDS} (got ${show(timeoutSeconds)}).`);
@@ -641,9 +682,11 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   }
   if (p.list.length !== before || !toolName || title === undefined || summary === undefined) return undefined;
   const tool: ManifestTool = { name: toolName, title, summary, destructive, readOnly, confirm };
+  if (alwaysAsk) tool.alwaysAsk = true;
   if (idempotent !== undefined) tool.idempotent = idempotent;
   if (openWorld !== undefined) tool.openWorld = openWorld;
   if (typeof timeoutSeconds === 'number') tool.timeoutSeconds = timeoutSeconds;
+  if (toolAccounts?.length) tool.accounts = toolAccounts;
   if (toolIcons?.length) tool.icons = toolIcons;
   if (inputSchema) tool.inputSchema = inputSchema;
   else tool.arguments = args ?? [];
@@ -703,6 +746,10 @@ export function checkManifest(input: unknown): ManifestCheck {
     });
   }
 
+  const settings = input.settings === undefined ? undefined : checkSettings(input.settings, '/settings', p);
+  const accounts = input.accounts === undefined ? undefined : checkAccounts(input.accounts, '/accounts', p);
+  if (Array.isArray(input.tools)) checkToolProviders(input.tools, input.accounts, p);
+
   // Each different icon is a fetch when the manifest is pushed.
   const distinct = new Set<string>();
   for (const s of icons) {
@@ -731,9 +778,11 @@ export function checkManifest(input: unknown): ManifestCheck {
       compiled.push({
         name: t.name, title: t.title, summary: t.summary,
         destructive: t.destructive ?? false, readOnly: t.readOnly ?? false, confirm: t.confirm ?? false,
+        ...(t.alwaysAsk ? { alwaysAsk: true } : {}),
         ...(t.idempotent !== undefined ? { idempotent: t.idempotent } : {}),
         ...(t.openWorld !== undefined ? { openWorld: t.openWorld } : {}),
         ...(t.timeoutSeconds ? { timeoutSeconds: t.timeoutSeconds } : {}),
+        ...(t.accounts?.length ? { accounts: t.accounts } : {}),
         inputSchema,
         ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
       });
@@ -744,6 +793,8 @@ export function checkManifest(input: unknown): ManifestCheck {
   const manifest: Manifest = { id: id!, name: addonName!, description: description!, webhook: webhook!, visibility, tools };
   if (releaseNotes) manifest.releaseNotes = releaseNotes;
   if (addonIcons?.length) manifest.icons = addonIcons;
+  if (settings?.length) manifest.settings = settings;
+  if (accounts?.length) manifest.accounts = accounts;
   return { manifest, tools: compiled, warnings: lintManifest(manifest), icons };
 }
 
@@ -753,4 +804,268 @@ function refusal(errors: FieldError[]): ToolportError {
     ? [...errors.slice(0, MAX_LISTED), { path: '', message: `…and ${n - MAX_LISTED} more problems.` }]
     : errors;
   return new ToolportError('VALIDATION', `The manifest has ${n} problem${n === 1 ? '' : 's'}.`, { errors: listed });
+}
+
+// Settings: what the person fills in per install (API keys, preferences), limited like arguments.
+
+const SETTING_KEYS = ['name', 'title', 'summary', 'kind', 'required', 'choices', 'default'];
+const SETTING_KINDS: readonly SettingKind[] = ['text', 'number', 'boolean', 'choice', 'secret'];
+const SETTING_KIND_ALIASES: Record<string, SettingKind> = {
+  string: 'text', str: 'text', password: 'secret', token: 'secret', apikey: 'secret', api_key: 'secret',
+  integer: 'number', int: 'number', float: 'number', bool: 'boolean', enum: 'choice', select: 'choice',
+};
+
+function checkSettingChoices(v: unknown, at: string, p: Problems): string[] | undefined {
+  return checkChoiceList(v, at, p, { what: '`choices`', max: SETTING_LIMITS.choices, maxLength: SETTING_LIMITS.choiceLength });
+}
+
+function checkSetting(v: unknown, at: string, p: Problems): ManifestSetting | undefined {
+  if (!isPlainObject(v)) {
+    p.add(at, 'A setting must be an object: {"name": ..., "title": ..., "kind": "text"}.');
+    return undefined;
+  }
+  const before = p.list.length;
+  unknownKeys(v, SETTING_KEYS, at, 'a setting', p);
+  const settingName = name(v.name, ptr(at, 'name'), TOOL_NAME, 'The setting name',
+    'a lowercase letter, then up to 31 lowercase letters, digits or underscores', p);
+  const title = text(v, 'title', at, p, { label: 'The setting title', max: SETTING_LIMITS.title, prose: false });
+  const summary = v.summary === undefined ? '' : text(v, 'summary', at, p, { label: 'The setting summary', max: SETTING_LIMITS.summary, allowEmpty: true });
+  const required = bool(v, 'required', at, p);
+  let kind: SettingKind | undefined;
+  if (typeof v.kind === 'string' && (SETTING_KINDS as readonly string[]).includes(v.kind)) kind = v.kind as SettingKind;
+  else {
+    const meant = typeof v.kind === 'string' ? SETTING_KIND_ALIASES[v.kind.toLowerCase()] : undefined;
+    p.add(ptr(at, 'kind'), v.kind === undefined
+      ? `A setting needs a \`kind\`: ${SETTING_KINDS.map((k) => `"${k}"`).join(', ')}.`
+      : `The setting kind ${show(v.kind)} is not one Toolport knows${meant ? `; did you mean "${meant}"?` : `: use ${SETTING_KINDS.map((k) => `"${k}"`).join(', ')}.`}`);
+  }
+  let choices: string[] | undefined;
+  if (kind === 'choice') {
+    choices = v.choices === undefined
+      ? (p.add(ptr(at, 'choices'), `A choice setting needs \`choices\`: a list of 1 to ${SETTING_LIMITS.choices} strings.`), undefined)
+      : checkSettingChoices(v.choices, ptr(at, 'choices'), p);
+  } else if (v.choices !== undefined && kind) {
+    p.add(ptr(at, 'choices'), `Only a setting of kind "choice" takes \`choices\` (this one is "${kind}").`);
+  }
+  let value: ManifestSetting['default'];
+  if (v.default !== undefined && kind) {
+    if (kind === 'secret') {
+      p.add(ptr(at, 'default'), 'A secret setting cannot have a `default`: a secret in the manifest is no secret. The person gives it when installing.');
+    } else if (kind !== 'choice' || choices) {
+      const d = typeof v.default === 'string' ? v.default.normalize('NFC') : v.default;
+      const invisible = typeof d === 'string' ? invisibleProblem(d) : null;
+      const problem = invisible ?? settingValueProblem({ kind, choices }, d);
+      if (problem) p.add(ptr(at, 'default'), `The default ${problem}.`);
+      else value = d as ManifestSetting['default'];
+    }
+  }
+  if (p.list.length !== before || !settingName || title === undefined || summary === undefined || !kind) return undefined;
+  const setting: ManifestSetting = { name: settingName, title, kind, required: required ?? false };
+  if (summary) setting.summary = summary;
+  if (choices) setting.choices = choices;
+  if (value !== undefined) setting.default = value;
+  return setting;
+}
+
+/** The manifest's `settings`: up to 20, each name once. */
+function checkSettings(v: unknown, at: string, p: Problems): ManifestSetting[] | undefined {
+  if (!Array.isArray(v)) {
+    p.add(at, `\`settings\` must be a list of up to ${SETTING_LIMITS.settings} settings: [{"name": "api_key", "title": "API key", "kind": "secret"}].`);
+    return undefined;
+  }
+  if (v.length > SETTING_LIMITS.settings) {
+    p.add(at, `An add-on has at most ${SETTING_LIMITS.settings} settings (got ${v.length}).`);
+    return undefined;
+  }
+  const out: ManifestSetting[] = [];
+  const seen = new Map<string, number>();
+  v.forEach((s, i) => {
+    const checked = checkSetting(s, ptr(at, i), p);
+    const n = isPlainObject(s) && typeof s.name === 'string' ? s.name : undefined;
+    if (n !== undefined) {
+      const first = seen.get(n);
+      if (first !== undefined) p.add(ptr(at, i, 'name'), `The setting name \`${n}\` is already used by ${ptr(at, first)}.`);
+      else seen.set(n, i);
+    }
+    if (checked) out.push(checked);
+  });
+  return out;
+}
+
+// Connected accounts: the OAuth providers whose accounts the person connects for the add-on.
+
+/** Limits of manifest `accounts` and of the developer's client for each (docs/addons.md "Connected accounts"). */
+export const ACCOUNT_LIMITS = {
+  providers: 5,
+  title: 60,
+  /** Characters of an endpoint URL, as for the webhook. */
+  url: MANIFEST_LIMITS.webhook,
+  scopes: 20,
+  scopeLength: 200,
+  /** Characters of the developer's client id. */
+  clientId: 512,
+  /** Characters of the developer's client secret: room for a long one, not for a file. */
+  clientSecret: 4_096,
+} as const;
+
+const ACCOUNT_KEYS = ['provider', 'title', 'authorizationUrl', 'tokenUrl', 'revocationUrl', 'scopes'];
+/** Keys of the client, which the developer API stores sealed: a secret in the manifest is no secret. */
+const CLIENT_KEYS = ['clientId', 'clientSecret', 'client_id', 'client_secret'];
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** RFC 6749 3.3 scope-token: printable ASCII except space, `"` and `\`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/**
+ * A provider endpoint: the webhook's rules (absolute, no spaces, no credentials, no fragment, the
+ * same length), and https, since the person's tokens and the client secret travel on it; http only
+ * on a loopback host, for a provider run on the developer's machine. Where it leads (a private
+ * address) is checked when Toolport calls it, as for a webhook.
+ */
+function checkProviderUrl(obj: Record<string, unknown>, key: string, at: string, label: string, p: Problems): string | undefined {
+  const example = 'an absolute https URL such as https://example.com/oauth/token';
+  return checkUrl(obj[key], ptr(at, key), p, {
+    missing: `${label} is missing: give \`${key}\`, ${example}.`,
+    notString: `${label} must be ${example}.`,
+    unparsable: () => `${label} must be ${example}.`,
+    noun: label,
+    scheme: (url) => {
+      if (url.protocol === 'http:') return LOOPBACK_HOSTS.has(url.hostname) ? undefined : 'must use https (http only on localhost, 127.0.0.1 or [::1])';
+      return url.protocol === 'https:' ? undefined : `must use https (got ${url.protocol.slice(0, -1)})`;
+    },
+    credentials: 'the client id and secret are stored through the developer API',
+    max: ACCOUNT_LIMITS.url,
+  });
+}
+
+function checkScopes(v: unknown, at: string, p: Problems): string[] | undefined {
+  const shape = `a list of up to ${ACCOUNT_LIMITS.scopes} scopes, for example ["repo", "read:user"]`;
+  if (v === undefined) {
+    p.add(at, `A provider needs \`scopes\`: ${shape} (an empty list asks for none).`);
+    return undefined;
+  }
+  if (!Array.isArray(v)) {
+    p.add(at, `\`scopes\` must be ${shape}.`);
+    return undefined;
+  }
+  if (v.length > ACCOUNT_LIMITS.scopes) {
+    p.add(at, `A provider asks for at most ${ACCOUNT_LIMITS.scopes} scopes (got ${v.length}).`);
+    return undefined;
+  }
+  const before = p.list.length;
+  const seen = new Map<string, number>();
+  v.forEach((scope, i) => {
+    const here = ptr(at, i);
+    if (typeof scope !== 'string' || scope.length === 0) {
+      p.add(here, `A scope must be a non-empty string (got ${show(scope)}).`);
+    } else if (scope.length > ACCOUNT_LIMITS.scopeLength) {
+      p.add(here, `A scope is at most ${ACCOUNT_LIMITS.scopeLength} characters (got ${scope.length}).`);
+    } else if (!SCOPE_TOKEN.test(scope)) {
+      p.add(here, `The scope ${show(scope)} must be printable ASCII with no spaces, quotes or backslashes (RFC 6749): give each scope as its own string.`);
+    } else if (seen.has(scope)) {
+      p.add(here, `The scope ${show(scope)} is already listed at ${ptr(at, seen.get(scope)!)}.`);
+    } else {
+      seen.set(scope, i);
+    }
+  });
+  return p.list.length === before ? (v as string[]) : undefined;
+}
+
+function checkAccount(v: unknown, at: string, p: Problems): ManifestAccount | undefined {
+  if (!isPlainObject(v)) {
+    p.add(at, 'A provider must be an object: {"provider": "github", "title": "GitHub", "authorizationUrl": ..., "tokenUrl": ..., "scopes": [...]}.');
+    return undefined;
+  }
+  const before = p.list.length;
+  for (const key of Object.keys(v)) {
+    if (CLIENT_KEYS.includes(key)) {
+      // Said without the value: it may be a secret.
+      p.add(ptr(at, key), `The OAuth client does not belong in the manifest, which anyone who installs the add-on may read: store it through the developer API (PUT /api/addons/{id}/accounts/{provider}/client).`);
+    }
+  }
+  unknownKeys(Object.fromEntries(Object.entries(v).filter(([k]) => !CLIENT_KEYS.includes(k))), ACCOUNT_KEYS, at, 'a provider', p);
+  const provider = name(v.provider, ptr(at, 'provider'), TOOL_NAME, 'The provider name',
+    'a lowercase letter, then up to 31 lowercase letters, digits or underscores', p);
+  const title = text(v, 'title', at, p, { label: 'The provider title', max: ACCOUNT_LIMITS.title, prose: false });
+  const authorizationUrl = checkProviderUrl(v, 'authorizationUrl', at, 'The authorization URL', p);
+  const tokenUrl = checkProviderUrl(v, 'tokenUrl', at, 'The token URL', p);
+  const revocationUrl = v.revocationUrl === undefined ? undefined : checkProviderUrl(v, 'revocationUrl', at, 'The revocation URL', p);
+  const scopes = checkScopes(v.scopes, ptr(at, 'scopes'), p);
+  if (p.list.length !== before || !provider || title === undefined || !authorizationUrl || !tokenUrl || !scopes) return undefined;
+  const account: ManifestAccount = { provider, title, authorizationUrl, tokenUrl, scopes };
+  if (revocationUrl) account.revocationUrl = revocationUrl;
+  return account;
+}
+
+/** The manifest's `accounts`: up to 5 providers, each once. */
+function checkAccounts(v: unknown, at: string, p: Problems): ManifestAccount[] | undefined {
+  if (!Array.isArray(v)) {
+    p.add(at, `\`accounts\` must be a list of up to ${ACCOUNT_LIMITS.providers} providers: [{"provider": "github", "title": "GitHub", "authorizationUrl": ..., "tokenUrl": ..., "scopes": ["repo"]}].`);
+    return undefined;
+  }
+  if (v.length > ACCOUNT_LIMITS.providers) {
+    p.add(at, `An add-on declares at most ${ACCOUNT_LIMITS.providers} providers (got ${v.length}).`);
+    return undefined;
+  }
+  const out: ManifestAccount[] = [];
+  const seen = new Map<string, number>();
+  v.forEach((a, i) => {
+    const checked = checkAccount(a, ptr(at, i), p);
+    const n = isPlainObject(a) && typeof a.provider === 'string' ? a.provider : undefined;
+    if (n !== undefined) {
+      const first = seen.get(n);
+      if (first !== undefined) p.add(ptr(at, i, 'provider'), `The provider \`${n}\` is already declared by ${ptr(at, first)}.`);
+      else seen.set(n, i);
+    }
+    if (checked) out.push(checked);
+  });
+  return out;
+}
+
+/**
+ * A tool's `accounts`: the providers whose tokens its deliveries carry (only those: a tool that
+ * needs none gets none). Up to 5 names, each once; that each is declared is checked by
+ * checkToolProviders, once the manifest's own `accounts` are read.
+ */
+function checkToolAccounts(v: unknown, at: string, p: Problems): string[] | undefined {
+  if (!Array.isArray(v)) {
+    p.add(at, `A tool's \`accounts\` must be a list of up to ${ACCOUNT_LIMITS.providers} provider names from the manifest's \`accounts\`, for example ["github"].`);
+    return undefined;
+  }
+  if (v.length > ACCOUNT_LIMITS.providers) {
+    p.add(at, `A tool needs at most ${ACCOUNT_LIMITS.providers} providers (got ${v.length}).`);
+    return undefined;
+  }
+  const before = p.list.length;
+  const seen = new Map<string, number>();
+  v.forEach((n, i) => {
+    const here = ptr(at, i);
+    const provider = name(n, here, TOOL_NAME, 'The provider name', 'a lowercase letter, then up to 31 lowercase letters, digits or underscores', p);
+    if (provider === undefined) return;
+    const first = seen.get(provider);
+    if (first !== undefined) p.add(here, `The provider \`${provider}\` is already listed at ${ptr(at, first)}.`);
+    else seen.set(provider, i);
+  });
+  return p.list.length === before ? (v as string[]) : undefined;
+}
+
+/**
+ * Every provider a tool names must be one the manifest declares. Read from the input, so a provider
+ * declared with a mistake elsewhere (a bad URL) is reported there, not again at each tool.
+ */
+function checkToolProviders(tools: unknown[], declaredInput: unknown, p: Problems) {
+  const declared = new Set(
+    Array.isArray(declaredInput) ? declaredInput.flatMap((a) => (isPlainObject(a) && typeof a.provider === 'string' ? [a.provider] : [])) : [],
+  );
+  const list = [...declared].map((d) => `"${d}"`).join(', ');
+  tools.forEach((t, i) => {
+    if (!isPlainObject(t) || !Array.isArray(t.accounts) || t.accounts.length > ACCOUNT_LIMITS.providers) return;
+    const named = new Set<string>();
+    t.accounts.forEach((n, j) => {
+      if (typeof n !== 'string' || !TOOL_NAME.test(n) || declared.has(n) || named.has(n)) return;
+      named.add(n);
+      p.add(ptr('/tools', i, 'accounts', j), declared.size
+        ? `The provider \`${n}\` is not declared in the manifest's \`accounts\` (it declares ${list}): declare it there, with its endpoints and scopes, or take it off this tool.`
+        : `The provider \`${n}\` is not declared: the manifest has no \`accounts\`. Declare it there, with its endpoints and scopes, or take it off this tool.`);
+    });
+  });
 }

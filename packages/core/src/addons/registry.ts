@@ -3,7 +3,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound, validation } from '../errors';
 import { newId } from '../ids';
-import { ADDONS_CHANNEL } from '../events/channels';
+import { announceAddonChange } from '../calls/enabled-tools';
 import type { Services } from '../services';
 import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
 import { newSigningSecret } from '../outbound/signing';
@@ -46,6 +46,7 @@ function toolRows(addonId: string, compiled: CompiledTool[]) {
     destructive: t.destructive,
     readOnly: t.readOnly,
     confirm: t.confirm,
+    alwaysAsk: t.alwaysAsk ?? false,
     timeoutSeconds: t.timeoutSeconds ?? null,
     inputSchema: t.inputSchema,
     outputSchema: t.outputSchema ?? null,
@@ -59,10 +60,6 @@ function toolRows(addonId: string, compiled: CompiledTool[]) {
 /** The compiled tools with the icons the push fetched: a release keeps them with its tools. */
 const withIcons = (compiled: CompiledTool[], icons: ResolvedIcons): CompiledTool[] =>
   compiled.map((t) => (icons.tools.has(t.name) ? { ...t, icons: icons.tools.get(t.name)! } : t));
-
-async function announce(svc: Services, addonId: string) {
-  await svc.bus.publish(ADDONS_CHANNEL, { addonId });
-}
 
 /** Registers an add-on: checks the manifest, verifies the webhook with a signed ping, stores version 1. */
 export async function createAddon({ ctx, input }: { ctx: Ctx; input: unknown }) {
@@ -158,7 +155,7 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
       .where(and(eq(toolSwitches.addonId, id), compiled.length ? notInArray(toolSwitches.toolName, compiled.map((t) => t.name)) : undefined));
     return row.version;
   });
-  await announce(ctx.svc, id);
+  await announceAddonChange(ctx.svc, id);
   return { id, version, warnings };
 }
 
@@ -188,6 +185,7 @@ function describe(publicUrl: string, row: typeof addons.$inferSelect, toolList: 
       ...(t.idempotent !== null ? { idempotent: t.idempotent } : {}),
       ...(t.openWorld !== null ? { openWorld: t.openWorld } : {}),
       confirm: t.confirm,
+      ...(t.alwaysAsk ? { alwaysAsk: true } : {}),
       inputSchema: t.inputSchema,
       ...(t.outputSchema !== null ? { outputSchema: t.outputSchema } : {}),
       icons: iconsView(publicUrl, t.icons),
@@ -254,7 +252,7 @@ export async function deleteAddon({ ctx, id }: { ctx: Ctx; id: string }) {
     await tx.delete(toolSwitches).where(eq(toolSwitches.addonId, id));
     await tx.delete(addonSecrets).where(eq(addonSecrets.addonId, id));
   });
-  await announce(ctx.svc, id);
+  await announceAddonChange(ctx.svc, id);
 }
 
 /** A new signing secret, shown once; the previous ones keep signing for 24 h. */
@@ -269,6 +267,6 @@ export async function rotateAddonSecret({ ctx, id }: { ctx: Ctx; id: string }) {
       .where(and(eq(addonSecrets.addonId, id), isNull(addonSecrets.expiresAt)));
     await tx.insert(addonSecrets).values({ id: newId('sec'), addonId: id, secretEnc: ctx.svc.secrets.webhookBox.seal(signingSecret) });
   });
-  await announce(ctx.svc, id);
+  await announceAddonChange(ctx.svc, id);
   return { signingSecret };
 }

@@ -39,6 +39,8 @@ export interface ManifestTool {
   destructive?: boolean;
   readOnly?: boolean;
   confirm?: boolean;
+  /** Every call asks the person, destructive or not, and no allow rule of theirs applies to it. */
+  alwaysAsk?: boolean;
   /** MCP `idempotentHint`, when declared. */
   idempotent?: boolean;
   /** MCP `openWorldHint`, when declared. */
@@ -48,6 +50,8 @@ export interface ManifestTool {
   icons?: ManifestIcon[];
   /** Seconds one call may take at the add-on, 1 to 30 (the default); see docs/addons.md "Time". */
   timeoutSeconds?: number;
+  /** Providers of the manifest's `accounts` whose tokens this tool's deliveries carry (up to 5, each once). */
+  accounts?: string[];
   arguments?: ManifestArgument[];
   /** Instead of `arguments`: a JSON Schema (2020-12) restricted to what can be enforced safely. */
   inputSchema?: Record<string, unknown>;
@@ -63,6 +67,49 @@ export interface Manifest {
   releaseNotes?: string;
   icons?: ManifestIcon[];
   tools: ManifestTool[];
+  /** What the person fills in per install (API keys, preferences), sent in every delivery. */
+  settings?: ManifestSetting[];
+  /** OAuth providers whose accounts the person connects for this add-on; the client is stored apart (oauth-clients.ts). */
+  accounts?: ManifestAccount[];
+}
+
+/**
+ * One OAuth provider an add-on declares (manifest `accounts`): where Toolport sends the person to
+ * connect an account, and where it trades and revokes tokens. The developer's client id and secret
+ * are never in the manifest: they are stored through the developer API.
+ */
+export interface ManifestAccount {
+  /** `^[a-z][a-z0-9_]{0,31}$`, once per manifest: the key in the delivery's `accounts`. */
+  provider: string;
+  /** The service's name as the person knows it, up to 60 characters. */
+  title: string;
+  /** The authorization endpoint (https; http only on a loopback host). */
+  authorizationUrl: string;
+  /** The token endpoint. */
+  tokenUrl: string;
+  /** The RFC 7009 revocation endpoint, if the provider has one: disconnecting revokes the token there. */
+  revocationUrl?: string;
+  /** Scopes asked for, up to 20, each without spaces. */
+  scopes: string[];
+}
+
+/** Kinds of a per-install setting; a `secret` is never shown again once saved. */
+export type SettingKind = 'text' | 'number' | 'boolean' | 'choice' | 'secret';
+
+/** One per-install setting an add-on declares (manifest `settings`). */
+export interface ManifestSetting {
+  /** `^[a-z][a-z0-9_]{0,31}$`, the key in the delivery's `settings`. */
+  name: string;
+  /** What the person reads beside the field, up to 60 characters. */
+  title: string;
+  summary?: string;
+  kind: SettingKind;
+  /** Normalised to a boolean: a call answers with a sentence until a required setting is set. */
+  required: boolean;
+  /** `choice` only: 1 to 20 distinct strings. */
+  choices?: string[];
+  /** Filled in when installing; never for a secret. */
+  default?: string | number | boolean;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -75,7 +122,11 @@ export interface CompiledTool {
   destructive: boolean;
   readOnly: boolean;
   confirm: boolean;
+  /** Only when true (releases stored before it have no such field). */
+  alwaysAsk?: boolean;
   timeoutSeconds?: number;
+  /** The providers whose accounts the tool needs; only when some (releases stored before it have none). */
+  accounts?: string[];
   inputSchema: JsonSchema;
   idempotent?: boolean;
   openWorld?: boolean;

@@ -6,6 +6,7 @@ import { conflict, notFound, ToolportError } from '../errors';
 import { inputObject, parseInput } from '../input';
 import type { Services } from '../services';
 import { approvals } from '../db/schema/index';
+import { invisibleProblem } from '../addons/manifest';
 import { withNames, type NamedApproval } from './names';
 import { approvalActionTokenValid } from './push';
 import {
@@ -40,7 +41,7 @@ export async function listApprovals({ ctx, status: wanted }: { ctx: Ctx; status?
     .orderBy(desc(approvals.decidedAt), desc(approvals.id))
     .limit(DECIDED_SHOWN);
   return [
-    ...pending.map((p) => ({ ...p, status: 'pending' as const, decidedBy: null, decidedAt: null })),
+    ...pending.map((p) => ({ ...p, status: 'pending' as const, decidedBy: null, decidedAt: null, reason: null })),
     ...(await withNames(ctx.svc, userId, decided.map((row) => ({ ...toView(row), ...toDecision(row) })))),
   ];
 }
@@ -76,7 +77,38 @@ export async function listDecidedSince(svc: Services, userId: string, since: Dat
 type Decision = 'allowed' | 'denied' | 'dismissed';
 const DECIDED = { allow: 'allowed', deny: 'denied', dismiss: 'dismissed' } as const satisfies Record<string, Decision>;
 
-const dashboardDecision = inputObject({ decision: z.enum(['allow', 'deny'], { message: 'Use "allow" or "deny".' }) });
+/** A deny's reason reaches the model in the tool error: short, one line of plain text, nothing hidden. */
+const REASON_MAX = 500;
+
+/** Why `reason` (NFC, trimmed) cannot be passed on, as a sentence, or null. */
+function reasonProblem(reason: string): string | null {
+  if (Array.from(reason).length > REASON_MAX) return `A reason is at most ${REASON_MAX} characters; this one has ${Array.from(reason).length}. Shorten it.`;
+  const control = /\p{Cc}/u.exec(reason);
+  if (control) {
+    const hex = control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    const at = Array.from(reason.slice(0, control.index)).length + 1;
+    return `The reason contains a control character (U+${hex}) at character ${at}: write it as one line of plain text.`;
+  }
+  const hidden = invisibleProblem(reason);
+  return hidden ? `The reason ${hidden}.` : null;
+}
+
+const reasonField = z.unknown().transform((raw, ctx): string | null => {
+  if (raw === undefined || raw === null) return null;
+  const sentence = typeof raw === 'string' ? undefined : 'Give the reason as text, or leave it out.';
+  const reason = typeof raw === 'string' ? raw.normalize('NFC').trim() : '';
+  const problem = sentence ?? (reason ? reasonProblem(reason) : null);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { sentence: problem } });
+  return reason || null;
+});
+
+const dashboardDecision = inputObject({
+  decision: z.enum(['allow', 'deny'], { message: 'Use "allow" or "deny".' }),
+  reason: reasonField,
+}).superRefine((v, ctx) => {
+  const sentence = 'A reason goes with a deny only: an allow carries none. Leave the reason out, or deny.';
+  if (v.decision === 'allow' && v.reason) ctx.addIssue({ code: 'custom', path: ['reason'], message: sentence, params: { sentence } });
+});
 /** A notification can also be dismissed (closed without an answer); the dashboard's card cannot. */
 const pushDecision = inputObject({ decision: z.enum(['allow', 'deny', 'dismiss'], { message: 'Use "allow", "deny" or "dismiss".' }) });
 /** A notification action's capability; anything else about it is "not valid", never a field error. */
@@ -118,10 +150,11 @@ async function decide(
   id: string,
   status: Decision,
   decidedBy: string,
+  reason: string | null = null,
   retry = true,
 ): Promise<RecordedDecision> {
   // An allow needs a live holder to run the call; a deny (or dismissal) of a call nobody holds is still the person's answer.
-  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, held: status === 'allowed' });
+  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, held: status === 'allowed', reason });
   if (row) {
     await wake(svc, id);
     await announceDecided(svc, row);
@@ -143,16 +176,72 @@ async function decide(
     const again = await readApproval(svc, id);
     if (!again) throw notFound('That approval');
     // Still pending: its holder renewed the lease just now; the decision can be made again.
-    if (again.status === 'pending' && retry) return decide(svc, userId, id, status, decidedBy, false);
+    if (again.status === 'pending' && retry) return decide(svc, userId, id, status, decidedBy, reason, false);
     throw alreadyDecided(again);
   }
   throw alreadyDecided(found);
 }
 
+/**
+ * The person's decision from the dashboard (a card or the approval's own page): allow, or deny
+ * with an optional reason the model receives.
+ */
 export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<RecordedDecision> {
-  const status = DECIDED[parseInput(dashboardDecision, input, 'Say allow or deny.').decision];
+  const { decision, reason } = parseInput(dashboardDecision, input, 'Say allow or deny.');
   if (id.length > 64) throw notFound('That approval');
-  return decide(ctx.svc, personId(ctx), id, status, 'dashboard');
+  return decide(ctx.svc, personId(ctx), id, DECIDED[decision], 'dashboard', decision === 'deny' ? reason : null);
+}
+
+export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'>;
+
+/**
+ * One of the person's approvals, for its own page: pending, or what ended it. A pending row past
+ * its expiry or whose holder is gone shows as what the sweeper is about to record.
+ */
+export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promise<OneApproval> {
+  const userId = personId(ctx);
+  if (id.length > 64) throw notFound('That approval');
+  const [found] = await ctx.svc.db
+    .select({ row: approvals, overdue: sql<boolean>`${approvals.expiresAt} <= now()`, held: sql<boolean>`${stillHeld}` })
+    .from(approvals)
+    .where(and(eq(approvals.id, id), eq(approvals.userId, userId)));
+  if (!found) throw notFound('That approval');
+  const { row, overdue, held } = found;
+  let decision = toDecision(row);
+  if (row.status === 'pending' && overdue) decision = { ...decision, status: 'expired', decidedBy: 'timeout' };
+  else if (row.status === 'pending' && !held) decision = { ...decision, status: 'cancelled', decidedBy: HOLDER_GONE };
+  const [named] = await withNames(ctx.svc, userId, [toView(row)]);
+  const { id: _id, ...rest } = decision;
+  return { ...named!, ...rest };
+}
+
+/** What an app answered: an ElicitResult's action, or a JSON-RPC error (it could not ask). */
+export type ElicitationAnswer = 'accept' | 'decline' | 'cancel' | 'error';
+
+/**
+ * The app's answer to the URL elicitation of one of its calls (MCP `elicitation/create`). It never
+ * approves: "accept" only says the person was offered the page, and the call keeps waiting for their
+ * decision there. "decline" or "cancel" (an app may always say no) records the approval as cancelled
+ * by the app, through the same one conditional update as every other decision. An approval of
+ * another person, or of another app of theirs, is NOT_FOUND and changes nothing.
+ */
+export async function answerApprovalElicitation({ ctx, approvalId, action }: { ctx: Ctx; approvalId: string; action: ElicitationAnswer }): Promise<RecordedDecision> {
+  if (ctx.actor.kind !== 'app') throw new Error('answerApprovalElicitation needs an app acting for a person.');
+  const { userId, grantId } = ctx.actor;
+  const { svc } = ctx;
+  const unknown = () => notFound('That approval');
+  if (approvalId.length > 64) throw unknown();
+  if (action === 'decline' || action === 'cancel') {
+    const row = await transition(svc, approvalId, 'cancelled', 'app', { userId, grantId });
+    if (row) {
+      await wake(svc, approvalId);
+      await announceDecided(svc, row);
+      return toDecision(row);
+    }
+  }
+  const found = await readApproval(svc, approvalId);
+  if (!found || found.userId !== userId || found.grantId !== grantId) throw unknown();
+  return toDecision(found);
 }
 
 /**

@@ -1,7 +1,7 @@
 export { createApprovals } from './request';
 export type { ApprovalsOptions, ApprovalsService } from './request';
-export { decideApproval, decideApprovalWithToken, listApprovals } from './decide';
-export type { ListedApproval } from './decide';
+export { answerApprovalElicitation, decideApproval, decideApprovalWithToken, getApproval, listApprovals } from './decide';
+export type { ElicitationAnswer, ListedApproval } from './decide';
 export { openApprovalEvents, MAX_STREAMS_PER_PERSON } from './events';
 export type { ApprovalEvents } from './events';
 export { getPushKey, subscribePush, unsubscribePush } from './push';

@@ -180,7 +180,8 @@ function approvalPushPayload(svc: Services, p: ApprovalPush) {
     body: clip(`${tool}:${lead} ${revealText(row.arguments)}`, BODY_CHARS),
     expiresAt: row.expiresAt.toISOString(),
     actionToken: approvalActionToken(svc, row),
-    url: `${svc.config.publicUrl}/approvals`,
+    // The call's own page: its details, time left, and Deny with a reason.
+    url: `${svc.config.publicUrl}/approvals/${row.id}`,
   };
 }
 

@@ -46,6 +46,8 @@ export interface RecordedDecision {
   status: ApprovalRow['status'];
   decidedBy: string | null;
   decidedAt: string | null;
+  /** The person's reason for a deny, if they gave one. */
+  reason: string | null;
 }
 
 export function toView(row: ApprovalRow): ApprovalView {
@@ -66,11 +68,12 @@ export function toView(row: ApprovalRow): ApprovalView {
   };
 }
 
-export const toDecision = (row: Pick<ApprovalRow, 'id' | 'status' | 'decidedBy' | 'decidedAt'>): RecordedDecision => ({
+export const toDecision = (row: Pick<ApprovalRow, 'id' | 'status' | 'decidedBy' | 'decidedAt' | 'reason'>): RecordedDecision => ({
   id: row.id,
   status: row.status,
   decidedBy: row.decidedBy,
   decidedAt: row.decidedAt?.toISOString() ?? null,
+  reason: row.reason ?? null,
 });
 
 /**
@@ -82,16 +85,18 @@ export async function transition(
   id: string,
   status: FinalStatus,
   decidedBy: string,
-  opts: { userId?: string; notExpired?: boolean; held?: boolean; overdue?: boolean; lapsed?: boolean } = {},
+  opts: { userId?: string; grantId?: string; notExpired?: boolean; held?: boolean; overdue?: boolean; lapsed?: boolean; reason?: string | null } = {},
 ): Promise<ApprovalRow | undefined> {
   const [row] = await svc.db
     .update(approvals)
-    .set({ status, decidedBy, decidedAt: sql`now()` })
+    .set({ status, decidedBy, decidedAt: sql`now()`, ...(opts.reason ? { reason: opts.reason } : {}) })
     .where(
       and(
         eq(approvals.id, id),
         eq(approvals.status, 'pending'),
         opts.userId ? eq(approvals.userId, opts.userId) : undefined,
+        // The app's own answer (URL elicitation) reaches only the calls of its grant.
+        opts.grantId ? eq(approvals.grantId, opts.grantId) : undefined,
         opts.notExpired ? sql`${approvals.expiresAt} > now()` : undefined,
         // An allow counts only while a process still holds the call to run it.
         opts.held ? stillHeld : undefined,

@@ -114,8 +114,10 @@ class Waiting {
     this.progress = req.progress;
   }
 
-  settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null) {
-    if (this.finish({ status, approvalId: this.id, decidedBy: decidedBy ?? undefined, decidedAt: decidedAt ?? undefined })) this.release();
+  settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null, reason?: string | null) {
+    const decision: ApprovalDecision = { status, approvalId: this.id, decidedBy: decidedBy ?? undefined, decidedAt: decidedAt ?? undefined };
+    if (reason) decision.reason = reason;
+    if (this.finish(decision)) this.release();
   }
 
   /** Ends the wait with `decision`, once; false if it had already ended. */
@@ -153,7 +155,7 @@ class Waiting {
       return;
     }
     if (!row) return this.settle('expired', 'timeout');
-    if (FINAL.has(row.status)) this.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt);
+    if (FINAL.has(row.status)) this.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt, row.reason);
   }
 
   /** Records `status` if nothing else was recorded first, else adopts what was. */
@@ -233,6 +235,10 @@ function prepareInsert(db: Services['db']) {
       remainingMs: sql<number>`(extract(epoch from ${approvals.expiresAt} - now()) * 1000)::float8`,
       // In the same statement: most people have no push subscription, and a query of its own per call costs more.
       hasPush: sql<boolean>`exists (select 1 from ${pushSubscriptions} where ${pushSubscriptions.userId} = ${sql.placeholder('userId')})`,
+      // Whether the app's last initialize declared URL elicitation (see recordUrlElicitation): read
+      // here, by the statement a held call makes anyway, so no call pays a lookup of its own, and
+      // every process sees the grant as it is now.
+      urlElicitation: sql<boolean>`coalesce((select ${oauthGrants.urlElicitation} from ${oauthGrants} where ${oauthGrants.id} = ${sql.placeholder('grantId')}), false)`,
     })
     .prepare('toolport_insert_approval');
 }
@@ -249,7 +255,9 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly renewer: NodeJS.Timeout;
   private readonly gates: Promise<(() => Promise<void>) | undefined>;
   private readonly offReconnect: () => void;
-  private readonly progressMessage: string;
+  /** The progress message around the approval's id (its own page), built once. */
+  private readonly progressBefore: string;
+  private readonly progressAfter: string;
   /** This process's row in approval_holders (see LEASE_SECONDS). */
   private readonly holderId = newId('hld');
   private renewedAt = 0;
@@ -273,9 +281,9 @@ class ApprovalsImpl implements ApprovalsService {
     this.insertStatement = prepareInsert(svc.db);
     this.confirmDeadlineMs = opts.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS;
     this.progressEveryMs = opts.progressEveryMs ?? PROGRESS_EVERY_MS;
-    this.progressMessage =
-      `Waiting for the person to approve in the Toolport dashboard or on their phone: ${svc.config.publicUrl}/approvals. ` +
-      `No answer within ${this.ttl} seconds is no; the call is answered within ${CALL_BUDGET_MS / 1000} seconds in all.`;
+    this.progressBefore = `Waiting for the person to approve in the Toolport dashboard or on their phone: ${svc.config.publicUrl}/approvals/`;
+    this.progressAfter =
+      `. No answer within ${this.ttl} seconds is no; the call is answered within ${CALL_BUDGET_MS / 1000} seconds in all.`;
     this.gates = svc.bus.subscribe(GATES_CHANNEL, (msg) => void this.onGates(msg)).catch((err) => {
       svc.log.error('cannot follow revocations; approvals still expire', { err });
       return undefined;
@@ -301,11 +309,11 @@ class ApprovalsImpl implements ApprovalsService {
     for (let i = 0; i < ids.length; i += RECHECK_BATCH) {
       try {
         const decided = await this.svc.db
-          .select({ id: approvals.id, status: approvals.status, decidedBy: approvals.decidedBy, decidedAt: approvals.decidedAt })
+          .select({ id: approvals.id, status: approvals.status, decidedBy: approvals.decidedBy, decidedAt: approvals.decidedAt, reason: approvals.reason })
           .from(approvals)
           .where(and(inArray(approvals.id, ids.slice(i, i + RECHECK_BATCH)), ne(approvals.status, 'pending')));
         for (const row of decided) {
-          if (FINAL.has(row.status)) this.byId.get(row.id)?.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt);
+          if (FINAL.has(row.status)) this.byId.get(row.id)?.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt, row.reason);
         }
       } catch (err) {
         this.svc.log.warn('cannot look up the decisions missed while the bus was down; each wait still ends at its expiry', { err });
@@ -406,7 +414,21 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   progress(w: Waiting) {
-    w.progress?.(this.progressMessage).catch(() => {});
+    w.progress?.(this.progressBefore + w.id + this.progressAfter).catch(() => {});
+  }
+
+  /** Offers the app the approval's own page (URL elicitation); the app's answer decides nothing. */
+  private elicit(w: Waiting, req: ApprovalRequest) {
+    try {
+      req.elicit!({
+        kind: 'approval',
+        elicitationId: w.id,
+        url: `${this.svc.config.publicUrl}/approvals/${w.id}`,
+        message: `Toolport asks the person to approve “${req.tool.title}” from ${req.tool.addonName} on its own page; the call runs only if they allow it there.`,
+      });
+    } catch (err) {
+      this.svc.log.warn('cannot offer the approval page to the app', { err, approvalId: w.id });
+    }
   }
 
   /**
@@ -431,6 +453,7 @@ class ApprovalsImpl implements ApprovalsService {
             subject: req.subject,
             app: { name: req.appName, clientId: req.clientId },
             deadline: Date.now() + this.confirmDeadlineMs,
+            ...(req.tool.settings?.sealed ? { settings: req.tool.settings.sealed } : {}),
           },
           asking,
         ),
@@ -469,7 +492,7 @@ class ApprovalsImpl implements ApprovalsService {
     let confirm: ConfirmDescriptor | null = null;
     if (req.tool.confirm) {
       const described = await this.askAddon(req);
-      if (described === null) return void w.finish({ status: 'skipped' });
+      if (described === null && !req.mustAsk) return void w.finish({ status: 'skipped' });
       confirm = described ?? null;
       if (req.signal?.aborted) return void w.finish({ status: 'cancelled', decidedBy: 'app' });
     }
@@ -490,7 +513,9 @@ class ApprovalsImpl implements ApprovalsService {
       () => true,
       () => false,
     );
-    this.announce(w, req, confirm, await inserting);
+    const inserted = await inserting;
+    this.announce(w, req, confirm, inserted);
+    if (req.elicit && inserted.urlElicitation) this.elicit(w, req);
     this.progress(w);
     // Without a progress token nothing is sent while it waits: no timer every 5 s for each held call.
     w.nextProgress = w.progress ? Date.now() + this.progressEveryMs : Infinity;
@@ -499,7 +524,7 @@ class ApprovalsImpl implements ApprovalsService {
     if (w.signal?.aborted) w.handleEvent();
   }
 
-  private async insert(w: Waiting, req: ApprovalRequest, confirm: ConfirmDescriptor | null): Promise<{ row: ApprovalRow; hasPush: boolean }> {
+  private async insert(w: Waiting, req: ApprovalRequest, confirm: ConfirmDescriptor | null): Promise<{ row: ApprovalRow; hasPush: boolean; urlElicitation: boolean }> {
     await this.holding();
     const [row] = await this.insertStatement.execute({
       id: w.id,
@@ -514,9 +539,9 @@ class ApprovalsImpl implements ApprovalsService {
       ttl: `${this.ttl} seconds`,
       holderId: this.holderId,
     });
-    const { remainingMs, hasPush, ...inserted } = row!;
+    const { remainingMs, hasPush, urlElicitation, ...inserted } = row!;
     w.deadline = Date.now() + Number(remainingMs);
-    return { row: inserted, hasPush };
+    return { row: inserted, hasPush, urlElicitation };
   }
 
   /** Shows the approval live in the dashboard and on the person's devices; never delays the call. */

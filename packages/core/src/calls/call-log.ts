@@ -19,7 +19,11 @@ export type CallOutcomeName =
   | 'revoked'
   | 'disabled'
   | 'ai_apps_off'
-  | 'limited';
+  | 'limited'
+  /** The person's rule says never (docs/approvals.md "Rules you set"). */
+  | 'blocked'
+  /** A required setting of the install is unset: nothing was delivered (installs/settings.ts). */
+  | 'needs_setup';
 
 export interface CallRecord {
   id: string;

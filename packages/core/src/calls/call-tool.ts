@@ -9,10 +9,23 @@ import type { CallOutcome } from '../queue/types';
 import { endFailed, inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
-import type { ApprovalDecision, Approvals, ToolResult } from './types';
+import type { ApprovalDecision, ApprovalRequest, Approvals, ToolResult } from './types';
 import type { ContentBlock } from '../outbound/types';
 import { argumentsHash, type ApprovalReceipt } from '../queue/types';
 import type { CancelSignal } from '../cancel';
+import { ruleFor, rulesOf, type Rule } from '../approvals/rules';
+import { needsSetupSentence } from '../installs/settings';
+import {
+  accountTokensFor,
+  checkToolAccounts,
+  connectElicitationMessage,
+  connectLink,
+  needsAccountSentence,
+  type AccountRow,
+  type MissingAccount,
+} from '../installs/account-tokens';
+import { grantDeclaresUrlElicitation } from '../oauth/elicitation';
+import { newToken } from '../ids';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 const CALL_DEADLINE_MS = 30_000;
@@ -31,11 +44,23 @@ const APPROVAL_PLACE_MS = 40_000;
 
 const text = (t: string, isError = false): ToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
-const approvalSentences = (timeoutSeconds: number): Record<Exclude<ApprovalDecision['status'], 'allowed' | 'skipped'>, string> => ({
-  denied: 'The person denied this call. Do not retry it unless they ask you to.',
+/**
+ * What the model reads when a call did not run. A deny's reason is the person's own words (one line
+ * of plain text, at most 500 characters, nothing hidden: decide.ts checks it), quoted as JSON does.
+ */
+const approvalSentences = (
+  timeoutSeconds: number,
+  decision: Pick<ApprovalDecision, 'reason' | 'decidedBy'> = {},
+): Record<Exclude<ApprovalDecision['status'], 'allowed' | 'skipped'>, string> => ({
+  denied: decision.reason
+    ? `The person denied this call. Their reason: ${JSON.stringify(decision.reason)}. Do not retry it unless they ask you to.`
+    : 'The person denied this call. Do not retry it unless they ask you to.',
   dismissed: 'The person dismissed the approval request without allowing it, so the call did not run. Do not retry it unless they ask you to.',
   expired: `The person did not answer the approval request within ${timeoutSeconds} seconds, so the call did not run.`,
-  cancelled: 'The call was cancelled before the person decided, so it did not run.',
+  cancelled:
+    decision.decidedBy === 'app'
+      ? 'The approval request was declined or cancelled in the app before the person decided, so the call did not run.'
+      : 'The call was cancelled before the person decided, so it did not run.',
   revoked: 'This app’s access was revoked (or AI apps were turned off) while waiting for approval, so the call did not run.',
 });
 
@@ -46,6 +71,11 @@ export interface CallToolInput {
   progress?: (message: string) => Promise<void>;
   /** Called once the call waits for the person's approval (the caller may stop holding its request's state). */
   onHold?: () => void;
+  /**
+   * The app can offer the person a page of Toolport's (URL elicitation): an approval's own page (see
+   * ApprovalRequest), or the link to connect an account the tool needs.
+   */
+  elicit?: ApprovalRequest['elicit'];
 }
 
 /**
@@ -140,11 +170,14 @@ interface Checked {
   subject: string;
   /** The add-on slot taken with the rate check (null: the add-on was busy); undefined: none taken yet. */
   slot: (() => Promise<void>) | null | undefined;
+  /** The tool's connected accounts as the check read them; dropped once the call waits for the person. */
+  accountRows?: Map<string, AccountRow>;
 }
 
 async function runCall(run: CallRun, input: CallToolInput, options: CallToolOptions): Promise<ToolResult> {
   const { svc, actor } = run;
-  const tools = options.tools ?? (await svc.tools.get(actor.userId));
+  // This app's tools: the person's enabled ones its grant lets it use; any other is unknown here.
+  const tools = options.tools ?? (await svc.tools.forApp(actor));
   const tool = tools.byName.get(input.name);
   const checked = tool ? checkArguments(tool.inputSchema, input.arguments ?? {}) : undefined;
   // The common call (known tool, valid arguments, enabled, not destructive) is counted and takes
@@ -175,8 +208,34 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     return text(`The add-on "${tool.addonName}" is unavailable right now; its developer has to fix it. Try again later.`, true);
   }
 
+  // A required setting unset: nothing is delivered, and the person is told where to set it.
+  if (tool.settings?.missing.length) return needsSetup(run, tool, where, admitted.release);
   const call: Checked = { tool, argumentsText, where, subject: svc.secrets.pseudonym(tool.addonId, actor.userId), slot: admitted.release };
-  if (!tool.destructive) return deliver(run, input, call);
+  // An account the tool needs is not connected (or failed): nothing is delivered, nobody is asked.
+  if (tool.accounts) {
+    let found: Awaited<ReturnType<typeof checkToolAccounts>>;
+    try {
+      found = await checkToolAccounts(svc, actor.userId, tool.addonId, tool.accounts);
+    } catch (err) {
+      if (call.slot) void call.slot().catch(() => {});
+      throw err;
+    }
+    if ('missing' in found) return needsAccount(run, input, call, found.missing);
+    call.accountRows = found.rows;
+  }
+  // The person's rule for this tool (this app's, else every app's): cached, so a hit waits for nothing.
+  const cached = rulesOf(svc, actor.userId);
+  const rule = ruleFor(cached instanceof Map ? cached : await cached, actor.grantId, tool.mcpName, () => svc.clock.now());
+  if (rule?.mode === 'never') return blocked(run, call, rule);
+  const mustAsk = tool.alwaysAsk || rule?.mode === 'ask_every_time';
+  if (!tool.destructive && !mustAsk) return deliver(run, input, call);
+  // An allow rule stands in for the person's decision, except where the add-on says every call asks.
+  if (rule?.mode === 'allow' && !mustAsk) return deliver(run, input, call, { status: 'allowed', approvalId: rule.id, decidedBy: 'rule', decidedAt: rule.setAt });
+  // A call that went straight to its add-on's slot gives it back while the person decides.
+  if (call.slot) void call.slot().catch(() => {});
+  call.slot = undefined;
+  // After the wait, the accounts are read again (disconnected, renewed or failed meanwhile).
+  call.accountRows = undefined;
 
   // A place among the person's waiting approvals, shared across processes (a lease: a process that
   // dies holding one frees it on expiry). Counting the pending rows instead cost a statement that
@@ -213,6 +272,8 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
         signal: input.signal,
         progress: input.progress,
         onHold: input.onHold,
+        ...(mustAsk ? { mustAsk } : {}),
+        elicit: input.elicit,
       }),
     );
   } catch (err) {
@@ -231,6 +292,49 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
       throw err;
     },
   );
+}
+
+/** A required setting of the install is unset: nothing is delivered, before anyone is asked. */
+function needsSetup(run: CallRun, tool: EnabledTool, where: Checked['where'], slot: Checked['slot']): ToolResult {
+  if (slot) void slot().catch(() => {});
+  run.log({ ...where, outcome: 'needs_setup' });
+  return text(needsSetupSentence(run.svc, tool.addonId, tool.addonName, tool.settings!.missing), true);
+}
+
+/**
+ * An account the tool needs is not connected, or its last renewal was refused: nothing is
+ * delivered, before anyone is asked. The answer gives the link to (re)connect it; an app that
+ * declared URL elicitation is also offered that link (`elicitation/create`, mode "url"), and
+ * whatever it answers connects nothing.
+ */
+async function needsAccount(run: CallRun, input: CallToolInput, call: Checked, missing: MissingAccount): Promise<ToolResult> {
+  const { svc, actor } = run;
+  const { tool } = call;
+  if (call.slot) void call.slot().catch(() => {});
+  call.slot = undefined;
+  run.log({ ...call.where, outcome: 'needs_setup', detail: `account ${missing.account.provider}: ${missing.failure === null ? 'not connected' : 'failed'}` });
+  if (input.elicit) {
+    try {
+      if (await grantDeclaresUrlElicitation(svc, actor.grantId)) {
+        input.elicit({
+          kind: 'account',
+          elicitationId: newToken('con_', 16),
+          url: connectLink(svc, tool.addonId, missing.account.provider),
+          message: connectElicitationMessage(tool.addonName, missing),
+        });
+      }
+    } catch (err) {
+      svc.log.warn('cannot offer the connect link to the app', { err, callId: run.id });
+    }
+  }
+  return text(needsAccountSentence(svc, tool.addonId, tool.addonName, missing), true);
+}
+
+/** The person's rule says never: nothing is delivered, and the model is told not to try again. */
+function blocked(run: CallRun, call: Checked, rule: Rule): ToolResult {
+  if (call.slot) void call.slot().catch(() => {});
+  run.log({ ...call.where, outcome: 'blocked', decision: 'blocked', decidedBy: 'rule' });
+  return text(`The person blocked this tool${rule.forApp ? ' for this app' : ''} in Toolport, so the call did not run. Do not retry it.`, true);
 }
 
 /**
@@ -270,7 +374,7 @@ function receiptOf(decision: ApprovalDecision, argumentsText: string): ApprovalR
 function afterApproval(run: CallRun, input: CallToolInput, call: Checked, decision: ApprovalDecision): ToolResult | Promise<ToolResult> {
   if (decision.status === 'allowed' || decision.status === 'skipped') return deliver(run, input, call, decision);
   run.log({ ...call.where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
-  return text(approvalSentences(run.svc.config.approvalTimeoutSeconds)[decision.status], true);
+  return text(approvalSentences(run.svc.config.approvalTimeoutSeconds, decision)[decision.status], true);
 }
 
 /** Takes the add-on's slot (unless the rate check did), dispatches, and shapes and logs the outcome. */
@@ -282,6 +386,32 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     void call.slot?.().catch(() => {});
     run.log({ ...where, ...decided, outcome: 'cancelled' });
     return text('The call was cancelled, so it did not run.', true);
+  }
+
+  // Fresh tokens of the tool's accounts, refreshed here if they expire soon (only tools that name accounts).
+  let accounts: string | undefined;
+  if (tool.accounts) {
+    const toolAccounts = tool.accounts;
+    const got = await inSpan('account tokens', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId } }, () =>
+      accountTokensFor(svc, {
+        userId: actor.userId,
+        addonId: tool.addonId,
+        addonName: tool.addonName,
+        accounts: toolAccounts,
+        rows: call.accountRows,
+        deadline: run.budgetEnd - MIN_DELIVERY_MS,
+      }),
+    ).catch((err: unknown) => {
+      void call.slot?.().catch(() => {});
+      throw err;
+    });
+    if (got.kind === 'missing') return needsAccount(run, input, call, got.missing);
+    if (got.kind === 'unavailable') {
+      void call.slot?.().catch(() => {});
+      run.log({ ...where, ...decided, outcome: 'failed', detail: `account ${got.account.provider}: ${got.reason}` });
+      return text(got.message, true);
+    }
+    accounts = got.sealed;
   }
 
   // Delivery gets the tool's time or what is left of the call's budget, whichever ends first.
@@ -313,6 +443,8 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
           app: { name: actor.appName, clientId: actor.clientId },
           deadline,
           ...(decision?.status === 'allowed' ? { approval: receiptOf(decision, call.argumentsText) } : {}),
+          ...(tool.settings?.sealed ? { settings: tool.settings.sealed } : {}),
+          ...(accounts ? { accounts } : {}),
         },
         input.signal,
       );

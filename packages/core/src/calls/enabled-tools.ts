@@ -1,10 +1,13 @@
-import { and, asc, eq, isNull, ne, or } from 'drizzle-orm';
+import { and, asc, eq, isNull, ne, or, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { Services } from '../services';
 import { addons, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
-import type { CompiledTool, JsonSchema, StoredIcon } from '../addons/types';
+import type { CompiledTool, JsonSchema, ManifestAccount, StoredIcon } from '../addons/types';
 import { toolDigest } from '../installs/releases';
 import { ADDONS_CHANNEL, TOOLS_CHANNEL } from '../events/channels';
 import { BoundedMap } from '../caches';
+import { cachedToolChoice, grantToolChoice, type ToolChoice } from '../oauth/verify';
+import { toolSettings, type ToolSettings } from '../installs/settings';
 
 /** A tool as an app sees it: switched on, of an installed add-on the person may use. */
 export interface EnabledTool {
@@ -18,6 +21,8 @@ export interface EnabledTool {
   destructive: boolean;
   readOnly: boolean;
   confirm: boolean;
+  /** The add-on says every call asks the person: no rule of theirs lets it run unasked. */
+  alwaysAsk: boolean;
   /** The tool's own delivery timeout, when shorter than a call's 30 s. */
   timeoutSeconds: number | null;
   inputSchema: JsonSchema;
@@ -29,7 +34,32 @@ export interface EnabledTool {
   /** The tool's own icons, or else its add-on's: served by Toolport (`/icons/{hash}`). */
   icons?: StoredIcon[];
   webhookDisabled: boolean;
+  /** The install's settings, sealed, and the required ones unset (installs/settings.ts); none for a developer's check. */
+  settings?: ToolSettings;
+  /**
+   * The providers whose accounts the tool needs (its manifest `accounts`, as the current release
+   * declares them): checked before approval, their fresh tokens sent with each delivery
+   * (installs/account-tokens.ts). Absent for a tool that needs none: its calls do no account work.
+   */
+  accounts?: ToolAccount[];
 }
+
+/** One provider a tool needs: what the call path says of it and where it refreshes a token. */
+export type ToolAccount = Pick<ManifestAccount, 'provider' | 'title' | 'tokenUrl'>;
+
+/** The declared providers a tool names, in its order; a name the release does not declare is left out. */
+function toolAccounts(named: unknown, declared: unknown): ToolAccount[] | undefined {
+  if (!Array.isArray(named) || !named.length) return undefined;
+  const byName = new Map((Array.isArray(declared) ? (declared as ManifestAccount[]) : []).map((a) => [a.provider, a]));
+  const list = named.flatMap((n) => {
+    const a = byName.get(n as string);
+    return a ? [{ provider: a.provider, title: a.title, tokenUrl: a.tokenUrl }] : [];
+  });
+  return list.length ? list : undefined;
+}
+
+/** The add-on's current release, for the settings it declares. */
+const currentRelease = alias(addonVersions, 'current_release');
 
 export interface EnabledToolSet {
   list: EnabledTool[];
@@ -38,6 +68,27 @@ export interface EnabledToolSet {
 
 const TTL_MS = 30_000;
 const MAX_USERS = 10_000;
+/** Distinct choices kept per person's set (it lives 30 s at most): past it they are built again. */
+const MAX_CHOICES_PER_SET = 64;
+
+/**
+ * Each app's share of a person's set, built once per set and choice: a choice that covers the
+ * whole set is the set itself, so its listing (listing.ts) is shared by every such app.
+ */
+const chosenSets = new WeakMap<EnabledToolSet, Map<string, EnabledToolSet>>();
+
+function chosenOf(set: EnabledToolSet, choice: ToolChoice): EnabledToolSet {
+  let byChoice = chosenSets.get(set);
+  if (!byChoice) chosenSets.set(set, (byChoice = new Map()));
+  let chosen = byChoice.get(choice.key);
+  if (!chosen) {
+    const list = set.list.filter((t) => choice.names.has(t.mcpName));
+    chosen = list.length === set.list.length ? set : toolSet(list);
+    if (byChoice.size >= MAX_CHOICES_PER_SET) byChoice.clear();
+    byChoice.set(choice.key, chosen);
+  }
+  return chosen;
+}
 
 /**
  * Every tools/list and tools/call reads the person's enabled tools: cached per person, dropped on
@@ -64,6 +115,21 @@ export class EnabledToolsCache {
     this.entries.clear();
   }
 
+  /** Drops one person's cached tools, or everyone's. */
+  forget(userId?: string) {
+    if (userId === undefined) this.entries.clear();
+    else this.entries.delete(userId);
+  }
+
+  /**
+   * What one app sees: the person's enabled tools that its grant lets it use (chosen at consent or
+   * on the Apps page). A tool outside it answers like a tool that does not exist.
+   */
+  async forApp(app: { userId: string; grantId: string }): Promise<EnabledToolSet> {
+    const set = await this.get(app.userId);
+    return chosenOf(set, cachedToolChoice(this.svc, app.grantId) ?? (await grantToolChoice(this.svc, app.grantId)));
+  }
+
   get(userId: string): Promise<EnabledToolSet> {
     const hit = this.entries.get(userId);
     if (hit) return hit;
@@ -72,6 +138,11 @@ export class EnabledToolsCache {
     value.catch(() => this.entries.delete(userId));
     return value;
   }
+}
+
+/** The person's switched-on tools read now, not from the cache: what a consent or an app's choice may name. */
+export async function switchedOnTools(svc: Services, userId: string): Promise<EnabledTool[]> {
+  return (await loadEnabledTools(svc, userId)).list;
 }
 
 async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledToolSet> {
@@ -83,11 +154,17 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
       webhookDisabledAt: addons.webhookDisabledAt,
       // Only for a switch behind the current release: that release's tools, to serve the accepted one.
       accepted: addonVersions.tools,
+      settingsEnc: installs.settingsEnc,
+      declaredSettings: sql<unknown>`${currentRelease.manifest}->'settings'`,
+      // The accounts the current release's tool names (never the accepted release's: see releases.ts REVIEWED), and the providers it declares.
+      namedAccounts: sql<unknown>`(select e->'accounts' from jsonb_array_elements(case when jsonb_typeof(${currentRelease.tools}) = 'array' then ${currentRelease.tools} else '[]'::jsonb end) e where e->>'name' = ${tools.name} limit 1)`,
+      declaredAccounts: sql<unknown>`${currentRelease.manifest}->'accounts'`,
     })
     .from(toolSwitches)
     .innerJoin(installs, and(eq(installs.userId, toolSwitches.userId), eq(installs.addonId, toolSwitches.addonId)))
     .innerJoin(tools, and(eq(tools.addonId, toolSwitches.addonId), eq(tools.name, toolSwitches.toolName)))
     .innerJoin(addons, eq(addons.id, tools.addonId))
+    .leftJoin(currentRelease, and(eq(currentRelease.addonId, addons.id), eq(currentRelease.version, addons.version)))
     .leftJoin(
       addonVersions,
       and(eq(addonVersions.addonId, toolSwitches.addonId), eq(addonVersions.version, toolSwitches.acceptedVersion), ne(toolSwitches.acceptedVersion, addons.version)),
@@ -101,9 +178,13 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
       ),
     )
     .orderBy(asc(tools.addonId), asc(tools.position));
+  const settingsOf = new Map<string, ToolSettings>();
   return toolSet(
-    rows.map(({ tool, addonName, addonIcons, webhookDisabledAt, accepted }) => {
-      const current = toEnabledTool(tool, addonName, webhookDisabledAt !== null, addonIcons);
+    rows.map(({ tool, addonName, addonIcons, webhookDisabledAt, accepted, settingsEnc, declaredSettings, namedAccounts, declaredAccounts }) => {
+      let settings = settingsOf.get(tool.addonId);
+      if (!settings) settingsOf.set(tool.addonId, (settings = toolSettings(svc, settingsEnc, declaredSettings)));
+      const accounts = toolAccounts(namedAccounts, declaredAccounts);
+      const current: EnabledTool = { ...toEnabledTool(tool, addonName, webhookDisabledAt !== null, addonIcons), settings, ...(accounts ? { accounts } : {}) };
       const before = (accepted as CompiledTool[] | null)?.find((t) => t.name === tool.name);
       // Until the person reviews a release that changed this tool, apps see and calls use the
       // definition they accepted (its text, arguments and safety flags).
@@ -115,6 +196,8 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
         destructive: before.destructive,
         readOnly: before.readOnly,
         confirm: before.confirm,
+        // Asking more needs no review: a release that turns alwaysAsk on applies at once, one that turns it off after review.
+        alwaysAsk: current.alwaysAsk || (before.alwaysAsk ?? false),
         timeoutSeconds: before.timeoutSeconds ?? null,
         inputSchema: before.inputSchema,
         outputSchema: before.outputSchema ?? null,
@@ -137,6 +220,7 @@ export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string
     destructive: tool.destructive,
     readOnly: tool.readOnly,
     confirm: tool.confirm,
+    alwaysAsk: tool.alwaysAsk,
     timeoutSeconds: tool.timeoutSeconds,
     inputSchema: tool.inputSchema as JsonSchema,
     outputSchema: (tool.outputSchema as JsonSchema | null) ?? null,
@@ -149,4 +233,20 @@ export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string
 
 export function toolSet(list: EnabledTool[]): EnabledToolSet {
   return { list, byName: new Map(list.map((t) => [t.mcpName, t])) };
+}
+
+/**
+ * The person's tools changed (a switch, settings, an install, an accepted update): this process
+ * drops its cached copy before the caller answers, so the app's next request here sees the change
+ * even while the bus message is still on its way back; the bus tells the other processes.
+ */
+export async function announceToolsChange(svc: Services, userId: string) {
+  svc.tools?.forget(userId);
+  await svc.bus.publish(TOOLS_CHANNEL, { userId });
+}
+
+/** An add-on changed for everyone (a release, its listing): the same, for every person's tools. */
+export async function announceAddonChange(svc: Services, addonId: string) {
+  svc.tools?.forget();
+  await svc.bus.publish(ADDONS_CHANNEL, { addonId });
 }

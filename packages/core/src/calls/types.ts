@@ -25,6 +25,31 @@ export interface ApprovalRequest {
   progress?: (message: string) => Promise<void>;
   /** Called once the call is recorded as waiting for the person (not when no one is asked). */
   onHold?: () => void;
+  /**
+   * The person's rule (ask every time) or the add-on's alwaysAsk says this call asks: a `confirm`
+   * add-on answering null gives no description, and the person is still asked.
+   */
+  mustAsk?: boolean;
+  /**
+   * The app declared URL-mode elicitation: called once the approval is recorded, with its page, so
+   * the app can offer the person the link (MCP `elicitation/create`, mode "url"). The app's answer
+   * never decides the call: only the person does, on that page, the dashboard or a notification.
+   */
+  elicit?: (link: ElicitationLink) => void;
+}
+
+/**
+ * A page of Toolport's that an app offers the person (URL-mode elicitation): an approval's own
+ * page, while the call waits there; or the add-on's page to connect an account a call needed, after
+ * the call has ended (the app's answer to it means nothing either way).
+ */
+export interface ElicitationLink {
+  kind: 'approval' | 'account';
+  /** The approval's id (`apr_...`) for an approval; a fresh one (`con_...`) for a connect link. */
+  elicitationId: string;
+  url: string;
+  /** One sentence naming the tool (or the account) and the add-on. */
+  message: string;
 }
 
 export type ApprovalStatus = 'allowed' | 'denied' | 'dismissed' | 'expired' | 'cancelled' | 'revoked' | 'skipped';
@@ -35,6 +60,8 @@ export interface ApprovalDecision {
   decidedBy?: string;
   /** When the decision was recorded (for the receipt an allowed call carries). */
   decidedAt?: Date;
+  /** The person's reason for a deny (plain text, at most 500 characters), passed on to the model. */
+  reason?: string;
 }
 
 /** Asks the person before a destructive call; resolves with the one recorded decision. */

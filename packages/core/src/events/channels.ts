@@ -13,6 +13,8 @@ export const GATES_CHANNEL = 'gates';
 export const ADDONS_CHANNEL = 'addons';
 /** `{userId}`: a person's installs or tool switches changed. */
 export const TOOLS_CHANNEL = 'tools';
+/** `{userId}`: a person's approval rules changed (docs/approvals.md "Rules you set"). */
+export const RULES_CHANNEL = 'approval-rules';
 /** `{kid}`: the signing keys were rotated; every process reloads them. */
 export const KEYS_CHANNEL = 'signing-keys';
 /**
@@ -72,6 +74,7 @@ export interface BusMessages {
   [GATES_CHANNEL]: { userId: string; grantId?: string };
   [ADDONS_CHANNEL]: { addonId: string };
   [TOOLS_CHANNEL]: { userId: string };
+  [RULES_CHANNEL]: { userId: string };
   [KEYS_CHANNEL]: { kid: string };
   [APPROVALS_CHANNEL]: { id: string };
   [REQUEST_CANCEL_CHANNEL]: { key: string };

@@ -4,12 +4,17 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound } from '../errors';
 import { inputObject, parseInput } from '../input';
-import { TOOLS_CHANNEL } from '../events/channels';
+import { announceToolsChange } from '../calls/enabled-tools';
 import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches, users } from '../db/schema/index';
 import type { CompiledTool, StoredIcon } from '../addons/types';
 import { pendingUpdates } from './releases';
+import { forgetAddonTools, giveNewTools } from '../oauth/tool-choices';
+import { announceGateChange } from '../oauth/verify';
 import { hostOf, visibleTo } from '../addons/listings';
+import { dropAddonRules } from '../approvals/rules';
+import { catalogSettings, initialSettings, setInstallSettings } from './settings';
+import { forgetInstallAccounts } from './connected-accounts';
 
 
 async function toolsOf(svc: Services, addonIds: string[]) {
@@ -33,6 +38,7 @@ const toolView = (t: typeof tools.$inferSelect) => ({
   summary: t.summary,
   destructive: t.destructive,
   readOnly: t.readOnly,
+  ...(t.alwaysAsk ? { alwaysAsk: true } : {}),
   ...iconPath(t.icons),
 });
 
@@ -116,7 +122,7 @@ export async function getCatalogEntry({ ctx, id }: { ctx: Ctx; id: string }) {
     .where(and(visibleTo(userId), eq(addons.id, id)));
   if (!row) throw notFound('That add-on');
   const toolRows = (await toolsOf(ctx.svc, [id])).get(id) ?? [];
-  return catalogEntry(
+  return { ...catalogEntry(
     row,
     userId,
     toolRows.map((t) => ({
@@ -126,7 +132,7 @@ export async function getCatalogEntry({ ctx, id }: { ctx: Ctx; id: string }) {
       openWorld: t.openWorld,
       arguments: argumentsOf(t.inputSchema),
     })),
-  );
+  ), settings: await catalogSettings(ctx.svc.db, id) };
 }
 
 async function installView(ctx: Ctx, addonId: string) {
@@ -179,27 +185,41 @@ export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
   });
 }
 
-const installInput = inputObject({ addon: z.string({ message: 'Give the add-on id.' }).min(1, 'Give the add-on id.') });
+const installInput = inputObject({
+  addon: z.string({ message: 'Give the add-on id.' }).min(1, 'Give the add-on id.'),
+  // The add-on's settings, checked by settings.ts: `{"api_key": "..."}`.
+  settings: z.unknown().optional(),
+});
 
 /** Installs an add-on with every tool off (the third gate). Installing twice is harmless. */
 export async function installAddon({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const userId = personId(ctx);
-  const { addon: addonId } = parseInput(installInput, input, 'Say which add-on to install.');
+  const { addon: addonId, settings } = parseInput(installInput, input, 'Say which add-on to install.');
   const [addon] = await ctx.svc.db.select({ id: addons.id }).from(addons).where(and(eq(addons.id, addonId), visibleTo(userId)));
   if (!addon) throw notFound('That add-on');
-  const [created] = await ctx.svc.db.insert(installs).values({ userId, addonId }).onConflictDoNothing().returning();
+  const settingsEnc = await initialSettings(ctx.svc, addonId, settings);
+  const [created] = await ctx.svc.db.insert(installs).values({ userId, addonId, settingsEnc }).onConflictDoNothing().returning();
+  if (!created && settings !== undefined) await setInstallSettings({ ctx, addonId, input: { values: settings } });
   return { created: Boolean(created), install: await installView(ctx, addonId) };
 }
 
 export async function uninstallAddon({ ctx, addonId }: { ctx: Ctx; addonId: string }) {
   const userId = personId(ctx);
-  const [gone] = await ctx.svc.db
-    .delete(installs)
-    .where(and(eq(installs.userId, userId), eq(installs.addonId, addonId)))
-    .returning();
-  if (!gone) throw notFound('That install');
-  await ctx.svc.db.delete(toolSwitches).where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId)));
-  await ctx.svc.bus.publish(TOOLS_CHANNEL, { userId });
+  const forgotten = await ctx.svc.db.transaction(async (tx) => {
+    const [gone] = await tx
+      .delete(installs)
+      .where(and(eq(installs.userId, userId), eq(installs.addonId, addonId)))
+      .returning();
+    if (!gone) throw notFound('That install');
+    await tx.delete(toolSwitches).where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId)));
+    // Installed again later, its tools start off and reach only the apps the person gives them to.
+    return forgetAddonTools(tx, userId, addonId);
+  });
+  if (forgotten) await announceGateChange(ctx.svc, { userId });
+  await dropAddonRules(ctx.svc, userId, addonId);
+  // Its connected accounts are forgotten and revoked at their providers (after the install is gone: no call uses them).
+  await forgetInstallAccounts(ctx.svc, userId, addonId);
+  await announceToolsChange(ctx.svc, userId);
 }
 
 /** `{"tools": {"add_note": true}}` naming only tools of the install: every bad switch is listed. */
@@ -222,20 +242,34 @@ export async function setToolSwitches({ ctx, addonId, input }: { ctx: Ctx; addon
   const install = await installView(ctx, addonId);
   const { tools: wanted } = parseInput(switchesInput(new Set(install.tools.map((t) => t.name))), input, 'Send the switches as {"tools": {"name": true}}.');
   const entries = Object.entries(wanted);
+  let given = false;
   if (entries.length) {
-    await ctx.svc.db
-      .insert(toolSwitches)
-      .values(entries.map(([toolName, enabled]) => ({ userId, addonId, toolName, enabled, acceptedVersion: install.addon.version })))
-      .onConflictDoUpdate({
-        target: [toolSwitches.userId, toolSwitches.addonId, toolSwitches.toolName],
-        // Switching a tool on accepts the definition the person sees now; a tool already on keeps
-        // the release it was accepted at (its update is accepted only by reviewing it).
-        set: {
-          enabled: sql`excluded.enabled`,
-          acceptedVersion: sql`case when ${toolSwitches.enabled} then ${toolSwitches.acceptedVersion} else excluded.accepted_version end`,
-        },
-      });
+    given = await ctx.svc.db.transaction(async (tx) => {
+      const before = await tx
+        .select({ toolName: toolSwitches.toolName })
+        .from(toolSwitches)
+        .where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId), eq(toolSwitches.enabled, true)))
+        .for('update');
+      const wasOn = new Set(before.map((r) => r.toolName));
+      await tx
+        .insert(toolSwitches)
+        .values(entries.map(([toolName, enabled]) => ({ userId, addonId, toolName, enabled, acceptedVersion: install.addon.version })))
+        .onConflictDoUpdate({
+          target: [toolSwitches.userId, toolSwitches.addonId, toolSwitches.toolName],
+          // Switching a tool on accepts the definition the person sees now; a tool already on keeps
+          // the release it was accepted at (its update is accepted only by reviewing it).
+          set: {
+            enabled: sql`excluded.enabled`,
+            acceptedVersion: sql`case when ${toolSwitches.enabled} then ${toolSwitches.acceptedVersion} else excluded.accepted_version end`,
+          },
+        });
+      // Switched on now (not already on): given to the apps that asked for later tools, and no others.
+      const switchedOn = entries.filter(([name, on]) => on && !wasOn.has(name)).map(([name]) => `${addonId}__${name}`);
+      return giveNewTools(tx, userId, switchedOn);
+    });
   }
-  await ctx.svc.bus.publish(TOOLS_CHANNEL, { userId });
+  // The gates first: a change stream comparing after the tools message then reads the new choices.
+  if (given) await announceGateChange(ctx.svc, { userId });
+  await announceToolsChange(ctx.svc, userId);
   return installView(ctx, addonId);
 }

@@ -5,7 +5,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound } from '../errors';
 import { inputObject, parseInput } from '../input';
-import { TOOLS_CHANNEL } from '../events/channels';
+import { announceToolsChange } from '../calls/enabled-tools';
 import type { CompiledTool } from '../addons/types';
 import { addons, addonVersions, installs, toolSwitches } from '../db/schema/index';
 
@@ -21,8 +21,14 @@ import { addons, addonVersions, installs, toolSwitches } from '../db/schema/inde
  * The outputSchema too: a model reads its descriptions, and it decides which answers pass. So are
  * MCP's idempotent and open-world hints, which apps may weigh when they decide to ask the person.
  * Icons are not: they change nothing a model reads or a call does (like the add-on's description).
+ * Nor is a tool's `accounts`: the current release's list always applies. Which tokens a delivery
+ * carries changes nothing an app reads, and grants the add-on nothing the person did not give it:
+ * a token exists only once the person connected that provider for this add-on themselves (which is
+ * their consent to share it), and every tool of the add-on posts to the same webhook. A release
+ * that adds a provider to a tool makes its calls answer with the connect link until the person
+ * connects; holding back the accepted list would instead send the new code no token at all.
  */
-const REVIEWED = ['title', 'summary', 'inputSchema', 'outputSchema', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm'] as const;
+const REVIEWED = ['title', 'summary', 'inputSchema', 'outputSchema', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm', 'alwaysAsk'] as const;
 type Reviewed = (typeof REVIEWED)[number];
 /** Declared or not: a hint left out means MCP's default, not false. */
 const UNSET_IS_NULL = new Set<Reviewed>(['outputSchema', 'idempotent', 'openWorld']);
@@ -98,7 +104,7 @@ function argumentChanges(before: Schema, after: Schema): ArgumentChange[] {
 /** The field-by-field difference of one tool between the accepted release and a later one. */
 function diffTool(before: CompiledTool, after: CompiledTool): ToolChange {
   const fields: ToolChange['fields'] = [];
-  for (const f of ['title', 'summary', 'destructive', 'readOnly', 'confirm'] as const) {
+  for (const f of ['title', 'summary', 'destructive', 'readOnly', 'confirm', 'alwaysAsk'] as const) {
     if ((before[f] ?? false) !== (after[f] ?? false)) fields.push({ field: f, before: before[f] ?? false, after: after[f] ?? false });
   }
   for (const f of ['idempotent', 'openWorld', 'outputSchema'] as const) {
@@ -108,6 +114,7 @@ function diffTool(before: CompiledTool, after: CompiledTool): ToolChange {
   if (before.destructive && !after.destructive) lessSafe.push('It would no longer ask you before it runs (it is no longer marked destructive).');
   if (before.confirm && !after.confirm) lessSafe.push('The add-on would no longer describe each call before you decide.');
   if (before.readOnly && !after.readOnly) lessSafe.push('It would no longer be read-only.');
+  if (before.alwaysAsk && !after.alwaysAsk) lessSafe.push('The add-on would no longer require your approval of every call, so your rules could let it run without asking.');
   if (before.openWorld === false && after.openWorld !== false) lessSafe.push('It would reach beyond its own data (it is no longer marked closed-world).');
   return {
     name: after.name,
@@ -225,7 +232,7 @@ export async function acceptUpdate({ ctx, addonId, input }: { ctx: Ctx; addonId:
     .update(toolSwitches)
     .set({ acceptedVersion: sql`case when ${toolSwitches.enabled} then ${row.version}::int else null end` })
     .where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId), isNotNull(toolSwitches.acceptedVersion)));
-  await ctx.svc.bus.publish(TOOLS_CHANNEL, { userId });
+  await announceToolsChange(ctx.svc, userId);
   return { addon: addonId, accepted: row.version };
 }
 

@@ -33,6 +33,12 @@ export async function listApiKeys({ ctx }: { ctx: Ctx }) {
   return rows;
 }
 
+/** The key is still active (not revoked): a long-lived stream opened with it checks this as it goes. */
+export async function apiKeyActive(svc: Services, keyId: string): Promise<boolean> {
+  const [row] = await svc.db.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+  return row !== undefined;
+}
+
 export async function revokeApiKey({ ctx, id }: { ctx: Ctx; id: string }) {
   const [row] = await ctx.svc.db
     .update(apiKeys)

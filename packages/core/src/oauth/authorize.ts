@@ -5,9 +5,11 @@ import { safeEqual, sha256 } from '../crypto';
 import { oauthCodes, oauthGrants, users } from '../db/schema/index';
 import { newId, newToken } from '../ids';
 import type { Services } from '../services';
+import { switchedOnTools, type EnabledTool } from '../calls/enabled-tools';
 import { findClient, type OAuthClient } from './clients';
 import { issuerOf, TOOLS_SCOPE } from './metadata';
 import { matchRedirectUri, withParams } from './redirect-uris';
+import { choosableAddons, readConsentChoice, type ChoosableAddon } from './tool-choices';
 
 const CODE_TTL_MS = 60_000;
 /** How long a consent page may stay open before its form is refused. */
@@ -40,6 +42,14 @@ export interface ConsentView {
   mcpUrl: string;
   aiApps: boolean;
   scope: string;
+  /** The person's switched-on tools by add-on: each a checkbox (`tool`), the app gets the ticked ones. */
+  addons: ChoosableAddon[];
+  /** Which are ticked: every one on a fresh page, the person's own ticks on a page shown again. */
+  ticked: ReadonlySet<string> | 'all';
+  /** "Also let it use tools I switch on later" (`new_tools=yes`): unticked unless the person ticked it. */
+  newTools: boolean;
+  /** Why the last Allow was refused (nothing was made). */
+  error?: string;
   /** Hidden fields of the consent form: the request itself and its CSRF token. */
   fields: Record<string, string>;
 }
@@ -48,7 +58,7 @@ export type AuthorizeOutcome =
   | { kind: 'error-page'; status: 400 | 401 | 403 | 409; message: string }
   | { kind: 'redirect'; location: string }
   | { kind: 'login' }
-  | { kind: 'consent'; view: ConsentView };
+  | { kind: 'consent'; view: ConsentView; status: 200 | 400 };
 
 export interface PersonSession {
   userId: string;
@@ -172,6 +182,21 @@ export async function prepareAuthorization(svc: Services, params: URLSearchParam
   const who = await checkPerson(svc, req, session.userId);
   if (!who.ok) return who.outcome;
 
+  return consentPage(svc, { req, params, session, person: who.person, switchedOn: await switchedOnTools(svc, session.userId) });
+}
+
+/** The consent page for this request, with a fresh CSRF token; `again` when an Allow was refused. */
+function consentPage(
+  svc: Services,
+  { req, params, session, person, switchedOn, again }: {
+    req: AuthorizeRequest;
+    params: URLSearchParams;
+    session: PersonSession;
+    person: { email: string; mcpUrl: string; aiApps: boolean };
+    switchedOn: EnabledTool[];
+    again?: { error: string; ticked: ReadonlySet<string>; newTools: boolean };
+  },
+): AuthorizeOutcome {
   const fields: Record<string, string> = {};
   for (const name of AUTHORIZE_PARAMS) {
     const value = name === 'redirect_uri' ? req.redirectUri : params.get(name);
@@ -180,16 +205,21 @@ export async function prepareAuthorization(svc: Services, params: URLSearchParam
   fields.csrf_token = consentToken(session, req, svc.clock.now().getTime());
   return {
     kind: 'consent',
+    status: again ? 400 : 200,
     view: {
       appName: req.client.name,
       clientId: req.client.id,
       clientHost: req.client.kind === 'cimd' ? hostOf(req.client.id) : null,
       redirectUri: req.redirectUri,
       redirectHost: hostOf(req.redirectUri),
-      email: who.person.email,
-      mcpUrl: who.person.mcpUrl,
-      aiApps: who.person.aiApps,
+      email: person.email,
+      mcpUrl: person.mcpUrl,
+      aiApps: person.aiApps,
       scope: req.scope,
+      addons: choosableAddons(switchedOn),
+      ticked: again?.ticked ?? 'all',
+      newTools: again?.newTools ?? false,
+      ...(again ? { error: again.error } : {}),
       fields,
     },
   };
@@ -214,6 +244,12 @@ export async function decideAuthorization(
   const decision = form.get('decision');
   if (decision === 'deny') return redirectTo(svc, req, { error: 'access_denied', error_description: 'The person did not let the app in.' });
   if (decision !== 'allow') return page('Choose Allow or Deny.');
+  // The tools ticked must be ones the person has switched on now: a forged or stale form makes nothing.
+  const switchedOn = await switchedOnTools(svc, session.userId);
+  const choice = readConsentChoice(form, switchedOn);
+  if (!choice.ok) {
+    return consentPage(svc, { req, params: form, session, person: who.person, switchedOn, again: { error: choice.message, ticked: choice.ticked, newTools: choice.newTools } });
+  }
 
   const code = newToken('tpc_');
   const now = svc.clock.now();
@@ -230,6 +266,8 @@ export async function decideAuthorization(
         resource: req.resource,
         redirectUri: req.redirectUri,
         consentKey: sha256(form.get('csrf_token')!),
+        tools: choice.tools,
+        newTools: choice.newTools,
         createdAt: now,
       })
       .onConflictDoNothing({ target: oauthGrants.consentKey })

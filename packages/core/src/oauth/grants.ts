@@ -1,11 +1,11 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { oauthClients, oauthGrants } from '../db/schema/index';
+import { installs, oauthClients, oauthGrants } from '../db/schema/index';
+import { switchedOnTools } from '../calls/enabled-tools';
 import { notFound } from '../errors';
 import type { Services } from '../services';
-import { GATES_CHANNEL } from '../events/channels';
-import { dropGateCache } from './verify';
+import { announceGateChange } from './verify';
 
 /**
  * Ends a connection: every token of the grant stops working (refresh tokens and codes check the
@@ -22,8 +22,7 @@ export async function revokeGrant(svc: Services, grantId: string, userId?: strin
     .where(where)
     .returning({ id: oauthGrants.id, userId: oauthGrants.userId });
   if (!row) return false;
-  dropGateCache(svc, { grantId: row.id });
-  await svc.bus.publish(GATES_CHANNEL, { userId: row.userId, grantId: row.id });
+  await announceGateChange(svc, { userId: row.userId, grantId: row.id });
   return true;
 }
 
@@ -45,12 +44,22 @@ export interface Connection {
   unverified: true;
   redirectHost: string | null;
   scope: string;
+  /** The switched-on tools this app may use (`{addonId}__{toolName}`), in the person's order. */
+  tools: string[];
+  /** Whether the app also gets the tools the person switches on later. */
+  newTools: boolean;
+  /**
+   * Switched-on tools it may not use, of add-ons installed after the app was let in: the ones the
+   * person has not chosen for it yet (the Apps page marks them new).
+   */
+  addedSince: string[];
   createdAt: string;
   lastUsedAt: string | null;
 }
 
 /** The apps the person has let in and not revoked, newest first. */
 export async function listConnections({ ctx }: { ctx: Ctx }): Promise<Connection[]> {
+  const userId = personId(ctx);
   const rows = await ctx.svc.db
     .select({
       id: oauthGrants.id,
@@ -59,23 +68,39 @@ export async function listConnections({ ctx }: { ctx: Ctx }): Promise<Connection
       redirectUri: oauthGrants.redirectUri,
       redirectUris: oauthClients.redirectUris,
       scope: oauthGrants.scope,
+      tools: oauthGrants.tools,
+      newTools: oauthGrants.newTools,
       createdAt: oauthGrants.createdAt,
       lastUsedAt: oauthGrants.lastUsedAt,
     })
     .from(oauthGrants)
     .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
-    .where(and(eq(oauthGrants.userId, personId(ctx)), isNull(oauthGrants.revokedAt)))
+    .where(and(eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
     .orderBy(desc(oauthGrants.createdAt));
-  return rows.map((r) => ({
-    id: r.id,
-    appName: r.appName,
-    clientId: r.clientId,
-    unverified: true,
-    redirectHost: hostOf(r.redirectUri ?? r.redirectUris[0]),
-    scope: r.scope,
-    createdAt: r.createdAt.toISOString(),
-    lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
-  }));
+  const [switchedOn, installed] = rows.length
+    ? await Promise.all([
+        switchedOnTools(ctx.svc, userId),
+        ctx.svc.db.select({ addonId: installs.addonId, at: installs.createdAt }).from(installs).where(eq(installs.userId, userId)),
+      ])
+    : [[], []];
+  const installedAt = new Map(installed.map((i) => [i.addonId, i.at.getTime()]));
+  return rows.map((r) => {
+    const chosen = new Set(r.tools);
+    const since = r.createdAt.getTime();
+    return {
+      id: r.id,
+      appName: r.appName,
+      clientId: r.clientId,
+      unverified: true as const,
+      redirectHost: hostOf(r.redirectUri ?? r.redirectUris[0]),
+      scope: r.scope,
+      tools: switchedOn.filter((t) => chosen.has(t.mcpName)).map((t) => t.mcpName),
+      newTools: r.newTools,
+      addedSince: switchedOn.filter((t) => !chosen.has(t.mcpName) && (installedAt.get(t.addonId) ?? 0) > since).map((t) => t.mcpName),
+      createdAt: r.createdAt.toISOString(),
+      lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
+    };
+  });
 }
 
 /** Revokes one of the person's connections; another person's id (or an unknown one) is NOT_FOUND. */

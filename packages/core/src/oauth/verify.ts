@@ -43,6 +43,24 @@ export const AI_APPS_OFF = {
   instructions: 'AI apps are turned off for this Toolport account. The person can turn them on in the Toolport dashboard.',
 } as const;
 
+/**
+ * The tools a grant lets its app use (`oauth_grants.tools`), read with its gate: `key` names the
+ * choice (equal choices, equal keys), so the tool set built for it is built once.
+ */
+export interface ToolChoice {
+  key: string;
+  names: ReadonlySet<string>;
+}
+
+const NO_CHOICE: ToolChoice = { key: '', names: new Set() };
+
+function toolChoiceOf(stored: unknown): ToolChoice {
+  const names = Array.isArray(stored) ? stored.filter((n): n is string => typeof n === 'string') : [];
+  if (!names.length) return NO_CHOICE;
+  const sorted = [...new Set(names)].sort();
+  return { key: sorted.join(' '), names: new Set(sorted) };
+}
+
 interface Gate {
   userId: string;
   clientId: string;
@@ -50,6 +68,7 @@ interface Gate {
   revoked: boolean;
   aiApps: boolean;
   userKey: string;
+  tools: ToolChoice;
 }
 
 class GateCache {
@@ -79,9 +98,14 @@ class GateCache {
 
 const GATES = cacheKind('gate lookups', (_svc, scope) => new GateCache(scope));
 
-/** Drops cached gate lookups in this process (the bus does the same for the others). */
-export function dropGateCache(svc: Services, message: { userId?: string; grantId?: string }) {
+/**
+ * A grant's gate changed (revoked, its tools, the person's AI apps switch or MCP URL): this process
+ * drops its cached lookups before the caller answers, so the person's next request here sees the
+ * change, and the bus tells the other processes (they drop theirs when the message arrives).
+ */
+export async function announceGateChange(svc: Services, message: { userId: string; grantId?: string }) {
   svc.caches.peek(GATES)?.drop(message);
+  await svc.bus.publish(GATES_CHANNEL, message);
 }
 
 async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> {
@@ -99,17 +123,42 @@ async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> 
       appName: oauthClients.name,
       aiApps: users.aiApps,
       userKey: users.userKey,
+      tools: oauthGrants.tools,
     })
     .from(oauthGrants)
     .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
     .innerJoin(users, eq(users.id, oauthGrants.userId))
     .where(eq(oauthGrants.id, grantId));
   const gate = row
-    ? { userId: row.userId, clientId: row.clientId, appName: row.appName, revoked: !!row.revokedAt, aiApps: row.aiApps, userKey: row.userKey }
+    ? {
+        userId: row.userId,
+        clientId: row.clientId,
+        appName: row.appName,
+        revoked: !!row.revokedAt,
+        aiApps: row.aiApps,
+        userKey: row.userKey,
+        tools: toolChoiceOf(row.tools),
+      }
     : null;
   // Aged from before the lookup: a gate is never served more than GATE_CACHE_MS after it was read.
   if (cache.epoch === epoch) cache.entries.set(grantId, gate, now);
   return gate;
+}
+
+/**
+ * The tools this grant lets its app use, from the gate lookup `verifyAccessToken` has just made
+ * (a map hit on the call path). An unknown or revoked grant chooses nothing.
+ */
+export async function grantToolChoice(svc: Services, grantId: string): Promise<ToolChoice> {
+  const gate = await lookupGate(svc, grantId);
+  return gate && !gate.revoked ? gate.tools : NO_CHOICE;
+}
+
+/** The choice from a gate this process holds now (the call path's case), without a promise; undefined on a miss. */
+export function cachedToolChoice(svc: Services, grantId: string): ToolChoice | undefined {
+  const gate = svc.caches.peek(GATES)?.entries.get(grantId);
+  if (gate === undefined) return undefined;
+  return gate && !gate.revoked ? gate.tools : NO_CHOICE;
 }
 
 function touchGrant(svc: Services, grantId: string) {

@@ -278,6 +278,8 @@ const callJobSchema = z.object({
   app: z.object({ name: z.string(), clientId: z.string() }),
   deadline: z.number(),
   approval: z.object({ id: z.string(), decidedAt: z.string(), channel: z.string(), argumentsHash: z.string() }).optional(),
+  settings: z.string().optional(),
+  accounts: z.string().optional(),
   traceparent: hint(z.string().max(128)),
   tracestate: hint(z.string().max(512)),
   // A reply channel is only ever one of ours: anything else falls back to the call's own channel.

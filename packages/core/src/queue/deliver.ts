@@ -12,6 +12,8 @@ import { MAX_RESULT_BYTES, postWebhook, safeSentence } from '../outbound/webhook
 import type { Services } from '../services';
 import { inSpan } from '../tracing';
 import type { CallJob, CallOutcome } from './types';
+import { settingsJson } from '../installs/settings';
+import { accountsJson } from '../installs/account-tokens';
 
 import { ADDONS_CHANNEL } from '../events/channels';
 import type { CancelSignal } from '../cancel';
@@ -75,8 +77,13 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
   return target;
 }
 
-/** The webhook body of DESIGN.md, with the arguments' JSON text inserted byte for byte. */
-function webhookBody(job: CallJob, attempt: number): string {
+/**
+ * The webhook body of DESIGN.md, with the arguments' JSON text inserted byte for byte, the
+ * person's settings for the install (`settings`, opened from the job's sealed blob just for this;
+ * left out when they set none, so the body of an add-on without settings is as before), and the
+ * access tokens of the accounts the tool needs (`accounts`, likewise; left out when it needs none).
+ */
+function webhookBody(job: CallJob, attempt: number, settings: string | undefined, accounts: string | undefined): string {
   const call = JSON.stringify({ id: job.callId, deadline: new Date(job.deadline).toISOString(), attempt });
   const { approval } = job;
   const receipt = approval
@@ -85,7 +92,8 @@ function webhookBody(job: CallJob, attempt: number): string {
   return (
     `{"type":${JSON.stringify(job.type)},"addon":${JSON.stringify(job.addonId)},"tool":${JSON.stringify(job.tool)},` +
     `"arguments":${job.arguments},"call":${call},"user":${JSON.stringify({ id: job.subject })},` +
-    `"app":${JSON.stringify({ name: job.app.name, clientId: job.app.clientId })}${receipt}}`
+    `"app":${JSON.stringify({ name: job.app.name, clientId: job.app.clientId })}${receipt}${settings ? `,"settings":${settings}` : ''}` +
+    `${accounts ? `,"accounts":${accounts}` : ''}}`
   );
 }
 
@@ -195,7 +203,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     url: target.webhookUrl,
     secrets: target.secrets,
     id: job.callId,
-    body: webhookBody(job, attempt),
+    body: webhookBody(job, attempt, job.settings ? settingsJson(svc, job.settings) : undefined, job.accounts ? accountsJson(svc, job.accounts) : undefined),
     kind: job.type,
     deadline,
     maxResultBytes: MAX_RESULT_BYTES,

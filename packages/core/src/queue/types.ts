@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
 import type { CancelSignal } from '../cancel';
 
-/** One delivery to an add-on's webhook. Carries ids and the call's own data, never secrets. */
+/**
+ * One delivery to an add-on's webhook. Carries ids and the call's own data, never a secret in
+ * clear: the person's settings and account tokens travel sealed, and only the worker opens them.
+ */
 export interface CallJob {
   /** `call_...`: the webhook-id on every attempt, the idempotency key. */
   callId: string;
@@ -18,6 +21,16 @@ export interface CallJob {
   deadline: number;
   /** The person's approval of this call, sent in the signed body (allowed destructive calls only). */
   approval?: ApprovalReceipt;
+  /**
+   * The person's settings for this install, sealed (installs/settings.ts): opened by the worker and
+   * put in the signed body as `settings`, never in Redis or a log in clear. Absent: none set.
+   */
+  settings?: string;
+  /**
+   * Fresh access tokens of the accounts this tool needs, sealed together (installs/account-tokens.ts):
+   * opened by the worker and put in the signed body as `accounts`. Absent: the tool needs none.
+   */
+  accounts?: string;
   /**
    * W3C Trace Context of the dispatching span, set by the BullMQ dispatcher when a trace is being
    * recorded, so the worker's spans (another process) are its children. Never sent to the add-on.

@@ -1,4 +1,4 @@
-import { boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './accounts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -69,6 +69,8 @@ export const tools = pgTable(
     destructive: boolean('destructive').notNull().default(false),
     readOnly: boolean('read_only').notNull().default(false),
     confirm: boolean('confirm').notNull().default(false),
+    /** The add-on asks that every call be approved: no rule of the person's may allow it without asking. */
+    alwaysAsk: boolean('always_ask').notNull().default(false),
     /** The tool's own delivery timeout, shorter than the 30 s a call may take; null: 30 s. */
     timeoutSeconds: integer('timeout_seconds'),
     inputSchema: jsonb('input_schema').notNull(),
@@ -102,10 +104,78 @@ export const installs = pgTable(
   {
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    /**
+     * The person's values for the add-on's declared settings, one JSON object sealed with the master
+     * key ring (secrets among them): opened only to sign a delivery or to show the non-secret ones.
+     */
+    settingsEnc: text('settings_enc'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.addonId] }), index('installs_addon_idx').on(t.addonId)],
 );
+
+/** The OAuth client an add-on's developer registered with a provider its manifest declares (`accounts`). */
+export const addonOauthClients = pgTable(
+  'addon_oauth_clients',
+  {
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    /** The provider's id in the manifest. */
+    provider: text('provider').notNull(),
+    clientId: text('client_id').notNull(),
+    /** Sealed; null for a public client (PKCE only). */
+    clientSecretEnc: text('client_secret_enc'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.addonId, t.provider] })],
+);
+
+/** A person's account at another service, connected for one add-on: its tokens, sealed. */
+export const connectedAccounts = pgTable(
+  'connected_accounts',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    accessTokenEnc: text('access_token_enc').notNull(),
+    refreshTokenEnc: text('refresh_token_enc'),
+    scope: text('scope'),
+    /** When the access token expires, as the provider said; null: it did not say. */
+    expiresAt: ts('expires_at'),
+    /** `failed`: the last refresh was refused; calls answer with the link to connect again. */
+    status: text('status', { enum: ['connected', 'failed'] }).notNull().default('connected'),
+    failure: text('failure'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    refreshedAt: ts('refreshed_at'),
+    /**
+     * A refresh in progress until then (a lease across processes): the process that set it calls the
+     * provider; the others wait for `refreshedAt` to move. Expired: anyone may take it.
+     */
+    refreshLeaseUntil: ts('refresh_lease_until'),
+    /**
+     * The token and revocation endpoints the person connected through (from the release of that
+     * moment): a refresh token is only ever sent there. A later release that moves the token
+     * endpoint makes the account need reconnecting; null on rows from before this column.
+     */
+    tokenUrl: text('token_url'),
+    revocationUrl: text('revocation_url'),
+  },
+  (t) => [uniqueIndex('connected_accounts_one_per_provider').on(t.userId, t.addonId, t.provider)],
+);
+
+/**
+ * One authorization-code flow in progress (the person pressed Connect): the `state` it carries,
+ * by digest, and its PKCE verifier, sealed. Used once; short-lived.
+ */
+export const accountLinkStates = pgTable('account_link_states', {
+  stateHash: text('state_hash').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  addonId: text('addon_id').notNull(),
+  provider: text('provider').notNull(),
+  codeVerifierEnc: text('code_verifier_enc').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  usedAt: ts('used_at'),
+});
 
 /** A switch per installed tool; no row means off. Rows for tools a new version dropped are ignored. */
 export const toolSwitches = pgTable(

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './accounts';
+import { oauthGrants } from './oauth';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -22,6 +23,8 @@ export const approvals = pgTable(
       .default('pending'),
     decidedBy: text('decided_by'),
     decidedAt: ts('decided_at'),
+    /** The person's reason for a deny (plain text, bounded): passed to the model in the tool error. */
+    reason: text('reason'),
     expiresAt: ts('expires_at').notNull(),
     /**
      * The process holding the waiting call: its lease is one row in approval_holders, renewed every
@@ -40,6 +43,33 @@ export const approvals = pgTable(
     index('approvals_user_status_idx').on(t.userId, t.status),
     // The expiry sweeper reads only pending rows, however large the table grows.
     index('approvals_pending_expiry_idx').on(t.expiresAt).where(sql`status = 'pending'`),
+  ],
+);
+
+/**
+ * The person's own rule for a tool, for every app (grant_id null) or one app; an app's rule wins
+ * over the tool's. `ask_every_time`: approval for every call, destructive or not; `ask`: the
+ * default (destructive tools ask); `allow`: this app's calls run without asking, until revoked or
+ * `expires_at` (never for a tool its add-on marks alwaysAsk); `never`: the tool answers that the
+ * person blocked it.
+ */
+export const approvalRules = pgTable(
+  'approval_rules',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    addonId: text('addon_id').notNull(),
+    toolName: text('tool_name').notNull(),
+    /** Null: the rule applies to every app of the person. */
+    grantId: text('grant_id').references(() => oauthGrants.id, { onDelete: 'cascade' }),
+    mode: text('mode', { enum: ['ask_every_time', 'ask', 'allow', 'never'] }).notNull(),
+    /** A time-limited allow ends here; null: until the person removes the rule. */
+    expiresAt: ts('expires_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('approval_rules_one_per_scope').on(t.userId, t.addonId, t.toolName, sql`coalesce(${t.grantId}, '')`),
+    index('approval_rules_user_idx').on(t.userId),
   ],
 );
 

@@ -1,0 +1,164 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { oauthGrants } from '../db/schema/index';
+import { notFound, validation } from '../errors';
+import { inputObject, parseInput } from '../input';
+import type { Services } from '../services';
+import { switchedOnTools, type EnabledTool } from '../calls/enabled-tools';
+import { announceGateChange } from './verify';
+
+/*
+ * Which tools each app may use. The rule: an app uses the tools the person ticked when they let it
+ * in (all of their switched-on tools, preselected) and what they choose later on the Apps page. A
+ * tool switched on later is not added to an app let in before, unless the person ticked "Also let
+ * it use tools I switch on later" for it: consent is to what the person saw.
+ */
+
+type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0];
+
+/** An app may be given at most this many tools in one choice (more than anyone switches on). */
+const MAX_CHOSEN_TOOLS = 4096;
+/** How many refused names a sentence quotes, each cut to 80 characters. */
+const NAMED_AT_MOST = 5;
+
+/** The tools a person can give an app, grouped by add-on as the consent page and the Apps page show them. */
+export interface ChoosableAddon {
+  id: string;
+  name: string;
+  tools: Array<{ name: string; title: string; destructive: boolean }>;
+}
+
+export function choosableAddons(list: EnabledTool[]): ChoosableAddon[] {
+  const byAddon = new Map<string, ChoosableAddon>();
+  for (const t of list) {
+    let addon = byAddon.get(t.addonId);
+    if (!addon) byAddon.set(t.addonId, (addon = { id: t.addonId, name: t.addonName, tools: [] }));
+    addon.tools.push({ name: t.mcpName, title: t.title, destructive: t.destructive });
+  }
+  return [...byAddon.values()];
+}
+
+/** `"a", "b" and 3 more`: the app's or the form's own text, cut, for a sentence. */
+function quoted(names: string[]): string {
+  const shown = names.slice(0, NAMED_AT_MOST).map((n) => `"${n.length > 80 ? `${n.slice(0, 80)}…` : n}"`);
+  const more = names.length - shown.length;
+  if (more > 0) return `${shown.join(', ')} and ${more} more`;
+  return shown.length > 1 ? `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}` : shown[0] ?? '';
+}
+
+const notSwitchedOn = (names: string[]) =>
+  `${quoted(names)} ${names.length === 1 ? 'is not one of the tools' : 'are not among the tools'} you have switched on`;
+
+export type ToolChoiceRead = { ok: true; tools: string[]; newTools: boolean } | { ok: false; message: string; ticked: ReadonlySet<string>; newTools: boolean };
+
+/**
+ * Reads Allow's ticks from the consent form: `tool` once per ticked tool, `new_tools=yes` when
+ * "Also let it use tools I switch on later" is ticked. Every tool must be one the person has
+ * switched on now; a name twice, more names than tools or a tool they do not have refuses the
+ * whole form (nothing is made), with a sentence for the page.
+ */
+export function readConsentChoice(form: URLSearchParams, switchedOn: EnabledTool[]): ToolChoiceRead {
+  const sent = form.getAll('tool');
+  const newToolsSent = form.getAll('new_tools');
+  const on = new Set(switchedOn.map((t) => t.mcpName));
+  const ticked = new Set(sent.filter((n) => on.has(n)));
+  const newTools = newToolsSent.length === 1 && newToolsSent[0] === 'yes';
+  const refuse = (message: string): ToolChoiceRead => ({ ok: false, message: `${message}, so the app was not let in. Choose again below.`, ticked, newTools });
+  if (newToolsSent.length > 1 || (newToolsSent.length === 1 && newToolsSent[0] !== 'yes')) {
+    return refuse('The form answered "Also let it use tools I switch on later" in a way this page never sends');
+  }
+  if (sent.length > on.size) return refuse(`The form names ${sent.length} tools and you have ${on.size} switched on`);
+  const unknown = sent.filter((n) => !on.has(n));
+  if (unknown.length) return refuse(`The form names tools you do not have: ${notSwitchedOn(unknown)}`);
+  if (ticked.size !== sent.length) return refuse('The form names a tool more than once');
+  return { ok: true, tools: switchedOn.filter((t) => ticked.has(t.mcpName)).map((t) => t.mcpName), newTools };
+}
+
+const TOOLS_LIST = 'Give tools as a list of tool names such as "notes__add_note".';
+const choiceInput = inputObject({
+  tools: z
+    .array(z.string({ message: TOOLS_LIST }).max(64, 'A tool name has at most 64 characters.'), { message: TOOLS_LIST })
+    .max(MAX_CHOSEN_TOOLS, `Choose at most ${MAX_CHOSEN_TOOLS} tools.`),
+  newTools: z.boolean({ message: 'Say true or false: whether this app also gets the tools you switch on later.' }),
+});
+
+/**
+ * `PUT /api/connections/{id}/tools` `{tools, newTools}`: the switched-on tools this app may use
+ * from now on, and whether it also gets those switched on later. Naming a tool that is not
+ * switched on (or twice) refuses it all. A tool the app was given that is switched off now is not
+ * on the page, so it stays given: switched on again, it is back for this app.
+ */
+export async function setConnectionTools({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<{ tools: string[]; newTools: boolean }> {
+  const userId = personId(ctx);
+  const { tools, newTools } = parseInput(choiceInput, input, 'Send {"tools": ["notes__add_note"], "newTools": false}.');
+  const switchedOn = await switchedOnTools(ctx.svc, userId);
+  const on = new Set(switchedOn.map((t) => t.mcpName));
+  const unknown = tools.map((name, i) => ({ name, i })).filter(({ name }) => !on.has(name));
+  if (unknown.length) {
+    throw validation(
+      `${notSwitchedOn(unknown.map((u) => u.name))}, so nothing was changed.`,
+      unknown.map(({ i }) => ({ path: `/tools/${i}`, message: 'Not one of your switched-on tools.' })),
+    );
+  }
+  const chosen = new Set(tools);
+  if (chosen.size !== tools.length) {
+    const seen = new Set<string>();
+    const twice = tools.map((name, i) => ({ name, i })).filter(({ name }) => seen.has(name) || !seen.add(name));
+    throw validation(`${quoted([...new Set(twice.map((t) => t.name))])} is named more than once, so nothing was changed.`, twice.map(({ i }) => ({ path: `/tools/${i}`, message: 'Named twice.' })));
+  }
+  const ordered = switchedOn.filter((t) => chosen.has(t.mcpName)).map((t) => t.mcpName);
+  const changed = await ctx.svc.db.transaction(async (tx) => {
+    const [grant] = await tx
+      .select({ tools: oauthGrants.tools })
+      .from(oauthGrants)
+      .where(and(eq(oauthGrants.id, id), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
+      .for('update');
+    if (!grant) return false;
+    const keptOff = grant.tools.filter((n) => !on.has(n));
+    await tx.update(oauthGrants).set({ tools: [...ordered, ...keptOff], newTools }).where(eq(oauthGrants.id, id));
+    return true;
+  });
+  if (!changed) throw notFound('That connection');
+  await announceGateChange(ctx.svc, { userId, grantId: id });
+  return { tools: ordered, newTools };
+}
+
+
+/**
+ * Tools just switched on join every live app of the person that asked for later tools
+ * (`new_tools`), inside the switch's transaction. Returns whether any app got one.
+ */
+export async function giveNewTools(tx: Tx, userId: string, names: string[]): Promise<boolean> {
+  if (!names.length) return false;
+  const rows = await tx.execute(sql`
+    update ${oauthGrants} set tools = ${oauthGrants.tools} || coalesce(
+      (select jsonb_agg(t.n order by t.i) from jsonb_array_elements_text(${JSON.stringify(names)}::jsonb) with ordinality as t(n, i)
+        where not ${oauthGrants.tools} @> jsonb_build_array(t.n)),
+      '[]'::jsonb)
+    where ${oauthGrants.userId} = ${userId} and ${oauthGrants.newTools} and ${oauthGrants.revokedAt} is null
+      and not ${oauthGrants.tools} @> ${JSON.stringify(names)}::jsonb
+    returning ${oauthGrants.id}`);
+  return rowCount(rows) > 0;
+}
+
+/** An uninstalled add-on's tools leave every app's choice: installed again, it starts afresh. */
+export async function forgetAddonTools(tx: Tx, userId: string, addonId: string): Promise<boolean> {
+  const prefix = `${addonId}__`;
+  const rows = await tx.execute(sql`
+    update ${oauthGrants} set tools = coalesce(
+      (select jsonb_agg(t.n order by t.i) from jsonb_array_elements_text(${oauthGrants.tools}) with ordinality as t(n, i)
+        where left(t.n, ${prefix.length}) <> ${prefix}),
+      '[]'::jsonb)
+    where ${oauthGrants.userId} = ${userId} and ${oauthGrants.revokedAt} is null
+      and exists (select 1 from jsonb_array_elements_text(${oauthGrants.tools}) as t(n) where left(t.n, ${prefix.length}) = ${prefix})
+    returning ${oauthGrants.id}`);
+  return rowCount(rows) > 0;
+}
+
+/** Rows of `execute`: postgres.js answers an array, PGlite `{rows}`. */
+function rowCount(result: unknown): number {
+  const rows = (result as { rows?: unknown[] }).rows ?? (result as unknown[]);
+  return Array.isArray(rows) ? rows.length : 0;
+}
