@@ -3,6 +3,7 @@ import type { Services } from '@toolport/core';
 import type { AppEnv } from './http/env';
 import { requestEdge, type RequestsInFlight } from './http/edge';
 import { errorToProblem, problem } from './http/problem';
+import { accountRoutes } from './routes/accounts';
 import { addonRoutes } from './routes/addons';
 import { dashboardRoutes } from './routes/dashboard';
 import { installRoutes } from './routes/installs';
@@ -22,6 +23,7 @@ import { approvalRoutes } from './routes/approvals';
 import { eventRoutes } from './routes/events';
 import { pushRoutes } from './routes/push';
 import { operatorRoutes } from './routes/operator';
+import { ruleRoutes } from './routes/rules';
 
 const apiPath = /^\/api(\/|$)/;
 
@@ -42,6 +44,7 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', installRoutes)
     .route('/', callRoutes)
     .route('/', approvalRoutes)
+    .route('/', ruleRoutes)
     .route('/', eventRoutes)
     .route('/', pushRoutes)
     .route('/', operatorRoutes);
@@ -50,6 +53,7 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
   app.route('/', metricsRoutes);
   app.route('/', wellKnownRoutes);
   app.route('/oauth', oauthRoutes);
+  app.route('/', accountRoutes);
   app.route('/', createMcpRoutes(svc));
   app.route('/', iconRoutes);
   // The dashboard answers only what nothing above did (static files, SPA paths); keep it last.

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { readSession, ToolportError, verifyApiKey } from '@toolport/core';
+import { apiKeyActive, readSession, ToolportError, verifyApiKey } from '@toolport/core';
 import type { AppEnv } from './env';
 
 export const SESSION_COOKIE = 'tp_session';
@@ -61,3 +61,17 @@ export const requireDeveloper: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set('actor', { kind: 'person', userId });
   await next();
 };
+
+/**
+ * Whether the credential this request came with still holds (the session is not signed out or
+ * expired, the API key not revoked): a stream opened with it asks this as it goes and ends once
+ * it does not.
+ */
+export function credentialCheck(c: Context<AppEnv>): () => Promise<boolean> {
+  const svc = c.get('svc');
+  const actor = c.get('actor');
+  const token = c.get('sessionToken');
+  if (actor.kind === 'developer') return () => apiKeyActive(svc, actor.keyId);
+  if (token) return async () => (await readSession(svc, token)) !== undefined;
+  return async () => false;
+}

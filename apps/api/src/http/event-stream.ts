@@ -10,11 +10,14 @@ export const sseFrame = (event: string, id: string, data: unknown) => `event: ${
  * A Server-Sent Events response over a raw stream (a few small objects and one timer per open
  * connection): `retry`, then what `open`'s `send` writes, and a comment every 15 s. The stream
  * closes when the client goes, when it stops reading for MAX_QUEUED frames, or when `open`'s
- * handle is closed by it. A failing `open` throws before any response exists (its error is the answer).
+ * handle is closed by it, or, with `stillAllowed`, at the first heartbeat after the credential it
+ * was opened with stopped holding (signed out, key revoked). A failing `open` throws before any
+ * response exists (its error is the answer).
  */
 export async function eventStream(
   request: Request,
   open: (send: (frame: string) => void) => Promise<{ close(): unknown }>,
+  stillAllowed?: () => Promise<boolean>,
 ): Promise<Response> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let source: { close(): unknown } | undefined;
@@ -47,7 +50,16 @@ export async function eventStream(
   source = await open(write);
   if (request.signal.aborted) close();
   request.signal.addEventListener('abort', close, { once: true });
-  heartbeat = setInterval(() => write(': ping\n\n'), HEARTBEAT_MS);
+  // A check that cannot be answered (the database is down) keeps the stream: the next one decides.
+  const check = () =>
+    stillAllowed?.().then(
+      (ok) => ok || close(),
+      () => {},
+    );
+  heartbeat = setInterval(() => {
+    write(': ping\n\n');
+    void check();
+  }, HEARTBEAT_MS);
   heartbeat.unref();
   return new Response(stream, {
     headers: {

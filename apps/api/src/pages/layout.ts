@@ -33,6 +33,10 @@ button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
 button.primary:hover{background:var(--accent-hover)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 code{word-break:break-all;font-size:.85rem}
+fieldset{border:1px solid var(--border);border-radius:10px;padding:.35rem .9rem .5rem;margin:0 0 .75rem;min-width:0}
+legend{font-weight:650;padding:0 .3rem}
+label.check{display:flex;gap:.6rem;align-items:flex-start;min-height:1.75rem;margin:.35rem 0;font-weight:450}
+label.check input{flex:none;width:1.15rem;height:1.15rem;margin:.2rem 0 0;accent-color:var(--accent)}
 `;
 const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
 

@@ -2,11 +2,14 @@ import { Hono } from 'hono';
 import {
   createAddon,
   deleteAddon,
+  deleteAddonOauthClient,
   getAddon,
+  listAddonOauthClients,
   listAddons,
   listAddonVersions,
   rotateAddonSecret,
   runCheckScript,
+  setAddonOauthClient,
   updateAddon,
 } from '@toolport/core';
 import { requireDeveloper } from '../http/auth';
@@ -30,4 +33,13 @@ export const addonRoutes = new Hono<AppEnv>()
   .post('/addons/:id/secret', async (c) => c.json(await rotateAddonSecret({ ctx: ctxOf(c), id: c.req.param('id') })))
   .post('/addons/:id/check', async (c) =>
     c.json(await runCheckScript({ ctx: ctxOf(c), addonId: c.req.param('id'), input: await readJson(c) })),
-  );
+  )
+  // The OAuth client of each provider the manifest declares (`accounts`): the secret is only ever said to be set.
+  .get('/addons/:id/accounts', async (c) => c.json(await listAddonOauthClients({ ctx: ctxOf(c), addonId: c.req.param('id') })))
+  .put('/addons/:id/accounts/:provider/client', async (c) =>
+    c.json(await setAddonOauthClient({ ctx: ctxOf(c), addonId: c.req.param('id'), provider: c.req.param('provider'), input: await readJson(c) })),
+  )
+  .delete('/addons/:id/accounts/:provider/client', async (c) => {
+    await deleteAddonOauthClient({ ctx: ctxOf(c), addonId: c.req.param('id'), provider: c.req.param('provider') });
+    return c.body(null, 204);
+  });

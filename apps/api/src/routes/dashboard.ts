@@ -37,8 +37,9 @@ const types: Record<string, string> = {
   '.webmanifest': 'application/manifest+json',
 };
 
-// Paths that belong to the API, OAuth and MCP: never answered with the dashboard's index.html.
-const notOurs = /^\/(api|oauth|u|\.well-known)(\/|$)|^\/(healthz|readyz|metrics)$/;
+// Paths that belong to the API, OAuth and MCP (and the connected-accounts callback, beside the
+// dashboard's own /accounts page): never answered with the dashboard's index.html.
+const notOurs = /^\/(api|oauth|u|\.well-known)(\/|$)|^\/(healthz|readyz|metrics)$|^\/accounts\/callback(\/|$)/;
 const safeName = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 interface File { body: Buffer; type: string; mtimeMs: number }

@@ -31,6 +31,8 @@ import { setPageHeaders } from '../pages/layout';
 import { loginPage } from '../pages/login';
 
 const FORM_LIMIT = 16 * 1024;
+/** Allow carries one `tool` field per ticked tool: room for thousands of them. */
+const DECISION_FORM_LIMIT = 256 * 1024;
 const REGISTER_LIMIT = 16 * 1024;
 /** Double-submit cookie for the sign-in form, which is posted before there is a session to bind to. */
 const LOGIN_CSRF_COOKIE = 'tp_oauth_login';
@@ -71,7 +73,7 @@ function answer(c: Context<AppEnv>, outcome: AuthorizeOutcome, query: string) {
     case 'login':
       return loginPage(c, { query, csrfToken: loginCsrf(c) });
     case 'consent':
-      return consentPage(c, outcome.view);
+      return consentPage(c, outcome.view, outcome.status);
   }
 }
 
@@ -84,7 +86,7 @@ const pages = new Hono<AppEnv>()
   })
   .post('/authorize/decision', async (c) => {
     if (crossSiteForm(c)) return errorPage(c, 403, 'This form was sent from another site.');
-    const form = await readForm(c);
+    const form = await readForm(c, DECISION_FORM_LIMIT);
     const session = await currentSession(c);
     if (!session) return errorPage(c, 401, 'Your session has ended. Go back to the app and connect again.');
     return answer(c, await decideAuthorization(c.get('svc'), { form, session }), '');

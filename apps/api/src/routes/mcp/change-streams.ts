@@ -174,7 +174,7 @@ export class ChangeStreams {
     this.notify(stream);
   }
 
-  /** Checks these people's streams' tokens again: a revoked app, a changed MCP URL or an expired token ends its streams; AI apps switched changes the list. */
+  /** Checks these people's streams' tokens again: a revoked app, a changed MCP URL or an expired token ends its streams; AI apps switched or the app's choice of tools changes the list. */
   private reverify(userIds: Iterable<string>) {
     for (const userId of [...userIds]) {
       for (const stream of this.byUser.get(userId) ?? []) void this.reverifyOne(stream);
@@ -184,10 +184,9 @@ export class ChangeStreams {
   private async reverifyOne(stream: ChangeStream) {
     try {
       const { aiAppsOn } = await verifyAccessToken(this.svc, stream.token, stream.mcpUrl);
-      if (aiAppsOn !== stream.aiAppsOn) {
-        stream.aiAppsOn = aiAppsOn;
-        await this.compare(stream);
-      }
+      stream.aiAppsOn = aiAppsOn;
+      // AI apps switched, or the app's own choice of tools changed (a gate too): the list may differ.
+      await this.compare(stream);
     } catch (err) {
       if (isToolportError(err) && err.code === 'UNAUTHORIZED') return this.end(stream);
       // Toolport's own trouble (the database): the stream stays; the next round checks again.

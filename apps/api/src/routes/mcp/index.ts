@@ -6,6 +6,7 @@ import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
 import { invalidJsonRpc, isRequestId, jsonRpcError, readableId, toolCallWithoutName } from '../../http/json-rpc';
 import { InFlight } from './cancellation';
 import { ChangeStreams } from './change-streams';
+import { answerElicitation, isElicitationAnswer, noteCapabilities } from './elicitation';
 import { listAnswer, listFailed, toolList, type Listing } from './listing';
 import { answerModern } from './modern';
 import { answerDirect, answerStreamed } from './node-writers';
@@ -143,6 +144,8 @@ export function createMcpRoutes(svc: Services) {
     if (route.era === 'modern-notification') return c.body(null, 202);
     if (route.era === 'modern') return answerModern(c, svc, streamAccess, inflight, streams, route.request);
 
+    // The app's answer to an approval's elicitation: never a decision of the person's (elicitation.ts).
+    if (isElicitationAnswer(body as Record<string, unknown>)) return answerElicitation(c, svc, identity, body as Record<string, unknown>);
     const nameless = toolCallWithoutName(body);
     if (nameless) return c.json(jsonRpcError((body as { id: string | number }).id, ErrorCode.InvalidParams, `Invalid params: ${nameless}.`));
     const plain = plainRequest(body as Record<string, unknown>);
@@ -160,11 +163,23 @@ export function createMcpRoutes(svc: Services) {
     const outgoing = plain?.method === 'tools/call' ? nodeResponse(c) : undefined;
     if (plain?.method === 'tools/call' && outgoing) {
       const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments, response: outgoing };
+      // An approval's page can be offered on an SSE answer only (2025-11-25 basic/transports: the client's Accept lists it).
+      const options = { elicitation: !!headers.accept?.includes('text/event-stream') };
       if (plain.progressToken !== undefined) {
-        return answerStreamed(c, outgoing, plain.id, plain.progressToken, (progress) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, progress }));
+        return answerStreamed(
+          c,
+          outgoing,
+          plain.id,
+          plain.progressToken,
+          (progress, elicit) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, progress, elicit }),
+          undefined,
+          options,
+        );
       }
-      return answerDirect(c, outgoing, plain.id, (onHold) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, onHold }));
+      return answerDirect(c, outgoing, plain.id, (onHold, elicit) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, onHold, elicit }), undefined, options);
     }
+
+    if (message.method === 'initialize') await noteCapabilities(svc, identity, (body as { params?: unknown }).params);
 
     return answerWithSdk(c, svc, { identity, aiAppsOn, token }, inflight, body);
   });

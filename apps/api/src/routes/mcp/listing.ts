@@ -67,10 +67,10 @@ function listing(set: EnabledToolSet, publicUrl: string): Listing {
 
 const NO_TOOLS: Listing = { tools: [], resultBytes: Buffer.from('{"tools":[]}') };
 
-/** The app's tools/list: none while AI apps are off. */
+/** The app's tools/list: the enabled tools its grant lets it use; none while AI apps are off. */
 export async function toolList(svc: Services, identity: AppIdentity, aiAppsOn: boolean): Promise<Listing> {
   if (!aiAppsOn) return NO_TOOLS;
-  return listing(await svc.tools.get(identity.userId), svc.config.publicUrl);
+  return listing(await svc.tools.forApp(identity), svc.config.publicUrl);
 }
 
 /** Logs why tools/list failed and says it without the raw message (it may quote SQL). */

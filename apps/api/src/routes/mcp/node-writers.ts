@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import type { Services, ToolResult } from '@toolport/core';
+import type { ElicitationLink, Services, ToolResult } from '@toolport/core';
 import { PARKED, type AppEnv } from '../../http/env';
-import { jsonRpcAnswer, jsonRpcResult, SSE_HEADERS, sseMessage } from './frames';
+import { elicitationComplete, elicitationRequest, jsonRpcAnswer, jsonRpcResult, SSE_HEADERS, sseMessage } from './frames';
 import { failedCall } from './tool-call';
 
 /*
@@ -11,7 +11,23 @@ import { failedCall } from './tool-call';
  * answer, and an SSE stream for a call with a progress token. Once a call waits for the person,
  * its answer is written straight to Node's response: nothing of the request's async frames, Hono's
  * context or the middleware stays alive while the person decides (up to 30 s).
+ *
+ * An app that declared URL-mode elicitation is offered the approval's own page while its call waits
+ * (`elicitation/create`, on the call's SSE stream; a JSON answer becomes one before anything is
+ * written), and hears `notifications/elicitation/complete` just before the result. A call that
+ * needs an account offers the link to connect it the same way, just before its result, and sends
+ * no completion: connecting goes on after the call.
  */
+
+/** Whether the call's answer may become an SSE stream carrying an elicitation (its Accept lists text/event-stream). */
+interface WriterOptions {
+  elicitation?: boolean;
+}
+
+type Elicit = (link: ElicitationLink) => void;
+
+/** The approval whose page was offered (its completion is sent before the result); none for a connect link. */
+const completes = (link: ElicitationLink) => (link.kind === 'approval' ? link.elicitationId : undefined);
 
 /** How a call's result is put into its answer: as is (2025-11-25 and earlier), or with 2026-07-28's fields (modern.ts). */
 export type EncodeResult = (result: ToolResult) => string;
@@ -30,20 +46,37 @@ export async function answerDirect(
   c: Context<AppEnv>,
   outgoing: ServerResponse,
   id: string | number,
-  run: (onHold: () => void) => Promise<ToolResult>,
+  run: (onHold: () => void, elicit?: Elicit) => Promise<ToolResult>,
   encode: EncodeResult = asIs,
+  options: WriterOptions = {},
 ): Promise<Response> {
   const { log } = c.get('svc');
   let parked = false;
+  /** Something was offered to the app: the answer is an SSE stream from then on. */
+  let elicited = false;
+  /** The approval offered, completed before the result. */
+  let completion: string | undefined;
   let first!: (result: ToolResult | undefined) => void;
   const answered = new Promise<ToolResult | undefined>((resolve) => (first = resolve));
   // Nothing in these callbacks may refer to `c`: that would keep Hono's context alive while the call waits.
+  const elicit: Elicit | undefined = options.elicitation
+    ? (link) => {
+        if (!answerable(outgoing) || outgoing.headersSent) return;
+        elicited = true;
+        completion = completes(link);
+        parked = true;
+        outgoing.writeHead(200, SSE_HEADERS);
+        outgoing.write(sseMessage(elicitationRequest(link)));
+        first(undefined);
+      }
+    : undefined;
   void run(() => {
     parked = true;
     first(undefined);
-  }).then(
+  }, elicit).then(
     (result) => {
-      if (parked) writeHeldAnswer(outgoing, id, encode(result), log);
+      if (elicited) endElicited(outgoing, id, encode(result), completion);
+      else if (parked) writeHeldAnswer(outgoing, id, encode(result), log);
       else first(result);
     },
     // runToolCall answers a failure as a tool error; this is only the last line of defence.
@@ -70,6 +103,13 @@ function writeHeldAnswer(outgoing: ServerResponse, id: string | number, result: 
   }
 }
 
+/** The end of a stream that offered a page: an approval's elicitation is complete, then the result. */
+function endElicited(outgoing: ServerResponse, id: string | number, result: string, approvalId: string | undefined) {
+  if (!answerable(outgoing)) return;
+  if (approvalId) outgoing.write(sseMessage(elicitationComplete(approvalId)));
+  outgoing.end(sseMessage(jsonRpcResult(id, result)));
+}
+
 /**
  * The stream of a tools/call with a progress token: the call's progress notifications as they
  * come, then its answer. One object and its one `progress` function per call, rather than a closure
@@ -77,6 +117,7 @@ function writeHeldAnswer(outgoing: ServerResponse, id: string | number, result: 
  */
 class ProgressStream {
   private step = 0;
+  private elicited: string | undefined;
   constructor(
     private readonly outgoing: ServerResponse,
     private readonly progressToken: string | number,
@@ -92,8 +133,17 @@ class ProgressStream {
     this.outgoing.write(sseMessage(JSON.stringify(notification)));
   };
 
+  /** What `callTool` calls once the approval is recorded (or with a connect link), for an app that declared URL elicitation. */
+  readonly elicit = (link: ElicitationLink): void => {
+    if (!answerable(this.outgoing)) return;
+    this.elicited = completes(link) ?? this.elicited;
+    this.outgoing.write(sseMessage(elicitationRequest(link)));
+  };
+
   end(result: ToolResult) {
-    if (answerable(this.outgoing)) this.outgoing.end(sseMessage(jsonRpcResult(this.id, this.encode(result))));
+    if (!answerable(this.outgoing)) return;
+    if (this.elicited) this.outgoing.write(sseMessage(elicitationComplete(this.elicited)));
+    this.outgoing.end(sseMessage(jsonRpcResult(this.id, this.encode(result))));
   }
 }
 
@@ -108,14 +158,15 @@ export function answerStreamed(
   outgoing: ServerResponse,
   id: string | number,
   progressToken: string | number,
-  run: (progress: (message: string) => Promise<void>) => Promise<ToolResult>,
+  run: (progress: (message: string) => Promise<void>, elicit?: Elicit) => Promise<ToolResult>,
   encode: EncodeResult = asIs,
+  options: WriterOptions = {},
 ): Response {
   const { log } = c.get('svc');
   outgoing.writeHead(200, SSE_HEADERS);
   outgoing.flushHeaders();
   const stream = new ProgressStream(outgoing, progressToken, id, encode);
-  run(stream.progress)
+  run(stream.progress, options.elicitation ? stream.elicit : undefined)
     .then((result) => stream.end(result))
     .catch((err: unknown) => {
       log.error('cannot write a streamed call’s answer', { err });

@@ -1,5 +1,15 @@
 import type { ServerResponse } from 'node:http';
-import { AI_APPS_OFF, callTool, isDependencyDown, isToolportError, type AppIdentity, type Ctx, type Services, type ToolResult } from '@toolport/core';
+import {
+  AI_APPS_OFF,
+  callTool,
+  isDependencyDown,
+  isToolportError,
+  type AppIdentity,
+  type Ctx,
+  type ElicitationLink,
+  type Services,
+  type ToolResult,
+} from '@toolport/core';
 import type { InFlight } from './cancellation';
 
 const DOWN_SENTENCE = 'Toolport cannot reach its database or queue right now, so the call did not run. Try again in a few seconds.';
@@ -39,6 +49,8 @@ export function runToolCall(
     response?: ServerResponse;
     progress?: (message: string) => Promise<void>;
     onHold?: () => void;
+    /** The answer can carry an `elicitation/create` (node-writers.ts); used if the grant declared URL elicitation. */
+    elicit?: (link: ElicitationLink) => void;
   },
 ): Promise<ToolResult> {
   if (!aiAppsOn) return Promise.resolve(AI_APPS_OFF_RESULT);
@@ -54,7 +66,10 @@ export function runToolCall(
   });
   let running: Promise<ToolResult>;
   try {
-    running = callTool({ ctx, input: { name: call.name, arguments: call.rawArguments, signal: mine, progress: call.progress, onHold: call.onHold } });
+    running = callTool({
+      ctx,
+      input: { name: call.name, arguments: call.rawArguments, signal: mine, progress: call.progress, onHold: call.onHold, elicit: call.elicit },
+    });
   } catch (err) {
     running = Promise.reject(err);
   }
