@@ -73,7 +73,7 @@ export function query(params: Record<string, string | undefined>) {
 
 // Shapes the dashboard relies on (DESIGN.md, "Request shapes").
 export interface Me { id: string; email: string; mcpUrl: string; aiApps: boolean; operator?: boolean }
-export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; enabled: boolean; updatePending?: boolean; icon?: string }
+export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean; enabled: boolean; updatePending?: boolean; icon?: string }
 export interface ArgumentChange { name: string; change: 'added' | 'removed' | 'changed'; before?: unknown; after?: unknown }
 export interface ToolChange {
   name: string;
@@ -88,7 +88,7 @@ export interface PendingUpdate { from: number; to: number; notes: string | null;
 export interface Install { addon: { id: string; name: string; description?: string; version?: number; icon?: string }; tools: Tool[]; update?: PendingUpdate | null; heldOff?: 'delisted' | 'unlisted' }
 export interface CatalogEntry { id: string; name: string; description?: string; icon?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
 /** `GET /api/catalog/:id`: a catalog entry with each tool's safety flags and arguments, before installing. */
-export interface CatalogTool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; confirm?: boolean; idempotent?: boolean | null; openWorld?: boolean | null; icon?: string; arguments: Array<{ name: string; summary: string; required: boolean }> }
+export interface CatalogTool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean; confirm?: boolean; idempotent?: boolean | null; openWorld?: boolean | null; icon?: string; arguments: Array<{ name: string; summary: string; required: boolean }> }
 export type CatalogDetail = Omit<CatalogEntry, 'tools'> & { tools: CatalogTool[] };
 export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
 export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; infoOmitted?: number; style?: string }
@@ -103,3 +103,12 @@ export interface Key { id: string; name: string; hint?: string; createdAt?: stri
 export interface Addon { id: string; name: string; version: number; visibility: string; webhook: string; warnings: FieldError[]; description?: string; tools: Array<{ name: string; destructive?: boolean }>; createdAt?: string; updatedAt?: string }
 export interface Delivery { id: string; callId: string; type: string; attempt: number; status: number | null; latencyMs: number | null; errorClass: string | null; detail: string | null; createdAt: string }
 export interface CheckReport { tools: Array<{ tool: string; result: unknown } | { tool: string; refused: string }> }
+/**
+ * `GET /api/installs/:addonId/accounts`: each OAuth provider the add-on's release declares, and the
+ * person's account there. `ready`: its developer stored an OAuth client. `status` null: not connected.
+ */
+export interface InstallAccount { provider: string; title: string; scopes: string[]; ready: boolean; connected: boolean; status: 'connected' | 'failed' | null; failure: string | null; connectedAt: string | null; refreshedAt: string | null }
+/** `GET /api/accounts`: every account the person connected, across add-ons. `scope`: what the provider granted. */
+export interface ConnectedAccount { addonId: string; addonName: string; provider: string; title: string; status: 'connected' | 'failed'; failure: string | null; scope: string | null; connectedAt: string; refreshedAt: string | null }
+/** `DELETE /api/installs/:addonId/accounts/:provider`: null when the provider has no revocation endpoint. */
+export interface Disconnected { revoked: boolean | null }

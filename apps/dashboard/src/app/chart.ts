@@ -4,7 +4,7 @@ type Kind = 'ok' | 'stopped' | 'failed';
 export function kindOf(outcome: string): Kind {
   if (/^(ok|success|succeeded|completed|done)$/i.test(outcome)) return 'ok';
   // A delivery that timed out (timed_out) failed; an approval nobody answered (expired) was stopped.
-  if (/den|expired|dismiss|revok|cancel/i.test(outcome)) return 'stopped';
+  if (/den|expired|dismiss|revok|cancel|block/i.test(outcome)) return 'stopped';
   return 'failed';
 }
 const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };

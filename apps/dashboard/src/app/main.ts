@@ -7,7 +7,9 @@ import { HomePage } from './pages/home';
 import { AddonsPage } from './pages/addons';
 import { CatalogDetailPage } from './pages/catalog';
 import { AppsPage } from './pages/apps';
+import { ConnectedAccountsPage } from './pages/accounts';
 import { ApprovalsPage } from './pages/approvals';
+import { ApprovalPage } from './pages/approval';
 import { ActivityPage } from './pages/activity';
 import { AddonDetailPage, DeveloperPage, KeysPage } from './pages/developer';
 import { OperatorPage } from './pages/operator';
@@ -20,6 +22,7 @@ const nav = [
   { href: '/addons', label: 'Add-ons' },
   { href: '/approvals', label: 'Approvals' },
   { href: '/apps', label: 'Apps let in' },
+  { href: '/accounts', label: 'Connected accounts' },
   { href: '/activity', label: 'Activity' },
   { href: '/developer', label: 'Developers' },
 ];
@@ -82,10 +85,13 @@ function page(path: string, person: Me) {
   if (path === '/addons') return html`<${AddonsPage} />`;
   if (path === '/approvals') return html`<${ApprovalsPage} />`;
   if (path === '/apps') return html`<${AppsPage} />`;
+  if (path === '/accounts') return html`<${ConnectedAccountsPage} />`;
   if (path === '/activity') return html`<${ActivityPage} />`;
   if (path === '/developer') return html`<${DeveloperPage} />`;
   if (path === '/developer/keys') return html`<${KeysPage} />`;
   if (path === '/operator') return html`<${OperatorPage} />`;
+  const a = /^\/approvals\/([^/]+)$/.exec(path);
+  if (a) return html`<${ApprovalPage} id=${decodeURIComponent(a[1]!)} key=${a[1]} />`;
   const c = /^\/addons\/([^/]+)$/.exec(path);
   if (c) return html`<${CatalogDetailPage} id=${decodeURIComponent(c[1]!)} key=${c[1]} />`;
   const m = /^\/developer\/addons\/([^/]+)$/.exec(path);
@@ -146,6 +152,29 @@ function Unreachable({ error, retry }: { error: ApiError; retry: () => void }) {
   </main>`;
 }
 
+/**
+ * Where a person who was not signed in was going (a link to an approval's page, say): they land
+ * there once signed in. A same-origin path only; kept for this tab.
+ */
+const RETURN_KEY = 'toolport.returnTo';
+function rememberReturn(path: string) {
+  if (path === '/' || !path.startsWith('/') || path.startsWith('//')) return;
+  try {
+    sessionStorage.setItem(RETURN_KEY, path + location.search);
+  } catch {
+    /* storage refused: they land on Home */
+  }
+}
+function takeReturn(): string | null {
+  try {
+    const to = sessionStorage.getItem(RETURN_KEY);
+    sessionStorage.removeItem(RETURN_KEY);
+    return to && to.startsWith('/') && !to.startsWith('//') ? to : null;
+  } catch {
+    return null;
+  }
+}
+
 function App() {
   const path = usePath();
   const person = useStore(me);
@@ -157,8 +186,14 @@ function App() {
 
   const authPath = path === '/signin' || path === '/signup';
   useEffect(() => {
-    if (person === null && !authPath) navigate('/signin', true);
-    else if (person && authPath) navigate('/', true);
+    if (person === null && !authPath) {
+      rememberReturn(path);
+      navigate('/signin', true);
+    } else if (person && authPath) navigate(takeReturn() ?? '/', true);
+    else if (person) {
+      const back = takeReturn();
+      if (back) navigate(back, true);
+    }
   }, [person, authPath]);
 
   // Move focus to the new page's heading so screen readers announce navigation.

@@ -25,6 +25,22 @@ export function usePath(): string {
   return path;
 }
 
+/** One query parameter of the address, kept current as the router moves (same page, new `?`). */
+export function useQueryParam(name: string): string | null {
+  const read = () => new URLSearchParams(location.search).get(name);
+  const [value, setValue] = useState(read);
+  useEffect(() => {
+    const update = () => setValue(read());
+    listeners.add(update);
+    window.addEventListener('popstate', update);
+    return () => {
+      listeners.delete(update);
+      window.removeEventListener('popstate', update);
+    };
+  }, [name]);
+  return value;
+}
+
 export function interceptLinks() {
   document.addEventListener('click', (e) => {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;

@@ -62,13 +62,23 @@ let loadedOnce = false;
 
 let source: EventSource | undefined;
 let poll: ReturnType<typeof setInterval> | undefined;
+/** Counts approvals that came over the feed, and when each came: a list asked for earlier cannot drop it. */
+let arrivals = 0;
+const arrivedAt = new Map<string, number>();
 
 async function refreshPending() {
+  const askedAt = arrivals;
   try {
-    const pending = await get<Approval[]>('/api/approvals?status=pending');
+    const listed = await get<Approval[]>('/api/approvals?status=pending');
     const first = !loadedOnce;
     loadedOnce = true;
-    live.update((l) => ({ ...withPending(l, pending, first), status: l.status === 'unavailable' ? 'polling' : l.status }));
+    live.update((l) => {
+      // An approval the feed brought after this list was asked for is newer than the list: it stays
+      // (its decision or expiry, not an older list, takes it off).
+      const ids = new Set(listed.map((a) => a.id));
+      const newer = l.pending.filter((a) => !ids.has(a.id) && (arrivedAt.get(a.id) ?? -1) >= askedAt);
+      return { ...withPending(l, [...listed, ...newer], first), status: l.status === 'unavailable' ? 'polling' : l.status };
+    });
   } catch (err) {
     if (err instanceof ApiError && err.routeMissing) live.update((l) => ({ ...l, status: 'unavailable' }));
   }
@@ -77,6 +87,7 @@ async function refreshPending() {
 const sortByExpiry = (list: Approval[]) => [...list].sort((a, b) => Date.parse(a.expiresAt) - Date.parse(b.expiresAt));
 
 export function markDecided(id: string, status: string) {
+  arrivedAt.delete(id);
   live.update((l) => ({ ...l, pending: l.pending.filter((a) => a.id !== id), decided: { ...l.decided, [id]: status } }));
 }
 
@@ -84,6 +95,7 @@ export function markDecided(id: string, status: string) {
 export function startLive() {
   stopLive();
   loadedOnce = false;
+  arrivedAt.clear();
   live.set({ pending: [], status: 'connecting', decided: {}, announcement: '' });
   void refreshPending();
   const es = new EventSource('/api/events');
@@ -96,6 +108,7 @@ export function startLive() {
   });
   es.addEventListener('approval', (e) => {
     const a = JSON.parse((e as MessageEvent).data) as Approval;
+    arrivedAt.set(a.id, arrivals++);
     live.update((l) => (l.decided[a.id] ? l : withPending(l, [...l.pending.filter((p) => p.id !== a.id), a])));
   });
   es.addEventListener('approval.decided', (e) => {

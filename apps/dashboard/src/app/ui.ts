@@ -52,6 +52,14 @@ export function Notice({ kind = 'info', children }: { kind?: 'info' | 'error' | 
   return html`<div class=${`notice notice-${kind}`} role=${kind === 'error' ? 'alert' : 'status'}>${children}</div>`;
 }
 
+/**
+ * A notice in a live region that is on the page before its words: a region inserted together with
+ * its text is not read out by every screen reader. Empty, it takes no space.
+ */
+export function LiveNotice({ kind = 'success', children }: { kind?: 'info' | 'success' | 'warning'; children?: ComponentChildren }) {
+  return html`<div role="status" data-live-notice>${children ? html`<div class=${`notice notice-${kind}`}>${children}</div>` : null}</div>`;
+}
+
 export function FieldErrors({ errors }: { errors: FieldError[] }) {
   if (!errors.length) return null;
   return html`<ul class="field-errors">

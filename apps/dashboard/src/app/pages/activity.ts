@@ -4,7 +4,16 @@ import { CallsChart, kindOf, LatencyChart, type Activity } from '../chart';
 import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
 
 const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
-const outcomes = ['ok', 'denied', 'dismissed', 'expired', 'cancelled', 'refused', 'failed', 'timed_out', 'invalid_arguments'];
+// Every outcome core's call log writes (packages/core/src/calls/call-log.ts), so each can be picked
+// before a call with it happened.
+const outcomes = ['ok', 'denied', 'dismissed', 'expired', 'cancelled', 'blocked', 'refused', 'failed', 'timed_out', 'invalid_arguments', 'needs_setup', 'limited', 'revoked', 'disabled', 'ai_apps_off', 'unknown_tool'];
+
+/** Who decided, in the person's words: a rule of theirs reads "allowed by your rule", "blocked by your rule". */
+function Decision({ call }: { call: Call }) {
+  if (!call.decision) return html`<span class="muted">—</span>`;
+  if (call.decidedBy === 'rule') return html`<span class="by-rule">${call.decision} by your rule</span>`;
+  return html`${call.decision}${call.decidedBy ? html` <span class="muted small">by ${call.decidedBy}</span>` : null}`;
+}
 
 /** The call log: newest first, filtered by app, add-on and outcome, paged with "load more". */
 export function ActivityPage() {
@@ -91,7 +100,7 @@ export function ActivityPage() {
             <td class="c-when" role="cell"><${When} iso=${c.createdAt} /></td>
             <td class="c-app" role="cell"><${Revealed} text=${c.app} identifier /></td>
             <td class="c-tool" role="cell"><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code></td>
-            <td class="c-decision" role="cell">${c.decision ? html`${c.decision}${c.decidedBy ? html` <span class="muted small">by ${c.decidedBy}</span>` : null}` : html`<span class="muted">—</span>`}</td>
+            <td class="c-decision" role="cell"><${Decision} call=${c} /></td>
             <td class="c-outcome" role="cell"><span class=${`badge badge-${kindOf(c.outcome)}`}>${c.outcome}</span></td>
             <td class="num c-latency" role="cell">${typeof c.latencyMs === 'number' ? `${c.latencyMs} ms` : '—'}</td>
           </tr>`,

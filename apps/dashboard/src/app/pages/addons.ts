@@ -1,10 +1,13 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, query, type CatalogEntry, type Install, type Tool } from '../api';
+import { del, get, patch, post, query, type CatalogEntry, type Connection, type Install, type Tool } from '../api';
 import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useDebounced, useLoad } from '../ui';
 import { UpdateReview } from './update-review';
+import { ruleText, ToolRules, type Rule } from './rules';
+import { SettingsReminder } from './addon-settings';
 
-export function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean } }) {
+export function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean } }) {
   return html`${tool.destructive ? html`<span class="badge badge-danger" title="Changes or deletes things; you approve each call">⚠ Destructive · asks you first</span>` : null}
+    ${tool.alwaysAsk ? html`<span class="badge badge-warn" title="The add-on requires your approval of every call; no rule can let it run without asking">The add-on asks every time</span>` : null}
     ${tool.readOnly ? html`<span class="badge badge-calm">Read-only</span>` : null}`;
 }
 
@@ -17,13 +20,18 @@ export function Icon({ src }: { src?: string }) {
   return src && src.startsWith('/icons/') ? html`<img class="icon" src=${src} alt="" width="20" height="20" loading="lazy" />` : null;
 }
 
-function ToolRow({ addonName, tool, onSet }: { addonName: string; tool: Tool; onSet: (name: string, on: boolean) => Promise<void> }) {
+interface RulesContext { rules: Rule[]; apps: Connection[]; onChanged: () => Promise<void> }
+
+function ToolRow({ addonId, addonName, tool, onSet, rules }: { addonId: string; addonName: string; tool: Tool; onSet: (name: string, on: boolean) => Promise<void>; rules: RulesContext | null }) {
   const label = `${tool.title || tool.name} · ${addonName}`;
+  const own = rules?.rules.filter((r) => r.addon === addonId && r.tool === tool.name) ?? [];
   return html`<li class=${`tool ${tool.destructive ? 'tool-destructive' : ''}`} data-tool=${tool.name}>
     <div class="tool-text">
       <div class="tool-title"><${Icon} src=${tool.icon} /><strong><${Revealed} text=${tool.title || tool.name} /></strong> <code class="mono small"><${Revealed} text=${tool.name} identifier /></code> <${ToolBadges} tool=${tool} /></div>
       ${tool.summary && html`<p class="muted small"><${Revealed} text=${tool.summary} /></p>`}
       ${tool.updatePending ? html`<p class="small"><span class="badge">Update to review</span> <span class="muted">apps see this version until you accept the update</span></p>` : null}
+      ${tool.enabled && own.length ? html`<p class="small rule-summary">${own.map((r, i) => html`${i ? ' · ' : ''}<span data-rule-summary=${r.mode}>${r.app ? r.app.name : 'Every app'}: ${ruleText(r)}</span>`)}</p>` : null}
+      ${tool.enabled && rules ? html`<${ToolRules} addonId=${addonId} addonName=${addonName} tool=${tool} rules=${rules.rules} apps=${rules.apps} onChanged=${rules.onChanged} />` : null}
     </div>
     <${Switch} checked=${tool.enabled} label=${label} hideLabel onChange=${(v: boolean) => onSet(tool.name, v)} />
   </li>`;
@@ -34,6 +42,9 @@ export function AddonsPage() {
   const [search, setSearch] = useState('');
   const q = useDebounced(search.trim(), 250);
   const catalog = useLoad(() => get<CatalogEntry[]>(`/api/catalog${query({ q })}`), [q]);
+  // The person's approval rules and apps, for the rules of each switched-on tool.
+  const rules = useLoad(() => Promise.all([get<Rule[]>('/api/rules'), get<Connection[]>('/api/connections')]), []);
+  const rulesContext: RulesContext | null = rules.data ? { rules: rules.data[0], apps: rules.data[1], onChanged: rules.reload } : null;
   const [error, setError] = useState('');
   const [message, setMessage] = useState('');
 
@@ -76,7 +87,7 @@ export function AddonsPage() {
   const installedIds = new Set((installs.data ?? []).map((i) => i.addon.id));
   const available = (catalog.data ?? []).filter((c) => !c.installed && !installedIds.has(c.id));
 
-  return html`<${PageHeader} title="Add-ons" lead="Tools are off until you switch them on. Destructive tools always ask you before they run." />
+  return html`<${PageHeader} title="Add-ons" lead="Tools are off until you switch them on. Destructive tools ask you before they run, unless a rule of yours says otherwise." />
     ${message && html`<${Notice} kind="success">${message}<//>`}
     ${error && html`<${Notice} kind="error">${error}<//>`}
     <section aria-labelledby="installed-h">
@@ -100,9 +111,10 @@ export function AddonsPage() {
                       ? 'Toolport’s operators took this add-on off the catalog, so its tools are off for all your apps. You can uninstall it.'
                       : 'Its developer took this add-on off the catalog, so its tools are off for all your apps. You can uninstall it.'}<//>`
                   : null}
+                <${SettingsReminder} addonId=${i.addon.id} addonName=${i.addon.name} />
                 ${i.update ? html`<${UpdateReview} addonName=${i.addon.name} update=${i.update} onAccept=${(v: number) => accept(i, v)} />` : null}
                 <p class="small muted">${i.tools.filter((t) => t.enabled).length} of ${i.tools.length} tools on</p>
-                <ul class="tools">${i.tools.map((t) => html`<${ToolRow} key=${t.name} addonName=${i.addon.name} tool=${t} onSet=${(n: string, v: boolean) => setTool(i.addon.id, n, v)} />`)}</ul>
+                <ul class="tools">${i.tools.map((t) => html`<${ToolRow} key=${t.name} addonId=${i.addon.id} addonName=${i.addon.name} tool=${t} rules=${rulesContext} onSet=${(n: string, v: boolean) => setTool(i.addon.id, n, v)} />`)}</ul>
               </article>`,
             )}</div>`}<//>
     </section>

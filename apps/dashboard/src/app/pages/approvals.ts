@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, post, type Approval } from '../api';
 import { live, markDecided, useStore } from '../store';
 import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow, When } from '../ui';
@@ -18,7 +18,7 @@ function Value({ value }: { value: unknown }) {
   </details>`;
 }
 
-function Arguments({ args }: { args: unknown }) {
+export function Arguments({ args }: { args: unknown }) {
   if (args && typeof args === 'object' && !Array.isArray(args)) {
     const entries = Object.entries(args as Record<string, unknown>);
     if (!entries.length) return html`<p class="muted small">No arguments.</p>`;
@@ -27,7 +27,7 @@ function Arguments({ args }: { args: unknown }) {
   return html`<${Value} value=${args} />`;
 }
 
-function Countdown({ expiresAt }: { expiresAt: string }) {
+export function Countdown({ expiresAt }: { expiresAt: string }) {
   const now = useNow(500);
   const end = Date.parse(expiresAt);
   const left = Math.max(0, Math.ceil((end - now) / 1000));
@@ -41,11 +41,21 @@ function Countdown({ expiresAt }: { expiresAt: string }) {
 }
 
 /** The tool's title and the add-on's name; the ids only when the API sent no names. */
-function namesOf(a: Approval) {
+export function namesOf(a: Approval) {
   return { tool: a.toolTitle || a.tool, addon: a.addonName || a.addon };
 }
 
 const omittedSentence = (n: number) => `${n} more ${n === 1 ? 'detail was' : 'details were'} left out by Toolport (too many to show).`;
+
+/** The add-on's own description of the call (`confirm`), every hidden character spelled out. */
+export function ConfirmDescription({ confirm }: { confirm: Approval['confirm'] }) {
+  if (!confirm) return null;
+  return html`<div class=${`confirm confirm-${confirm.style === 'destructive' ? 'danger' : 'info'}`}>
+      ${confirm.message && html`<p><${Revealed} text=${confirm.message} /></p>`}
+      ${confirm.info?.length ? html`<dl class="info">${confirm.info.map((i) => html`<div><dt><${Revealed} text=${String(i.name)} /></dt><dd><${Revealed} text=${String(i.value)} /></dd></div>`)}</dl>` : null}
+      ${confirm.infoOmitted ? html`<p class="omitted muted small" data-info-omitted>${omittedSentence(confirm.infoOmitted)}</p>` : null}
+    </div>`;
+}
 
 function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome: string, note?: string) => void }) {
   const [busy, setBusy] = useState(false);
@@ -74,15 +84,12 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
     <h2 class="h3" id=${`apr-${a.id}`}>
       <span class="who"><${Revealed} text=${app} identifier /></span>${' wants to run '}<span class="tool-name" data-tool-name><strong><${Revealed} text=${tool} identifier /></strong>${' · '}<${Revealed} text=${addon} identifier /></span>
     </h2>
-    ${confirm && html`<div class=${`confirm confirm-${confirm.style === 'destructive' ? 'danger' : 'info'}`}>
-      ${confirm.message && html`<p><${Revealed} text=${confirm.message} /></p>`}
-      ${confirm.info?.length ? html`<dl class="info">${confirm.info.map((i) => html`<div><dt><${Revealed} text=${String(i.name)} /></dt><dd><${Revealed} text=${String(i.value)} /></dd></div>`)}</dl>` : null}
-      ${confirm.infoOmitted ? html`<p class="omitted muted small" data-info-omitted>${omittedSentence(confirm.infoOmitted)}</p>` : null}
-    </div>`}
+    <${ConfirmDescription} confirm=${confirm} />
     <h3 class="small-h">Arguments, exactly as they will be sent</h3>
     <${Arguments} args=${a.arguments} />
     <${Countdown} expiresAt=${a.expiresAt} />
     ${error && html`<${Notice} kind="error">${error}<//>`}
+    <p class="small"><a href=${`/approvals/${encodeURIComponent(a.id)}`} data-approval-page>This call’s own page</a> <span class="muted">(to deny with a reason)</span></p>
     <div class="actions">
       <button type="button" class="btn" aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('deny')}>Deny</button>
       <button type="button" class="btn btn-danger" data-consequential aria-disabled=${busy ? 'true' : undefined} onClick=${() => !busy && decide('allow')}>Allow</button>
@@ -171,7 +178,9 @@ function useFocusAfterCards(pending: Approval[]) {
     document.addEventListener('focusin', onFocus);
     return () => document.removeEventListener('focusin', onFocus);
   }, []);
-  useEffect(() => {
+  // A layout effect: focus moves in the same task that removed the card, so there is no moment (a
+  // frame on a busy machine) when it sits on <body> and a screen reader or a key press finds nothing.
+  useLayoutEffect(() => {
     const i = lastIndex.current;
     if (i === null || (document.activeElement && document.activeElement !== document.body)) return;
     const cards = [...document.querySelectorAll<HTMLElement>('[data-approval]')];
@@ -182,7 +191,7 @@ function useFocusAfterCards(pending: Approval[]) {
   }, [pending]);
 }
 
-type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; note?: string };
+type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string };
 const RECENT = 10;
 const outcomeWord: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'Expired, not answered', dismissed: 'Dismissed', cancelled: 'Cancelled by the app' };
 const byWhom: Record<string, string> = { dashboard: 'here', push: 'from a notification', timeout: '', app: '', shutdown: '' };
@@ -218,6 +227,7 @@ function Recent({ list }: { list: Decided[] }) {
       return html`<li class="list-item small" data-decided=${r.id} data-status=${r.status} tabindex="-1" key=${r.id}>
         <span><strong><${Revealed} text=${names.tool} identifier /></strong> · <${Revealed} text=${names.addon} identifier /> for <${Revealed} text=${r.app} identifier /></span>
         <span class="recent-outcome"><span class=${`badge ${r.status === 'allowed' ? 'badge-ok' : r.status === 'denied' ? 'badge-danger' : 'badge-warn'}`}>${outcomeWord[r.status] ?? r.status}</span>${who ? html` <span class="muted">${who}</span>` : null}${r.decidedAt ? html` <span class="muted">· <${When} iso=${r.decidedAt} /></span>` : null}${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
+        ${r.reason ? html`<span class="recent-reason small" data-reason>Your reason: <q><${Revealed} text=${r.reason} /></q></span>` : null}
       </li>`;
     })}</ul>
   </section>`;

@@ -1,33 +1,152 @@
 import { useState } from 'preact/hooks';
-import { del, get, type Connection } from '../api';
-import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, useLoad, When } from '../ui';
+import { del, get, put, type Connection, type FieldError, type Install } from '../api';
+import { ConfirmButton, FieldErrors, html, Loaded, Notice, PageHeader, Revealed, toApiError, useLoad, When } from '../ui';
+import { AppRules } from './rules';
 
-/** The AI apps the person let in (OAuth consents), each revocable at once. */
+/** `GET /api/connections`: an app let in, with the switched-on tools it may use. */
+type AppConnection = Connection & {
+  /** `{addonId}__{toolName}` of each switched-on tool it may use. */
+  tools: string[];
+  /** It also gets the tools the person switches on later. */
+  newTools: boolean;
+  /** Switched-on tools it may not use, of add-ons installed after it was let in. */
+  addedSince?: string[];
+};
+
+/** A tool the person has switched on, as this page names it. */
+interface Choosable { name: string; title: string; destructive: boolean }
+interface ChoosableAddon { id: string; name: string; tools: Choosable[] }
+
+/** The person's switched-on tools by add-on (held-off add-ons reach no app, so they are not offered). */
+function switchedOn(installs: Install[]): ChoosableAddon[] {
+  return installs
+    .filter((i) => !i.heldOff)
+    .map((i) => ({
+      id: i.addon.id,
+      name: i.addon.name,
+      tools: i.tools.filter((t) => t.enabled).map((t) => ({ name: `${i.addon.id}__${t.name}`, title: t.title || t.name, destructive: !!t.destructive })),
+    }))
+    .filter((a) => a.tools.length > 0);
+}
+
+/** What the app may use, in a line per add-on. */
+function ToolSummary({ connection, addons }: { connection: AppConnection; addons: ChoosableAddon[] }) {
+  const mine = new Set(connection.tools);
+  const groups = addons.map((a) => ({ addon: a, tools: a.tools.filter((t) => mine.has(t.name)) })).filter((g) => g.tools.length);
+  const left = addons.reduce((n, a) => n + a.tools.filter((t) => !mine.has(t.name)).length, 0);
+  const fresh = connection.addedSince?.length ?? 0;
+  return html`<div class="small" data-tools-summary>
+    ${groups.length === 0
+      ? html`<p><strong>No tools.</strong> This app can use none of your tools until you choose some.</p>`
+      : html`<p>Can use:</p><ul>${groups.map((g) => html`<li><strong><${Revealed} text=${g.addon.name} /></strong>: ${g.tools.map((t, i) => html`${i ? ', ' : ''}<${Revealed} text=${t.title} />`)}</li>`)}</ul>`}
+    ${left ? html`<p class="muted">${left} switched-on tool${left === 1 ? ' is' : 's are'} not given to it${fresh ? html` (${fresh} new since you let it in)` : null}.</p>` : null}
+    <p class="muted">${connection.newTools ? 'It also gets the tools you switch on later.' : 'Tools you switch on later are not given to it unless you add them here.'}</p>
+  </div>`;
+}
+
+/** "Choose tools": a checkbox per switched-on tool, grouped by add-on, and the later-tools setting. */
+function ToolChooser(props: { connection: AppConnection; addons: ChoosableAddon[]; onSaved: (c: AppConnection) => void; onCancel: () => void }) {
+  const { connection, addons } = props;
+  const [picked, setPicked] = useState(() => new Set(connection.tools));
+  const [newTools, setNewTools] = useState(connection.newTools);
+  const [error, setError] = useState<{ message: string; fields: FieldError[] } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const fresh = new Set(connection.addedSince ?? []);
+  const toggle = (name: string, on: boolean) =>
+    setPicked((p) => {
+      const next = new Set(p);
+      if (on) next.add(name);
+      else next.delete(name);
+      return next;
+    });
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const tools = addons.flatMap((a) => a.tools.map((t) => t.name)).filter((n) => picked.has(n));
+      const saved = await put<{ tools: string[]; newTools: boolean }>(`/api/connections/${encodeURIComponent(connection.id)}/tools`, { tools, newTools });
+      props.onSaved({ ...connection, ...saved, addedSince: (connection.addedSince ?? []).filter((n) => !saved.tools.includes(n)) });
+    } catch (err) {
+      const apiError = toApiError(err);
+      setError({ message: apiError.message, fields: apiError.fieldErrors });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const formId = `choose-${connection.id}`;
+  return html`<form class="tool-chooser" id=${formId} onSubmit=${save} aria-label=${`Tools ${connection.appName} may use`}>
+    ${addons.length === 0
+      ? html`<p class="muted">You have no tools switched on. Switch some on in <a href="/addons">Add-ons</a>, then choose them here.</p>`
+      : addons.map(
+          (a) => html`<fieldset key=${a.id} data-addon=${a.id}>
+            <legend><strong><${Revealed} text=${a.name} /></strong></legend>
+            ${a.tools.map(
+              (t) => html`<p key=${t.name} data-tool=${t.name}><label class="inline">
+                <input type="checkbox" checked=${picked.has(t.name)} onChange=${(ev: Event) => toggle(t.name, (ev.target as HTMLInputElement).checked)} />
+                <${Revealed} text=${t.title} />
+                ${fresh.has(t.name) ? html`<span class="badge badge-calm">New</span>` : null}
+                ${t.destructive ? html`<span class="badge badge-danger">asks you first</span>` : null}
+              </label></p>`,
+            )}
+          </fieldset>`,
+        )}
+    <p><label class="inline">
+      <input type="checkbox" checked=${newTools} onChange=${(ev: Event) => setNewTools((ev.target as HTMLInputElement).checked)} />
+      Also let it use tools I switch on later
+    </label></p>
+    ${error && html`<${Notice} kind="error">${error.message}<//><${FieldErrors} errors=${error.fields} />`}
+    <div class="actions">
+      <button type="button" class="btn" onClick=${props.onCancel}>Cancel</button>
+      <button type="submit" class="btn btn-primary" disabled=${busy}>Save tools</button>
+    </div>
+  </form>`;
+}
+
+function AppCard(props: { connection: AppConnection; addons: ChoosableAddon[]; onRevoke: (c: AppConnection) => Promise<void>; onSaved: (c: AppConnection) => void }) {
+  const { connection: c, addons } = props;
+  const [choosing, setChoosing] = useState(false);
+  return html`<li class="card" data-connection=${c.id}>
+    <div>
+      <h2 class="h3"><${Revealed} text=${c.appName} identifier /> ${c.unverified !== false ? html`<span class="badge badge-warn" title="Toolport has not verified who made this app; the name is what the app says about itself">Unverified</span>` : null}</h2>
+      <p class="small muted">
+        ${c.redirectHost ? html`Returns to <code class="mono"><${Revealed} text=${c.redirectHost} identifier /></code> · ` : null}
+        Let in <${When} iso=${c.createdAt} /> · Last used <${When} iso=${c.lastUsedAt} />
+      </p>
+    </div>
+    ${choosing
+      ? html`<${ToolChooser} connection=${c} addons=${addons} onCancel=${() => setChoosing(false)} onSaved=${(saved: AppConnection) => { setChoosing(false); props.onSaved(saved); }} />`
+      : html`<${ToolSummary} connection=${c} addons=${addons} />`}
+    <${AppRules} grantId=${c.id} appName=${c.appName} />
+    <div class="card-actions">
+      ${choosing ? null : html`<button type="button" class="btn" aria-label=${`Choose tools for ${c.appName}`} onClick=${() => setChoosing(true)}>Choose tools</button>`}
+      <${ConfirmButton} label="Revoke" ariaLabel=${`Revoke ${c.appName}`} danger title=${`Revoke ${c.appName}?`}
+        body=${html`<p>The app's access ends now: its tokens stop working and it must ask for your consent again to come back.</p>`}
+        confirmLabel="Revoke access" onConfirm=${() => props.onRevoke(c)} />
+    </div>
+  </li>`;
+}
+
+/** The AI apps the person let in (OAuth consents): which tools each may use, each revocable at once. */
 export function AppsPage() {
-  const list = useLoad(() => get<Connection[]>('/api/connections'), []);
+  const list = useLoad(() => get<AppConnection[]>('/api/connections'), []);
+  const installs = useLoad(() => get<Install[]>('/api/installs'), []);
   const [message, setMessage] = useState('');
-  const revoke = async (c: Connection) => {
+  const revoke = async (c: AppConnection) => {
     await del(`/api/connections/${encodeURIComponent(c.id)}`);
     setMessage(`${c.appName} can no longer reach your tools.`);
     list.setData((l) => (l ?? []).filter((x) => x.id !== c.id));
   };
-  return html`<${PageHeader} title="Apps let in" lead="AI apps you allowed to use your MCP URL. Revoking one ends its access at once." />
+  const saved = (c: AppConnection) => {
+    setMessage(`${c.appName} can now use ${c.tools.length === 0 ? 'none of your tools' : `${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}`}.`);
+    list.setData((l) => (l ?? []).map((x) => (x.id === c.id ? c : x)));
+  };
+  const addons = switchedOn(installs.data ?? []);
+  return html`<${PageHeader} title="Apps let in" lead="AI apps you allowed to use your MCP URL, and the tools each may use. Revoking one ends its access at once." />
     ${message && html`<${Notice} kind="success">${message}<//>`}
     <${Loaded} state=${list} what="connected apps">${() =>
       list.data!.length === 0
         ? html`<div class="empty">No app is let in yet. Paste your MCP URL into an app from <a href="/">Home</a>; it will ask for your consent.</div>`
-        : html`<ul class="list">${list.data!.map(
-            (c) => html`<li class="card list-item" data-connection=${c.id}>
-              <div>
-                <h2 class="h3"><${Revealed} text=${c.appName} identifier /> ${c.unverified !== false ? html`<span class="badge badge-warn" title="Toolport has not verified who made this app; the name is what the app says about itself">Unverified</span>` : null}</h2>
-                <p class="small muted">
-                  ${c.redirectHost ? html`Returns to <code class="mono"><${Revealed} text=${c.redirectHost} identifier /></code> · ` : null}
-                  Let in <${When} iso=${c.createdAt} /> · Last used <${When} iso=${c.lastUsedAt} />
-                </p>
-              </div>
-              <${ConfirmButton} label="Revoke" ariaLabel=${`Revoke ${c.appName}`} danger title=${`Revoke ${c.appName}?`}
-                body=${html`<p>The app's access ends now: its tokens stop working and it must ask for your consent again to come back.</p>`}
-                confirmLabel="Revoke access" onConfirm=${() => revoke(c)} />
-            </li>`,
-          )}</ul>`}<//>`;
+        : html`<${Loaded} state=${installs} what="your tools">${() =>
+            html`<ul class="list stack">${list.data!.map((c) => html`<${AppCard} key=${c.id} connection=${c} addons=${addons} onRevoke=${revoke} onSaved=${saved} />`)}</ul>`}<//>`}<//>`;
 }

@@ -1,16 +1,19 @@
 import { useState } from 'preact/hooks';
-import { get, post, type CatalogDetail, type CatalogTool } from '../api';
-import { html, Loaded, Notice, PageHeader, Revealed, toApiError, useLoad } from '../ui';
+import { get, type CatalogDetail, type CatalogTool } from '../api';
+import { html, Loaded, Notice, PageHeader, Revealed, useLoad } from '../ui';
 import { Icon, ToolBadges } from './addons';
+import { InstallButton, InstallSettings, type SettingDecl } from './addon-settings';
+import { InstallAccounts } from './accounts';
 
 /** What a tool may do, in the words a person decides by; a hint the developer did not give is not shown. */
 function SafetyFlags({ tool }: { tool: CatalogTool }) {
   return html`<ul class="flags">
     ${tool.destructive ? html`<li>Changes or deletes things: <strong>asks you before every call</strong>${tool.confirm ? ', describing what it will do' : ''}.</li>` : null}
+    ${tool.alwaysAsk ? html`<li><strong>The add-on asks every time</strong>: every call waits for your approval, and no rule of yours can let it run without asking.</li>` : null}
     ${tool.readOnly ? html`<li>Only reads: it changes nothing.</li>` : null}
     ${tool.idempotent === true ? html`<li>Safe to repeat: calling it twice does what once does.</li>` : null}
     ${tool.openWorld === true ? html`<li>Reaches beyond its own data (the web, other services).</li>` : tool.openWorld === false ? html`<li>Stays within its own data.</li>` : null}
-    ${!tool.destructive && !tool.readOnly ? html`<li>Runs without asking you once you switch it on.</li>` : null}
+    ${!tool.destructive && !tool.readOnly && !tool.alwaysAsk ? html`<li>Runs without asking you once you switch it on (unless you set a rule that asks).</li>` : null}
   </ul>`;
 }
 
@@ -18,20 +21,12 @@ function SafetyFlags({ tool }: { tool: CatalogTool }) {
 export function CatalogDetailPage({ id }: { id: string }) {
   const entry = useLoad(() => get<CatalogDetail>(`/api/catalog/${encodeURIComponent(id)}`), [id]);
   const [message, setMessage] = useState('');
-  const [error, setError] = useState('');
-  const install = async (a: CatalogDetail) => {
-    setError('');
-    try {
-      await post('/api/installs', { addon: a.id });
-      setMessage(`${a.name} is installed. Its tools start switched off: turn on the ones you want in Add-ons.`);
-      await entry.reload();
-    } catch (err) {
-      setError(toApiError(err).message);
-    }
+  const installed = async (a: CatalogDetail) => {
+    setMessage(`${a.name} is installed. Its tools start switched off: turn on the ones you want in Add-ons.`);
+    await entry.reload();
   };
   return html`<${PageHeader} title=${entry.data?.name ?? 'Add-on'} lead=${html`<a href="/addons">← Add-ons</a>`} />
     ${message && html`<${Notice} kind="success">${message}<//>`}
-    ${error && html`<${Notice} kind="error">${error}<//>`}
     <${Loaded} state=${entry} what="this add-on">${() => {
       const a = entry.data!;
       const asking = a.tools.filter((t) => t.destructive).length;
@@ -40,7 +35,7 @@ export function CatalogDetailPage({ id }: { id: string }) {
             <h2 id="about-h" class="h3"><${Icon} src=${a.icon} /> <${Revealed} text=${a.name} /></h2>
             ${a.installed
               ? html`<a class="btn" href="/addons">Installed · manage its tools</a>`
-              : html`<button type="button" class="btn btn-primary" onClick=${() => install(a)}>Install</button>`}
+              : html`<${InstallButton} addon=${a} settings=${(a as { settings?: SettingDecl[] }).settings ?? []} onInstalled=${() => installed(a)} />`}
           </div>
           ${a.description && html`<p class="muted"><${Revealed} text=${a.description} /></p>`}
           <dl class="facts">
@@ -51,6 +46,7 @@ export function CatalogDetailPage({ id }: { id: string }) {
           </dl>
           <p class="small muted">${a.tools.length} tool${a.tools.length === 1 ? '' : 's'}${asking ? `, ${asking} of them ask${asking === 1 ? 's' : ''} you before each call` : ''}. Every tool starts switched off.</p>
         </section>
+        ${a.installed ? html`<${InstallSettings} addonId=${a.id} addonName=${a.name} /><${InstallAccounts} addonId=${a.id} addonName=${a.name} />` : null}
         <section aria-labelledby="tools-h">
           <h2 id="tools-h">Tools</h2>
           <ul class="list">${a.tools.map((t) => html`<li class=${`card catalog-tool ${t.destructive ? 'tool-destructive' : ''}`} data-tool=${t.name} key=${t.name}>

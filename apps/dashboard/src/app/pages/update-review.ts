@@ -3,7 +3,7 @@ import type { ArgumentChange, PendingUpdate, ToolChange } from '../api';
 import { html, Notice, Revealed } from '../ui';
 
 const FIELD_LABEL: Record<string, string> = {
-  title: 'Title', summary: 'Summary', destructive: 'Asks you first', readOnly: 'Read-only', confirm: 'Describes calls first',
+  title: 'Title', summary: 'Summary', destructive: 'Asks you first', readOnly: 'Read-only', confirm: 'Describes calls first', alwaysAsk: 'Always asks you',
   idempotent: 'Safe to repeat', openWorld: 'Reaches beyond its own data', outputSchema: 'What it returns (schema)',
 };
 
