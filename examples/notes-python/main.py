@@ -5,7 +5,9 @@
     python3 examples/notes-python/main.py --manifest --check   exit 1 when addon.json is out of date
 
 Settings: NOTES_PORT (8788), NOTES_HOST (every interface), NOTES_SECRET (the whsec_ secret Toolport
-printed; several, comma-separated, during a rotation), NOTES_FILE (a JSON file to keep notes in).
+printed; several, comma-separated, during a rotation), NOTES_FILE (a JSON file to keep notes in),
+NOTES_CLOUD_USERINFO_URL (the Notes Cloud provider's userinfo endpoint; default: the placeholder in
+notes_addon.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ try:
 except ModuleNotFoundError:
     sys.exit("toolport_addon_kit is not installed: pip install ./packages/addon-kit-python, or set PYTHONPATH=packages/addon-kit-python/src.")
 
-from notes_addon import DEFAULT_PORT, DEFAULT_WEBHOOK, create_notes_addon  # noqa: E402
+from notes_addon import DEFAULT_PORT, DEFAULT_WEBHOOK, NOTES_CLOUD_USERINFO, create_notes_addon  # noqa: E402
 from store import NoteStore  # noqa: E402
 
 from toolport_addon_kit import serve  # noqa: E402
@@ -53,7 +55,8 @@ def main() -> int:
     secrets = [s.strip() for s in os.environ.get("NOTES_SECRET", "").split(",") if s.strip()]
     try:
         store = NoteStore(os.environ.get("NOTES_FILE") or None)
-        handler = create_notes_addon(store).handler(secrets=secrets)
+        userinfo_url = os.environ.get("NOTES_CLOUD_USERINFO_URL") or NOTES_CLOUD_USERINFO
+        handler = create_notes_addon(store, userinfo_url=userinfo_url).handler(secrets=secrets)
     except ValueError as err:  # a malformed secret or NOTES_FILE; the sentence names no secret
         print(f"NOTES_SECRET or NOTES_FILE is not usable: {err}", file=sys.stderr)
         return 2

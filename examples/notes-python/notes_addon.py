@@ -7,16 +7,69 @@ their confirm handler answers None (nothing to approve) when the call would dele
 
 from __future__ import annotations
 
+import json
+import re
+import urllib.error
+import urllib.request
 from datetime import datetime, timedelta, timezone
 
 from store import NoteStore, NotesFull, preview_of
 
-from toolport_addon_kit import NOT_APPROVED, AddOn, AddOnError, Confirm, Json, boolean, choice, number, text
+from toolport_addon_kit import NOT_APPROVED, AddOn, AddOnError, Confirm, Json, Provider, boolean, choice, number, setting, text
 
 DEFAULT_PORT = 8788
 # Where `python3 examples/notes-python/main.py` listens by default; addon.json carries this URL.
 DEFAULT_WEBHOOK = f"http://localhost:{DEFAULT_PORT}/webhook"
 SEARCH_LIMIT = 20
+
+# Notes Cloud, the service whose account export_notes acts on (manifest "accounts"). The URLs are
+# placeholders: replace them with your provider's (README.md, "Connected account").
+NOTES_CLOUD = Provider(
+    "notes_cloud",
+    title="Notes Cloud",
+    authorization_url="https://notes-cloud.example.com/oauth/authorize",
+    token_url="https://notes-cloud.example.com/oauth/token",
+    revocation_url="https://notes-cloud.example.com/oauth/revoke",
+    scopes=["openid", "profile", "notes"],
+)
+# The provider's OpenID Connect userinfo endpoint (a placeholder too), which export_notes asks who the account is.
+NOTES_CLOUD_USERINFO = "https://notes-cloud.example.com/oauth/userinfo"
+EXPORT_MAX_BYTES = 48 * 1024  # the exported document's most bytes: the answer stays under Toolport's 64 KB
+USERINFO_MAX_BYTES = 64 * 1024  # a userinfo answer longer than this is not one
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    # urllib would send the Authorization header on to wherever a redirect leads: follow none.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirects())
+
+
+def cloud_account_name(userinfo_url: str, access_token: str, timeout: float) -> str:
+    """Who the connected Notes Cloud account is: its name, else its sub, from the provider's userinfo.
+
+    A token the provider refuses is a sentence for the person (reconnect); anything else unexpected
+    is the add-on failing (logged, and the app hears the kit's generic sentence).
+    """
+    req = urllib.request.Request(userinfo_url, headers={"Authorization": f"Bearer {access_token}", "Accept": "application/json"})
+    try:
+        with _opener.open(req, timeout=max(timeout, 0.1)) as res:
+            raw = res.read(USERINFO_MAX_BYTES + 1)
+    except urllib.error.HTTPError as err:
+        err.close()
+        if err.code in (401, 403):
+            raise AddOnError("Notes Cloud no longer accepts the connected account: reconnect Notes Cloud on the add-on's page in Toolport, then try again.") from None
+        raise RuntimeError(f"Notes Cloud's userinfo answered {err.code}") from None
+    if len(raw) > USERINFO_MAX_BYTES:
+        raise RuntimeError("Notes Cloud's userinfo answer is too long")
+    info = json.loads(raw)
+    given = next((v for v in (info.get("name"), info.get("sub")) if isinstance(v, str) and v.strip()), None) if isinstance(info, dict) else None
+    if given is None:
+        raise RuntimeError("Notes Cloud's userinfo names no account (no name, no sub)")
+    # One line of at most 100 characters: it heads the document.
+    return re.sub(r"\s+", " ", given).strip()[:100]
 
 
 def _when(iso: str) -> str:
@@ -33,9 +86,18 @@ def _require_approval(ctx) -> None:
         raise AddOnError(NOT_APPROVED)
 
 
-def create_notes_addon(store: NoteStore | None = None, webhook: str = DEFAULT_WEBHOOK) -> AddOn:
+def create_notes_addon(store: NoteStore | None = None, webhook: str = DEFAULT_WEBHOOK, userinfo_url: str = NOTES_CLOUD_USERINFO) -> AddOn:
     store = store if store is not None else NoteStore()
-    notes = AddOn(id="notes-py", name="Notes (Python)", description="Your notes, searchable.", webhook=webhook)
+    notes = AddOn(
+        id="notes-py",
+        name="Notes (Python)",
+        description="Your notes, searchable.",
+        webhook=webhook,
+        # The person's settings for their install, in each delivery as ctx.settings.
+        settings={"signature": setting.text(title="Signature", summary="Added at the end of each note you add, for example your initials.")},
+        # The provider whose account the person connects; only export_notes lists it.
+        accounts=[NOTES_CLOUD],
+    )
 
     @notes.tool(
         title="Search notes",
@@ -62,8 +124,10 @@ def create_notes_addon(store: NoteStore | None = None, webhook: str = DEFAULT_WE
     def add_note(args, ctx):
         if not args["text"].strip():
             raise AddOnError("The note is empty; give it some text.")
+        signature = ctx.settings.get("signature", "").strip()
+        body = f"{args['text']}\n\n{signature}" if signature else args["text"]
         try:
-            note = store.add(ctx.user_id, args["text"], ctx.call_id, pinned=args.get("pinned", False))
+            note = store.add(ctx.user_id, body, ctx.call_id, pinned=args.get("pinned", False))
         except NotesFull:
             raise AddOnError("You have 1000 notes, the most kept; delete some first.") from None
         return {"id": note.id, "title": note.title}
@@ -114,5 +178,27 @@ def create_notes_addon(store: NoteStore | None = None, webhook: str = DEFAULT_WE
             shown.append(("And", f"{len(old) - 5} more"))
         count = "1 note" if len(old) == 1 else f"{len(old)} notes"
         return Confirm(message=f"Delete {count} older than {_days(args['older_than_days'])}?", info=shown, style="destructive")
+
+    # The one tool that needs the person's Notes Cloud account: Toolport sends its token in this
+    # tool's deliveries only, and asks the person to connect it when they have not.
+    @notes.tool(
+        title="Export notes",
+        summary=f"Exports your newest notes (at most {SEARCH_LIMIT} and 48 KB, or those matching a query) as one Markdown document for your Notes Cloud account, and returns the document, the account's name and how many notes it holds.",
+        read_only=True,
+        accounts=["notes_cloud"],
+        arguments={"query": text(max_length=200, summary="Words the exported notes must contain; leave it out to export the newest.", required=False)},
+    )
+    def export_notes(args, ctx):
+        account = cloud_account_name(userinfo_url, ctx.accounts["notes_cloud"].access_token, ctx.seconds_left())
+        found = store.search(ctx.user_id, args.get("query", ""))
+        # Newest first (pinned ones first), as many as fit in one answer.
+        markdown, exported = f"# Notes of {account}", 0
+        for n in found[:SEARCH_LIMIT]:
+            part = f"\n\n## {n.title}\n\n{n.text}"
+            if len((markdown + part).encode("utf-8")) > EXPORT_MAX_BYTES:
+                break
+            markdown += part
+            exported += 1
+        return {"account": account, "exported": exported, "total": len(found), "markdown": markdown}
 
     return notes

@@ -38,7 +38,7 @@ class Deliverer:
         self.errors = errors if errors is not None else []
         self.h = create_notes_addon(store or NoteStore()).handler(secrets=[SECRET], on_error=lambda e, w: self.errors.append(e))
 
-    def __call__(self, type, tool, args, user, call_id=None, approve=False):
+    def __call__(self, type, tool, args, user, call_id=None, approve=False, settings=None, accounts=None):
         call_id = call_id or f"call_{uuid.uuid4().hex}"
         args_text = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
         body = {
@@ -46,6 +46,10 @@ class Deliverer:
             "call": {"id": call_id, "deadline": iso(datetime.now(timezone.utc) + timedelta(seconds=30)), "attempt": 1},
             "user": {"id": user}, "app": {"name": "Test", "clientId": "c"},
         }
+        if settings is not None:
+            body["settings"] = settings
+        if accounts is not None:
+            body["accounts"] = accounts
         if approve:
             body["approval"] = {"id": "apr_t", "decidedAt": iso(datetime.now(timezone.utc)), "channel": "dashboard", "argumentsHash": "sha256:" + hashlib.sha256(args_text.encode()).hexdigest()}
         raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
@@ -55,6 +59,34 @@ class Deliverer:
         answer = self.h.handle("POST", {"webhook-id": wid, "webhook-timestamp": str(ts), "webhook-signature": sig}, raw)
         assert answer.status == 200, answer
         return json.loads(answer.body)
+
+
+class Signature(unittest.TestCase):
+    def test_a_note_ends_with_the_persons_signature_setting(self):
+        send = Deliverer()
+        send("tool.call", "add_note", {"text": "Groceries\nOat milk"}, "usr_s", settings={"signature": "-- Ana"})
+        send("tool.call", "add_note", {"text": "Plain\nNo signature"}, "usr_s")
+        found = {n["title"]: n["preview"] for n in send("tool.call", "search_notes", {}, "usr_s")["json"]["notes"]}
+        self.assertIn("-- Ana", found["Groceries"])
+        self.assertNotIn("--", found["Plain"])
+
+
+class ExportNotes(unittest.TestCase):
+    def test_only_export_notes_needs_the_notes_cloud_account(self):
+        m = create_notes_addon().manifest()
+        self.assertEqual([p["provider"] for p in m["accounts"]], ["notes_cloud"])
+        self.assertEqual({t["name"]: t.get("accounts") for t in m["tools"]}, {
+            "search_notes": None, "add_note": None, "delete_note": None, "forget_old_notes": None, "export_notes": ["notes_cloud"],
+        })
+
+    def test_without_the_account_in_the_delivery_it_fails_plainly_and_asks_nobody(self):
+        send = Deliverer()
+        answer = send("tool.call", "export_notes", {}, "usr_x", accounts={"github": {"accessToken": "gho_other"}})
+        self.assertIs(answer["failed"], True)
+        self.assertIn('needs the person\'s Notes Cloud account ("notes_cloud") and the call carries none', answer["error"])
+        self.assertEqual(len(send.errors), 1, "the developer hears of it through on_error")
+        # The other tools need no account.
+        self.assertEqual(send("tool.call", "search_notes", {}, "usr_x")["json"]["total"], 0)
 
 
 class Manifest(unittest.TestCase):

@@ -2,10 +2,11 @@
 //   NOTES_PORT    default 8787
 //   NOTES_SECRET  the whsec_ secret shown at registration; several, comma-separated, during a rotation
 //   NOTES_FILE    optional JSON file to keep notes across restarts (default: memory only)
+//   NOTES_CLOUD_USERINFO_URL  the Notes Cloud provider's userinfo endpoint (default: the placeholder in addon.ts)
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveNode } from '@toolport/addon-kit';
-import { createNotesAddon, DEFAULT_WEBHOOK } from './addon';
+import { createNotesAddon, DEFAULT_WEBHOOK, NOTES_CLOUD_USERINFO } from './addon';
 import { NoteStore } from './store';
 
 const port = Number(process.env.NOTES_PORT ?? 8787);
@@ -21,7 +22,8 @@ if (bad !== undefined) {
 }
 
 const webhook = `http://localhost:${port}/webhook`;
-const addon = createNotesAddon(new NoteStore(process.env.NOTES_FILE || undefined), webhook);
+const userinfoUrl = process.env.NOTES_CLOUD_USERINFO_URL || NOTES_CLOUD_USERINFO;
+const addon = createNotesAddon(new NoteStore(process.env.NOTES_FILE || undefined), webhook, { userinfoUrl });
 const manifestPath = path.relative(process.cwd(), fileURLToPath(new URL('../addon.json', import.meta.url)));
 const server = await serveNode(addon.handler({ secrets }), port);
 const actualPort = (server.address() as { port: number }).port;

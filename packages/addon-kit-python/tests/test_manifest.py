@@ -90,6 +90,14 @@ class Manifest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "declared twice"):
             addon.tool(name="same", title="t", summary="s")(lambda a, c: "x")
 
+    def test_always_ask_reaches_the_manifest_and_allows_require_approval(self):
+        addon = AddOn(id="x", name="x", description="x", webhook="https://x")
+        addon.tool(name="peek", title="Peek", summary="Returns a secret.", always_ask=True, require_approval=True)(lambda a, c: "x")
+        addon.tool(name="look", title="Look", summary="Returns a view.")(lambda a, c: "x")
+        tools = {t["name"]: t for t in addon.manifest()["tools"]}
+        self.assertIs(tools["peek"]["alwaysAsk"], True)
+        self.assertNotIn("alwaysAsk", tools["look"])
+
     def test_a_tool_is_still_its_function(self):
         addon = kit_addon()
         self.assertEqual(addon.tools["remove"]({"id": "a"}, None), "removed a")

@@ -1,5 +1,7 @@
+import { toolAccountsProblem, type AccountDeclaration, type AccountsOf } from './accounts';
 import type { ArgMap, ArgsOf, ArgumentKind } from './arguments';
 import { createHandler, type HandlerOptions, type WebHandler } from './handler';
+import { manifestSettings, type ManifestSetting, type SettingMap, type SettingsScope, type SettingValue } from './settings';
 
 /** MCP content blocks, as an add-on may return them. */
 export type ContentBlock = { type: string; [key: string]: unknown };
@@ -32,7 +34,19 @@ export interface ConfirmDescriptor {
 }
 
 /** Who and what a delivery is about. Identity comes from here, never from the arguments. */
-export interface CallContext {
+export interface CallContext<S = { readonly [name: string]: SettingValue | undefined }, P extends string = never> {
+  /**
+   * The person's values for the add-on's settings (manifest `settings`), from the signed body: a
+   * setting they left unset has its default, or is absent. Secrets included: never log them.
+   * Typed from the declaration for tools made with `settings({...}).tool`.
+   */
+  settings: S;
+  /**
+   * The person's connected accounts this tool lists in `accounts`, each `{ accessToken }`, fresh
+   * from Toolport in the signed body: `ctx.accounts.github.accessToken`. Only the tool's own
+   * providers are here (and on the type); `run` is not called without every one of them. Never log them.
+   */
+  accounts: AccountsOf<P>;
   /** The person, pseudonymous and stable per add-on (`user.id`). Scope your data by it. */
   userId: string;
   /** The call's id; also the `webhook-id`, identical on every retry: the idempotency key. */
@@ -48,7 +62,8 @@ export interface CallContext {
   /** The raw `webhook-id` header. */
   webhookId: string;
   /**
-   * The person's approval of this call, when they allowed it (destructive tools), checked against
+   * The person's approval of this call, when they allowed it (destructive tools, or any tool the
+   * person or the manifest's `alwaysAsk` makes ask) or a rule of theirs allowed it, checked against
    * the arguments this delivery carries; undefined when there is none or it does not match.
    */
   approval?: ApprovalReceipt;
@@ -56,22 +71,32 @@ export interface CallContext {
 
 /** Proof, inside the signed body, that a person allowed this exact call. */
 export interface ApprovalReceipt {
-  /** `apr_...` */
+  /** `apr_...` (an approval), or `rul_...` when the person's rule allowed it (channel `rule`). */
   id: string;
   decidedAt: Date;
-  /** Where the person decided: `dashboard` or `push`. */
+  /** Where the person decided: `dashboard`, `push`, or `rule` (their allow rule for this app; `decidedAt` is when they set it). */
   channel: string;
   /** `sha256:<hex>` of the arguments' JSON text the person was shown. */
   argumentsHash: string;
 }
 
-export interface ToolDefinition<A extends ArgMap> {
+/**
+ * `ctx` of a `confirm` handler: as `run`'s, except that an account may be absent (describe the
+ * call from your own data where you can; the call itself always carries its accounts).
+ */
+export type ConfirmContext<S = CallContext['settings'], P extends string = never> = Omit<CallContext<S, P>, 'accounts'> & {
+  accounts: Partial<AccountsOf<P>>;
+};
+
+export interface ToolDefinition<A extends ArgMap, S = CallContext['settings'], P extends string = never> {
   /** Up to 60 characters. */
   title: string;
   /** Up to 300 characters; say what the tool returns. */
   summary: string;
-  /** Toolport asks the person before every call. */
+  /** Toolport asks the person before every call (unless the person allows it for one app with a rule). */
   destructive?: boolean;
+  /** Every call asks the person, destructive or not, and no rule of theirs can let it run unasked. */
+  alwaysAsk?: boolean;
   readOnly?: boolean;
   /** Calling it twice with the same arguments does no more than once (MCP `idempotentHint`). */
   idempotent?: boolean;
@@ -91,25 +116,37 @@ export interface ToolDefinition<A extends ArgMap> {
   /** Seconds a call may take here, 1 to 30 (the default); Toolport stops waiting after it. */
   timeoutSeconds?: number;
   arguments?: A;
-  run: (args: ArgsOf<A>, ctx: CallContext) => ToolAnswer | Promise<ToolAnswer>;
+  /**
+   * The providers (of the add-on's `accounts`) whose account this tool acts on, at most 5:
+   * `ctx.accounts.github.accessToken` is then typed. Toolport answers a call whose account the
+   * person has not connected with a link to connect it, and sends each token only to the tools
+   * that list its provider.
+   */
+  accounts?: readonly P[];
+  run: (args: ArgsOf<A>, ctx: CallContext<S, P>) => ToolAnswer | Promise<ToolAnswer>;
   /**
    * Describes a destructive call for the approval prompt (manifest `confirm: true`). Return `null`
    * when the call will change nothing: Toolport then skips the approval for this call.
    */
-  confirm?: (args: ArgsOf<A>, ctx: CallContext) => ConfirmDescriptor | null | Promise<ConfirmDescriptor | null>;
+  confirm?: (args: ArgsOf<A>, ctx: ConfirmContext<S, P>) => ConfirmDescriptor | null | Promise<ConfirmDescriptor | null>;
 }
 
-export interface Tool<A extends ArgMap = ArgMap> extends ToolDefinition<A> {
+/** A declared tool; `P` are the providers it lists in `accounts`. */
+export interface Tool<A extends ArgMap = ArgMap, P extends string = never> extends ToolDefinition<A, CallContext['settings'], P> {
   readonly __tool: true;
 }
 
-/** Declares one tool; `args` in `run` and `confirm` are typed from `arguments`. */
+/**
+ * Declares one tool; `args` in `run` and `confirm` are typed from `arguments`, and
+ * `ctx.accounts` from `accounts`.
+ */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a tool without arguments
-export function tool<A extends ArgMap = {}>(def: ToolDefinition<A>): Tool<A> {
+export function tool<A extends ArgMap = {}, const P extends string = never>(def: ToolDefinition<A, CallContext['settings'], P>): Tool<A, P> {
   return { ...def, __tool: true };
 }
 
-export interface AddonDefinition {
+/** `P`: the providers the add-on declares in `accounts`; its tools may list only those. */
+export interface AddonDefinition<P extends string = string> {
   /** `^[a-z][a-z0-9-]{1,29}$`, unique across Toolport and never reused. */
   id: string;
   name: string;
@@ -119,8 +156,21 @@ export interface AddonDefinition {
   visibility?: 'private' | 'public';
   /** The add-on's icons; a tool without its own shows these. */
   icons?: Icon[];
-  /** Keyed by tool name (`^[a-z][a-z0-9_]{0,31}$`); order is kept in the manifest. */
-  tools: Record<string, Tool<any>>;
+  /**
+   * Keyed by tool name (`^[a-z][a-z0-9_]{0,31}$`); order is kept in the manifest. A tool's
+   * `accounts` may list only providers declared in `accounts` below.
+   */
+  tools: Record<string, Tool<any, NoInfer<P>>>;
+  /**
+   * Per-install settings the person fills in (`settings({...})`, whose `tool` types `ctx.settings`),
+   * keyed by name (`^[a-z][a-z0-9_]{0,31}$`).
+   */
+  settings?: SettingsScope<SettingMap> | SettingMap;
+  /**
+   * The OAuth providers whose accounts the person connects for the add-on (up to 5), written to
+   * the manifest as they are. Store each provider's OAuth client through the developer API.
+   */
+  accounts?: readonly AccountDeclaration<P>[];
 }
 
 export interface ManifestArgument {
@@ -139,8 +189,11 @@ export interface ManifestTool {
   idempotent?: boolean;
   openWorld?: boolean;
   confirm?: boolean;
+  alwaysAsk?: boolean;
   timeoutSeconds?: number;
   icons?: Icon[];
+  /** Providers of the manifest's `accounts` whose token this tool's deliveries carry. */
+  accounts?: string[];
   arguments: ManifestArgument[];
   outputSchema?: JsonSchema;
 }
@@ -154,25 +207,48 @@ export interface AddonManifest {
   visibility?: 'private' | 'public';
   icons?: Icon[];
   tools: ManifestTool[];
+  settings?: ManifestSetting[];
+  accounts?: ManifestAccount[];
+}
+
+/**
+ * One OAuth provider whose accounts the person connects for the add-on (manifest `accounts`,
+ * docs/addons.md "Connected accounts"). The OAuth client is stored through the developer API,
+ * never here.
+ */
+export interface ManifestAccount {
+  /** `^[a-z][a-z0-9_]{0,31}$`, once per manifest. */
+  provider: string;
+  /** The service's name as the person knows it, up to 60 characters. */
+  title: string;
+  /** https (http only on a loopback host), no credentials, no fragment. */
+  authorizationUrl: string;
+  tokenUrl: string;
+  /** RFC 7009 revocation endpoint, if the provider has one. */
+  revocationUrl?: string;
+  /** Up to 20 scope tokens, each without spaces. */
+  scopes: string[];
 }
 
 export interface Addon {
-  readonly definition: AddonDefinition;
+  readonly definition: AddonDefinition<any>;
   /** The addon.json object; `overrides` replaces top-level fields (for example a tunnel's webhook URL). */
   manifest(overrides?: Partial<Pick<AddonManifest, 'webhook' | 'visibility'>>): AddonManifest;
   /** A web-standard handler (`Request` in, `Response` out) that verifies and answers deliveries. */
   handler(options: HandlerOptions): WebHandler;
 }
 
-function manifestTool(name: string, t: Tool<any>): ManifestTool {
+function manifestTool(name: string, t: Tool<any, any>): ManifestTool {
   const out = { name, title: t.title, summary: t.summary } as ManifestTool;
   if (t.destructive) out.destructive = true;
   if (t.readOnly) out.readOnly = true;
   if (t.idempotent !== undefined) out.idempotent = t.idempotent;
   if (t.openWorld !== undefined) out.openWorld = t.openWorld;
   if (t.confirm) out.confirm = true;
+  if (t.alwaysAsk) out.alwaysAsk = true;
   if (t.timeoutSeconds !== undefined) out.timeoutSeconds = t.timeoutSeconds;
   if (t.icons?.length) out.icons = t.icons;
+  if (t.accounts?.length) out.accounts = [...t.accounts];
   out.arguments = [];
   for (const [argName, arg] of Object.entries(t.arguments ?? {}) as Array<[string, ArgMap[string]]>) {
     const a: ManifestArgument = { name: argName, summary: arg.summary, kind: arg.kind };
@@ -183,13 +259,41 @@ function manifestTool(name: string, t: Tool<any>): ManifestTool {
   return out;
 }
 
-export function defineAddon(def: AddonDefinition): Addon {
-  for (const [name, t] of Object.entries(def.tools)) {
+function manifestAccount(a: AccountDeclaration): ManifestAccount {
+  return {
+    provider: a.provider,
+    title: a.title,
+    authorizationUrl: a.authorizationUrl,
+    tokenUrl: a.tokenUrl,
+    ...(a.revocationUrl !== undefined ? { revocationUrl: a.revocationUrl } : {}),
+    scopes: [...a.scopes],
+  };
+}
+
+/** The add-on's settings map, given as `settings({...})` or as the map itself. */
+export function settingMapOf(def: AddonDefinition<any>): SettingMap | undefined {
+  const s = def.settings;
+  if (!s) return undefined;
+  return 'definition' in s && typeof (s as SettingsScope<SettingMap>).tool === 'function' ? (s as SettingsScope<SettingMap>).definition : (s as SettingMap);
+}
+
+/**
+ * Declares the add-on. Its `accounts` type what its tools may list: a tool that lists a provider
+ * the add-on does not declare is a type error here (and a TypeError in plain JavaScript).
+ */
+export function defineAddon<P extends string = never>(def: AddonDefinition<P>): Addon {
+  const providers = new Set<string>((def.accounts ?? []).map((a) => a.provider));
+  for (const [name, t] of Object.entries(def.tools) as Array<[string, Tool<any, any>]>) {
     if (!t || (t as Tool).__tool !== true) throw new TypeError(`tools.${name} must be made with tool({...}).`);
     if (typeof t.run !== 'function') throw new TypeError(`tools.${name} needs a run function.`);
     if (t.confirm !== undefined && typeof t.confirm !== 'function') throw new TypeError(`tools.${name}.confirm must be a function.`);
-    if (t.requireApproval && !t.destructive) throw new TypeError(`tools.${name}: requireApproval needs destructive: true (only destructive calls are approved).`);
+    if (t.requireApproval && !t.destructive && !t.alwaysAsk) {
+      throw new TypeError(`tools.${name}: requireApproval needs destructive: true or alwaysAsk: true (only calls that ask are approved).`);
+    }
+    const accountsProblem = toolAccountsProblem(name, t.accounts, providers);
+    if (accountsProblem) throw new TypeError(accountsProblem);
   }
+  const declared = settingMapOf(def);
   return {
     definition: def,
     manifest(overrides = {}) {
@@ -203,6 +307,8 @@ export function defineAddon(def: AddonDefinition): Addon {
         ...(visibility ? { visibility } : {}),
         ...(def.icons?.length ? { icons: def.icons } : {}),
         tools: Object.entries(def.tools).map(([name, t]) => manifestTool(name, t)),
+        ...(declared && Object.keys(declared).length ? { settings: manifestSettings(declared) } : {}),
+        ...(def.accounts?.length ? { accounts: def.accounts.map(manifestAccount) } : {}),
       };
     },
     handler: (options) => createHandler(def, options),

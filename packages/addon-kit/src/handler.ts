@@ -1,7 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { accountsFrom, accountsProblemSentence } from './accounts';
 import { checkArguments } from './arguments';
-import type { AddonDefinition, ApprovalReceipt, CallContext, ConfirmDescriptor, Tool, ToolAnswer } from './define';
+import { settingMapOf, type AddonDefinition, type ApprovalReceipt, type CallContext, type ConfirmDescriptor, type Tool, type ToolAnswer } from './define';
+import { settingsFrom } from './settings';
 import { isAddOnError } from './errors';
 
 export interface HandlerOptions {
@@ -124,6 +126,8 @@ interface Delivery {
   user?: { id?: unknown };
   app?: { name?: unknown; clientId?: unknown };
   approval?: { id?: unknown; decidedAt?: unknown; channel?: unknown; argumentsHash?: unknown };
+  settings?: unknown;
+  accounts?: unknown;
 }
 
 /**
@@ -143,7 +147,7 @@ function receiptOf(d: Delivery): ApprovalReceipt | undefined {
   return { id: a.id, decidedAt, channel: a.channel, argumentsHash: a.argumentsHash };
 }
 
-export function createHandler(def: AddonDefinition, options: HandlerOptions): WebHandler {
+export function createHandler(def: AddonDefinition<any>, options: HandlerOptions): WebHandler {
   const tolerance = options.toleranceSeconds ?? 300;
   const maxBody = options.maxBodyBytes ?? 1_000_000;
   const dedupe = options.dedupe ?? true;
@@ -151,7 +155,9 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
   const onError =
     options.onError ??
     ((err, where) => console.error(`[toolport add-on ${def.id}] ${where.tool ?? 'delivery'} failed${where.callId ? ` (call ${where.callId})` : ''}:`, err));
-  const byName = new Map<string, Tool<any>>(Object.entries(def.tools));
+  const byName = new Map<string, Tool<any, any>>(Object.entries(def.tools));
+  const providerTitles = new Map<string, string>((def.accounts ?? []).map((a) => [a.provider, a.title]));
+  const declaredSettings = settingMapOf(def);
   const webhookCache = new Map<string, Webhook>();
   const remembered = new Map<string, { expires: number; answer: Promise<Record<string, unknown>> }>();
 
@@ -169,7 +175,7 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
   // Fail at start, not on the first delivery, when a static secret is malformed.
   if (typeof options.secrets !== 'function') webhooksFor();
 
-  function contextOf(d: Delivery, webhookId: string): CallContext {
+  function contextOf(d: Delivery, webhookId: string, accounts: CallContext<any, any>['accounts']): CallContext<CallContext['settings'], any> {
     const deadline = typeof d.call?.deadline === 'string' ? new Date(d.call.deadline) : new Date(NaN);
     const valid = Number.isFinite(deadline.getTime()) ? deadline : new Date(Date.now() + 30_000);
     let signal: AbortSignal | undefined;
@@ -185,10 +191,12 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
       app: { name: String(d.app?.name ?? ''), clientId: String(d.app?.clientId ?? '') },
       webhookId,
       approval: receiptOf(d),
+      settings: settingsFrom(declaredSettings, d.settings),
+      accounts,
     };
   }
 
-  async function runTool(t: Tool<any>, name: string, args: Record<string, unknown>, ctx: CallContext) {
+  async function runTool(t: Tool<any, any>, name: string, args: Record<string, unknown>, ctx: CallContext) {
     try {
       const answer = answerOf(await t.run(args, ctx));
       if (!answer) {
@@ -213,7 +221,7 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
     }
   }
 
-  async function confirmTool(t: Tool<any>, name: string, args: Record<string, unknown>, ctx: CallContext) {
+  async function confirmTool(t: Tool<any, any>, name: string, args: Record<string, unknown>, ctx: CallContext) {
     if (!t.confirm) {
       // Only reached when the registered manifest says `confirm` but this code has no handler:
       // keep the approval rather than skip it.
@@ -292,10 +300,19 @@ export function createHandler(def: AddonDefinition, options: HandlerOptions): We
     if (!t) return json(200, { error: `This add-on has no tool named "${name.slice(0, 64)}".` });
     const checked = checkArguments(t.arguments ?? {}, d.arguments);
     if (!checked.ok) return json(200, { error: checked.problems.join(' ') });
-    const ctx = contextOf(d, id);
+    // Only the providers this tool lists, even if the body carried more.
+    const { accounts, problem } = accountsFrom(t.accounts ?? [], d.accounts);
+    const ctx = contextOf(d, id, accounts);
     if (!ctx.userId) return json(400, { error: 'The delivery names no user.' });
-
+    // A confirm may come without them (ConfirmContext); a call never runs without every one.
     if (d.type === 'tool.confirm') return json(200, await confirmTool(t, name, checked.value, ctx));
+    if (problem) {
+      // Toolport does not send such a call: the registered manifest and this code disagree. Say
+      // so where the developer looks, and fail the call (the delivery log shows addon_failed).
+      const sentence = accountsProblemSentence(problem, providerTitles.get(problem.provider) ?? problem.provider);
+      onError(new Error(sentence), { tool: name, callId: ctx.callId });
+      return json(200, { error: sentence, failed: true });
+    }
     if (t.requireApproval && !ctx.approval) return json(200, { error: NOT_APPROVED });
     return json(200, await remember([id, ctx.callId, ctx.userId, name].join("\u0000"), () => runTool(t, name, checked.value, ctx)));
   }

@@ -8,7 +8,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ._json import to_json
+from .accounts import Account, Provider, tool_accounts_problem
 from .arguments import Arg
+from .settings import Setting
 
 if TYPE_CHECKING:
     from .handler import Handler, OnError
@@ -80,6 +82,12 @@ class CallContext:
     app: App
     webhook_id: str  # the raw webhook-id header
     approval: ApprovalReceipt | None = None  # set only when the receipt matches these arguments
+    # The person's values for the add-on's settings (a read-only mapping); secrets too: never log them.
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    # The person's connected accounts this tool lists (``accounts=[...]``), each an Account with a
+    # fresh ``access_token``: ``ctx.accounts["github"].access_token``. A tool's run is never called
+    # without every one of them; a confirm handler may get them or not. Never log them.
+    accounts: Mapping[str, Account] = field(default_factory=dict)
     _deadline_monotonic: float = field(default=0.0, repr=False, compare=False)
 
     def seconds_left(self) -> float:
@@ -109,6 +117,8 @@ class Tool:
         require_approval: bool,
         timeout_seconds: int | None,
         arguments: Mapping[str, Arg],
+        always_ask: bool = False,
+        accounts: Iterable[str] = (),
     ) -> None:
         self.run = run
         self.name = name
@@ -116,9 +126,11 @@ class Tool:
         self.summary = summary
         self.destructive = destructive
         self.read_only = read_only
+        self.always_ask = always_ask
         self.require_approval = require_approval
         self.timeout_seconds = timeout_seconds
         self.arguments = dict(arguments)
+        self.accounts: tuple[str, ...] = tuple(accounts)
         self.confirm_handler: Run | None = None
         self.__doc__ = run.__doc__
         self.__wrapped__ = run
@@ -145,8 +157,12 @@ class Tool:
             out["readOnly"] = True
         if self.confirm_handler is not None:
             out["confirm"] = True
+        if self.always_ask:
+            out["alwaysAsk"] = True
         if self.timeout_seconds is not None:
             out["timeoutSeconds"] = self.timeout_seconds
+        if self.accounts:
+            out["accounts"] = list(self.accounts)
         args = []
         for arg_name, arg in self.arguments.items():
             a: dict[str, Any] = {"name": arg_name, "summary": arg.summary, "kind": arg.kind}
@@ -160,13 +176,36 @@ class Tool:
 class AddOn:
     """An add-on: its manifest fields and its tools, declared with ``@addon.tool(...)``."""
 
-    def __init__(self, *, id: str, name: str, description: str, webhook: str, visibility: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        id: str,
+        name: str,
+        description: str,
+        webhook: str,
+        visibility: str | None = None,
+        settings: Mapping[str, Setting] | None = None,
+        accounts: Iterable[Provider] | None = None,
+    ) -> None:
         self.id = id
         self.name = name
         self.description = description
         self.webhook = webhook
         self.visibility = visibility
         self.tools: dict[str, Tool] = {}
+        for setting_name, s in (settings or {}).items():
+            if not isinstance(s, Setting):
+                raise TypeError(f"settings.{setting_name} must be made with setting.text(), setting.secret() or another setting builder.")
+        # Per-install settings the person fills in; each delivery's values are ``ctx.settings``.
+        self.settings: dict[str, Setting] = dict(settings or {})
+        # OAuth providers whose accounts the person connects; tools list the ones they act on.
+        self.accounts: dict[str, Provider] = {}
+        for p in accounts or ():
+            if not isinstance(p, Provider):
+                raise TypeError('accounts must be Provider("github", title=..., authorization_url=..., token_url=..., scopes=[...]) entries.')
+            if p.provider in self.accounts:
+                raise ValueError(f'accounts declares "{p.provider}" twice.')
+            self.accounts[p.provider] = p
 
     def tool(
         self,
@@ -176,15 +215,21 @@ class AddOn:
         summary: str,
         destructive: bool = False,
         read_only: bool = False,
+        always_ask: bool = False,
         require_approval: bool = False,
         timeout_seconds: int | None = None,
         arguments: Mapping[str, Arg] | None = None,
+        accounts: Iterable[str] | None = None,
     ) -> Callable[[Run], Tool]:
         """Declares the decorated function ``fn(args, ctx)`` as a tool (named after it unless ``name`` is given).
 
         ``require_approval`` refuses, before the function runs, any call that does not carry the
         person's approval of exactly these arguments (for destructive tools whose confirm never
-        returns None). ``timeout_seconds`` (1 to 30) goes to the manifest.
+        returns None; a call a rule of the person allowed carries one too, channel "rule").
+        ``always_ask`` makes every call ask the person, and no rule of theirs can let it run
+        unasked. ``timeout_seconds`` (1 to 30) goes to the manifest. ``accounts`` lists the
+        providers (of the add-on's ``accounts``) whose connected account the tool acts on, at most
+        5: ``ctx.accounts["github"].access_token`` in the tool, and only those tokens reach it.
         """
 
         def decorate(fn: Run) -> Tool:
@@ -196,8 +241,14 @@ class AddOn:
             for arg_name, arg in (arguments or {}).items():
                 if not isinstance(arg, Arg):
                     raise TypeError(f"tools.{tool_name}.arguments.{arg_name} must be made with text(), number(), boolean() or choice().")
-            if require_approval and not destructive:
-                raise TypeError(f"tools.{tool_name}: require_approval needs destructive=True (only destructive calls are approved).")
+            if require_approval and not destructive and not always_ask:
+                raise TypeError(
+                    f"tools.{tool_name}: require_approval needs destructive=True or always_ask=True (only calls that ask are approved)."
+                )
+            listed = list(accounts) if accounts is not None and not isinstance(accounts, (str, list, tuple)) else accounts
+            problem = tool_accounts_problem(tool_name, listed, self.accounts)
+            if problem:
+                raise TypeError(problem)
             t = Tool(
                 fn,
                 name=tool_name,
@@ -205,9 +256,11 @@ class AddOn:
                 summary=summary,
                 destructive=bool(destructive),
                 read_only=bool(read_only),
+                always_ask=bool(always_ask),
                 require_approval=bool(require_approval),
                 timeout_seconds=timeout_seconds,
                 arguments=arguments or {},
+                accounts=listed or (),
             )
             self.tools[tool_name] = t
             return t
@@ -226,6 +279,10 @@ class AddOn:
         if vis:
             m["visibility"] = vis
         m["tools"] = [t.manifest() for t in self.tools.values()]
+        if self.settings:
+            m["settings"] = [s.manifest(n) for n, s in self.settings.items()]
+        if self.accounts:
+            m["accounts"] = [p.manifest() for p in self.accounts.values()]
         return m
 
     def manifest_json(self, *, webhook: str | None = None, visibility: str | None = None) -> str:

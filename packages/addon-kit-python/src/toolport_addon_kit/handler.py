@@ -22,9 +22,11 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple
 
 from ._json import js_number, to_json
+from .accounts import accounts_from, accounts_problem_sentence
 from .addon import App, ApprovalReceipt, CallContext, Confirm, Content, Json, Tool
 from .arguments import check_arguments
 from .errors import is_addon_error
+from .settings import settings_from
 
 if TYPE_CHECKING:
     from .addon import AddOn
@@ -326,17 +328,27 @@ class Handler:
         value, problems = check_arguments(t.arguments, d.get("arguments"))
         if problems:
             return _json_answer(200, {"error": " ".join(problems)})
-        ctx = self._context_of(d, wid)
+        # Only the providers this tool lists, even if the body carried more.
+        accounts, problem = accounts_from(t.accounts, d.get("accounts"))
+        ctx = self._context_of(d, wid, accounts)
         if not ctx.user_id:
             return _json_answer(400, {"error": "The delivery names no user."})
         if kind == "tool.confirm":
+            # A confirm may come without them; a call never runs without every one.
             return _Work(kind, t, value, ctx, None)
+        if problem is not None:
+            # Toolport does not send such a call: the registered manifest and this code disagree.
+            # Say so where the developer looks, and fail the call (the delivery log shows addon_failed).
+            declared = self.addon.accounts.get(problem.provider)
+            sentence = accounts_problem_sentence(problem, declared.title if declared else problem.provider)
+            self._report(LookupError(sentence), Where(t.name, ctx.call_id))
+            return _json_answer(200, {"error": sentence, "failed": True})
         if t.require_approval and ctx.approval is None:
             return _json_answer(200, {"error": NOT_APPROVED})
         key = "\u0000".join([wid, ctx.call_id, ctx.user_id, name]) if self.dedupe else None
         return _Work(kind, t, value, ctx, key)
 
-    def _context_of(self, d: dict[str, Any], wid: str) -> CallContext:
+    def _context_of(self, d: dict[str, Any], wid: str, accounts: Mapping[str, Any]) -> CallContext:
         call = d.get("call")
         deadline = _parse_instant(_field(call, "deadline"))
         now = datetime.now(timezone.utc)
@@ -357,6 +369,8 @@ class Handler:
             ),
             webhook_id=wid,
             approval=_receipt_of(d),
+            settings=settings_from(self.addon.settings, d.get("settings")),
+            accounts=accounts,
             _deadline_monotonic=time.monotonic() + (deadline - now).total_seconds(),
         )
 
