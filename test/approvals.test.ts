@@ -64,7 +64,7 @@ describe('approvals: deciding', () => {
     assert.deepEqual(decision, { status: 'allowed', approvalId: shown.id, decidedBy: 'dashboard', decidedAt: new Date(res.body.decidedAt) });
     assert.equal(
       asked.progress[0],
-      `Waiting for the person to approve in the Toolport dashboard or on their phone: ${tp.url}/approvals. No answer within 30 seconds is no; the call is answered within 55 seconds in all.`,
+      `Waiting for the person to approve in the Toolport dashboard or on their phone: ${tp.url}/approvals/${shown.id}. No answer within 30 seconds is no; the call is answered within 55 seconds in all.`,
     );
     assert.deepEqual((await p.client.get('/api/approvals?status=pending')).body, []);
   });

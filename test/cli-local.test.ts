@@ -40,7 +40,7 @@ describe('toolport addon lint', () => {
   it('accepts the Notes manifest', async () => {
     const [run, json] = await Promise.all([cli(['addon', 'lint', notesManifest]), here(['addon', 'lint', notesManifest, '--json'])]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /valid \(3 tools\), 0 warnings/);
+    assert.match(run.stdout, /valid \(4 tools\), 0 warnings/);
     assert.deepEqual(json.json, { ok: true, file: notesManifest, errors: [], warnings: [] });
   });
 

@@ -73,4 +73,49 @@ describe('the approval card', () => {
       await app.client.close();
     }
   });
+
+  it('keeps an approval that arrived while an older list of pending ones was still on its way', async () => {
+    const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'stale');
+    const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const ctx = await newContext(browser, tp.url);
+    await ctx.addCookies([...person.client.cookies].map(([name, value]) => ({ name, value, url: tp.url })));
+    const page = await ctx.newPage();
+    // The list asked for when the live feed opens is read by the server now, before the call, but
+    // reaches the page only after the call's approval came in over the feed: as on a busy network.
+    let lists = 0;
+    let releaseList!: () => void;
+    const listHeld = new Promise<void>((resolve) => {
+      void page.route('**/api/approvals?status=pending', async (route) => {
+        lists += 1;
+        const response = await route.fetch();
+        if (lists !== 2) return route.fulfill({ response });
+        const release = new Promise<void>((r) => (releaseList = r));
+        resolve();
+        await release;
+        await route.fulfill({ response });
+      });
+    });
+    const calls: Promise<unknown>[] = [];
+    try {
+      await page.goto('/approvals');
+      await page.locator('[data-empty="approvals"]').waitFor();
+      await listHeld;
+      calls.push(app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'first' } }));
+      await page.locator('[data-approval]').waitFor();
+      const finished = page.waitForEvent('requestfinished', (r) => r.url().endsWith('/api/approvals?status=pending'));
+      releaseList();
+      await finished;
+      // The list said "none pending"; it was older than the approval on screen, which stays.
+      calls.push(app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'second' } }));
+      await page.locator('[data-approval]').filter({ hasText: 'second' }).waitFor();
+      assert.equal(await page.locator('[data-approval]').filter({ hasText: 'first' }).count(), 1, 'the first approval is still on screen');
+      for (const id of ['first', 'second']) {
+        await page.locator('[data-approval]').filter({ hasText: id }).getByRole('button', { name: 'Deny' }).click();
+      }
+      for (const r of (await Promise.all(calls)) as { isError?: boolean }[]) assert.equal(r.isError, true);
+    } finally {
+      await ctx.close();
+      await app.client.close();
+    }
+  });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createCipheriv, createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import webPush from 'web-push';
 import {
@@ -20,6 +20,8 @@ import {
 import { vapidKeys } from '../packages/core/src/approvals/push';
 import { keyedDigest, SecretBox } from '../packages/core/src/crypto';
 import { createDatabase } from '../packages/core/src/db/client';
+import { accountLinkStates, connectedAccounts } from '../packages/core/src/db/schema/index';
+import { openAccountTokens, sealAccountTokens } from '../packages/core/src/installs/connected-accounts';
 import { startServer, type RunningServer } from '../apps/api/src/server';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { Client } from './helpers/http';
@@ -165,7 +167,11 @@ describe('rotating the master key and the signing keys without downtime', () => 
   it('an upgraded database keeps its pseudonyms; add, promote, re-encrypt, retire: every step keeps serving', { timeout: 240_000 }, async () => {
     // The release before key rings: one master key, secrets sealed without a key id.
     const a = await start(K1, S1);
-    const person = await personWithNotes(a.url, hook, { add_note: true }, 'rot');
+    const person = await personWithNotes(a.url, hook, { add_note: true }, 'rot', (m) => {
+      Object.assign(m, { settings: [{ name: 'api_key', title: 'API key', kind: 'secret', required: true }] });
+    });
+    // The person's settings for the install, sealed under K1 like every other secret of then.
+    assert.equal((await person.client.put(`/api/installs/${person.addonId}/settings`, { values: { api_key: 'rot-api-key' } })).status, 200);
     const { provider: oldApp } = await connectApp(person.user.mcpUrl, person.client, { provider: new TestOAuthProvider('Before') });
     const t1 = oldApp.saved!.access_token;
     assert.equal(decodeProtectedHeader(t1).kid, await thumbprint(S1));
@@ -186,6 +192,15 @@ describe('rotating the master key and the signing keys without downtime', () => 
     assert.deepEqual([byPrevious.status, byPrevious.isError], [200, false], "a token of the previous release's database key still verifies");
     const jwks = (await new Client(publicUrl).get('/oauth/jwks')).body.keys.map((k: { kid: string }) => k.kid);
     assert.deepEqual(jwks.slice(0, 2), [await thumbprint(S1), await thumbprint(S2)], 'both listed keys are published, the signing one first');
+    // A connected account and a link in progress, sealed now (under K1, still first).
+    await b.svc.db.insert(connectedAccounts).values({
+      id: 'acct_rotation', userId: person.user.id, addonId: person.addonId, provider: 'github',
+      ...sealAccountTokens(b.svc, { accessToken: 'rot-access-token', refreshToken: 'rot-refresh-token' }),
+    });
+    await b.svc.db.insert(accountLinkStates).values({
+      stateHash: 'rotation-state-digest', userId: person.user.id, addonId: person.addonId, provider: 'github',
+      codeVerifierEnc: b.svc.secrets.accountLinkBox.seal('rot-verifier'), expiresAt: new Date(Date.now() + 3600_000),
+    });
     await stop(b);
 
     // (b) The new keys move to the front, while a process still has the old order (a rolling update).
@@ -200,7 +215,7 @@ describe('rotating the master key and the signing keys without downtime', () => 
     if (TARGET === 'embedded') await stop(c);
     const report = await reencrypt(list(K2, K1));
     assert.deepEqual(report.unreadable, []);
-    assert.equal(report.resealed, 4, `webhook secret, signing key, VAPID pair and stable keys resealed (${JSON.stringify(report)})`);
+    assert.equal(report.resealed, 7, `webhook secret, signing key, VAPID pair, stable keys, the install's settings, the connected account and the link in progress resealed (${JSON.stringify(report)})`);
     const again = await reencrypt(list(K2, K1));
     assert.deepEqual({ resealed: again.resealed, unreadable: again.unreadable }, { resealed: 0, unreadable: [] }, 'idempotent');
     if (lagging) {
@@ -217,8 +232,13 @@ describe('rotating the master key and the signing keys without downtime', () => 
     const last = await callNote(publicUrl, person.user.mcpUrl, t2, person.addonId, 'd-1');
     assert.equal(last.isError, false, 'deliveries are still signed with the same webhook secret');
     assert.equal(last.userId, pseudonym, 'pseudonyms did not change');
+    assert.equal(hook.calls().find((call) => call.body.arguments.text === 'd-1')?.body.settings.api_key, 'rot-api-key', 'the settings resealed under K2 still open');
     assert.equal(d.svc.secrets.argsDigest('{"text":"x"}'), legacyArgsDigest('{"text":"x"}'));
     assert.deepEqual(await vapidKeys(d.svc), vapid, 'the VAPID pair survived');
+    const [account] = await d.svc.db.select().from(connectedAccounts).where(eq(connectedAccounts.id, 'acct_rotation'));
+    assert.deepEqual(openAccountTokens(d.svc, account!), { accessToken: 'rot-access-token', refreshToken: 'rot-refresh-token' }, 'the connected account resealed under K2 opens');
+    const [link] = await d.svc.db.select().from(accountLinkStates).where(eq(accountLinkStates.stateHash, 'rotation-state-digest'));
+    assert.equal(d.svc.secrets.accountLinkBox.open(link!.codeVerifierEnc), 'rot-verifier');
     assert.equal((await callNote(publicUrl, person.user.mcpUrl, t1, person.addonId, 'd-2')).status, 401, 'a token signed by a removed key is refused');
     const published = (await new Client(publicUrl).get('/oauth/jwks')).body.keys.map((k: { kid: string }) => k.kid);
     assert.ok(!published.includes(await thumbprint(S1)), 'the removed key is no longer published');

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkManifest, lintManifest, ToolportError, type FieldError } from '@toolport/core';
+import { checkManifest, lintManifest } from '@toolport/core';
 import { notesManifestOf } from './helpers/addon-server';
+import { manifestProblems as refused } from './helpers/manifest';
 
 /** The DESIGN.md Notes example with one tool, the argument a choice, changed by `edit`. */
 const notes = (edit: (tool: any, m: any) => void = () => {}): any => {
@@ -32,15 +33,6 @@ const schemaed = (edit: (schema: any) => void) =>
     edit(t.inputSchema);
   });
 
-function refused(input: unknown): FieldError[] {
-  try {
-    checkManifest(input);
-  } catch (err) {
-    assert.ok(err instanceof ToolportError, String(err));
-    return err.details.errors!;
-  }
-  assert.fail('the manifest was accepted');
-}
 
 const hex = (c: string) => c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
 

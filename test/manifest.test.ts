@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { checkArguments, checkManifest, compileArguments, lintManifest, ToolportError, type FieldError } from '@toolport/core';
+import { checkArguments, checkManifest, compileArguments, lintManifest } from '@toolport/core';
 import { conservativePatternProblem, patternCheckerIsRecheck, patternLint } from '../packages/core/src/addons/schema';
 import { notesManifestOf } from './helpers/addon-server';
+import { manifestProblems as refused } from './helpers/manifest';
 
 /** The DESIGN.md Notes example, fresh each time. */
 const notes = (): any => notesManifestOf(['search_notes', 'delete_note']);
@@ -18,18 +19,6 @@ const withArg = (arg: any) => oneTool((t) => { t.arguments = [{ name: 'x', summa
 const withSchema = (schema: unknown) => oneTool((t) => { delete t.arguments; t.inputSchema = schema; });
 const obj = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
 
-function refused(input: unknown): FieldError[] {
-  try {
-    checkManifest(input);
-  } catch (err) {
-    assert.ok(err instanceof ToolportError, String(err));
-    assert.equal(err.code, 'VALIDATION');
-    const errors = err.details.errors!;
-    assert.equal(err.message, `The manifest has ${errors.length} problem${errors.length === 1 ? '' : 's'}.`);
-    return errors;
-  }
-  assert.fail('the manifest was accepted');
-}
 
 /** Refused with exactly one problem, at `path`, whose message matches. */
 function refusedAt(input: unknown, path: string, message: RegExp) {

@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader, importJWK, exportSPKI, SignJWT, type JWK } from 'jose';
 import { GATES_CHANNEL, signAccessToken, verifyAccessToken } from '@toolport/core';
 import { Client, newPerson } from './helpers/http';
+import { holdBus } from './helpers/bus';
 import { TARGET, type Toolport } from './helpers/target';
 import { connect, postForm, personWithClient, register, rejectsWithCode, oauthToolport } from './helpers/oauth-flow';
 
@@ -110,6 +111,27 @@ describe('access token verification', () => {
     assert.equal((await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl)).aiAppsOn, true);
     await client.post('/api/me/rotate-mcp-url');
     await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'UNAUTHORIZED');
+  });
+
+  it("sees the person's own change on the process that made it, before the bus message comes back", async () => {
+    // With Redis the gate message comes back to this process a moment after the route answered;
+    // a request in that moment was served from the cached gate. Held here, the moment is as long
+    // as the test needs: the AI apps switch and a rotated MCP URL must hold at once all the same.
+    const { client, user, app } = await setup();
+    const tokens = await connect(tp.url, client, app.client_id, user.mcpUrl);
+    assert.equal((await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl)).aiAppsOn, true); // the gate is cached
+    const held = holdBus(tp.svc, GATES_CHANNEL);
+    try {
+      assert.equal((await client.patch('/api/settings', { aiApps: false })).status, 200);
+      assert.equal((await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl)).aiAppsOn, false, 'AI apps are off at once');
+      assert.equal((await client.patch('/api/settings', { aiApps: true })).status, 200);
+      assert.equal((await verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl)).aiAppsOn, true, 'and on again at once');
+      assert.equal((await client.post('/api/me/rotate-mcp-url')).status, 200);
+      await rejects(verifyAccessToken(tp.svc, tokens.access_token, user.mcpUrl), 'UNAUTHORIZED');
+      assert.ok(held.messages.length >= 3, 'the other processes are still told');
+    } finally {
+      await held.release();
+    }
   });
 
   it('revokes through /oauth/revoke (RFC 7009): refresh and access tokens end the grant; unknown tokens are 200', async () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createECDH, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { pushSubscriptions } from '../packages/core/src/db/schema/index';
+import { accountLinkStates, connectedAccounts, pushSubscriptions } from '../packages/core/src/db/schema/index';
+import { sealAccountTokens } from '../packages/core/src/installs/connected-accounts';
 import { apiRoutes } from './helpers/routes';
 import { ask, pendingFor } from './helpers/approvals';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
@@ -26,6 +27,7 @@ interface Person {
   keyId: string;
   connectionId: string;
   approvalId: string;
+  ruleId: string;
   endpoint: string;
   callIds: string[];
 }
@@ -49,6 +51,8 @@ async function person(label: string): Promise<Person> {
   const app = await register(tp.url);
   await connect(tp.url, p.client, app.client_id, p.user.mcpUrl);
   const connectionId = (await p.client.get('/api/connections')).body[0].id;
+  const rule = await p.client.put('/api/rules', { addon: addonId, tool: 'add_note', app: connectionId, mode: 'ask' });
+  assert.equal(rule.status, 200, rule.text);
   const asked = ask(tp.svc.approvals!, p.user.id);
   asked.decision.catch(() => {});
   const approvalId = (await pendingFor(p.client, asked.nonce)).id;
@@ -59,7 +63,7 @@ async function person(label: string): Promise<Person> {
   const sub = await p.client.post('/api/push/subscribe', { endpoint, keys });
   assert.equal(sub.status, 201, sub.text);
   const callIds = ((await p.client.get('/api/calls')).body.items ?? (await p.client.get('/api/calls')).body).map((c: { id: string }) => c.id);
-  return { client: p.client, api, user: p.user, addonId, keyId: key.body.id, connectionId, approvalId, endpoint, callIds };
+  return { client: p.client, api, user: p.user, addonId, keyId: key.body.id, connectionId, approvalId, ruleId: rule.body.id, endpoint, callIds };
 }
 
 before(async () => {
@@ -67,7 +71,16 @@ before(async () => {
   hook = await startAddonServer({ add_note: () => ({ text: 'added' }) });
   A = await person('a');
   B = await person('b');
+  // A connected account of A's install (as the callback stores one), for B to try to reach.
+  await tp.svc.db.insert(connectedAccounts).values({
+    id: `acct_tenancy_${randomBytes(4).toString('hex')}`,
+    userId: A.user.id,
+    addonId: A.addonId,
+    provider: 'github',
+    ...sealAccountTokens(tp.svc, { accessToken: 'a-access-token', refreshToken: 'a-refresh-token' }),
+  });
 });
+const accountsOfA = () => tp.svc.db.select().from(connectedAccounts).where(eq(connectedAccounts.userId, A.user.id));
 after(async () => {
   await hook?.close();
   await tp?.stop();
@@ -80,7 +93,7 @@ const is404 = async (res: Promise<{ status: number; text: string }>, what: strin
 };
 /** B's answer mentions none of A's ids. */
 const clean = (text: string, what: string) => {
-  for (const id of [A.user.id, A.addonId, A.keyId, A.connectionId, A.approvalId, A.endpoint, ...A.callIds].filter(Boolean)) {
+  for (const id of [A.user.id, A.addonId, A.keyId, A.connectionId, A.approvalId, A.ruleId, A.endpoint, ...A.callIds].filter(Boolean)) {
     assert.ok(!text.includes(id), `${what} shows A's ${id}`);
   }
 };
@@ -126,6 +139,14 @@ const cases: Record<string, Check> = {
     assert.equal((await A.api.get('/api/addons')).status, 200);
   },
   'GET /api/connections': ownOnly('GET', '/api/connections'),
+  'PUT /api/connections/:id/tools': async () => {
+    // B names its own switched-on tool: valid for B, and still A's connection is not B's to change.
+    const before = (await A.client.get('/api/connections')).body.find((c: { id: string }) => c.id === A.connectionId);
+    await is404(B.client.put(`/api/connections/${A.connectionId}/tools`, { tools: [`${B.addonId}__add_note`], newTools: true }), 'choose tools of a connection');
+    const after = (await A.client.get('/api/connections')).body.find((c: { id: string }) => c.id === A.connectionId);
+    assert.deepEqual([after.tools, after.newTools], [before.tools, before.newTools]);
+    assert.deepEqual(after.tools, [`${A.addonId}__add_note`]);
+  },
   'DELETE /api/connections/:id': async () => {
     await is404(B.client.delete(`/api/connections/${A.connectionId}`), 'delete connection');
     assert.ok((await A.client.get('/api/connections')).body.some((c: { id: string }) => c.id === A.connectionId));
@@ -155,6 +176,17 @@ const cases: Record<string, Check> = {
   },
   'POST /api/addons/:id/secret': async () => {
     for (const c of [B.client, B.api]) await is404(c.post(`/api/addons/${A.addonId}/secret`), 'rotate secret');
+  },
+  'GET /api/addons/:id/accounts': async () => {
+    for (const c of [B.client, B.api]) await is404(c.get(`/api/addons/${A.addonId}/accounts`), 'list oauth clients');
+  },
+  'PUT /api/addons/:id/accounts/:provider/client': async () => {
+    const body = { clientId: 'hijack', clientSecret: 'hijack-secret' };
+    for (const c of [B.client, B.api]) await is404(c.put(`/api/addons/${A.addonId}/accounts/github/client`, body), 'set oauth client');
+    assert.deepEqual((await A.api.get(`/api/addons/${A.addonId}/accounts`)).body, []);
+  },
+  'DELETE /api/addons/:id/accounts/:provider/client': async () => {
+    for (const c of [B.client, B.api]) await is404(c.delete(`/api/addons/${A.addonId}/accounts/github/client`), 'delete oauth client');
   },
   'POST /api/addons/:id/check': async () => {
     const before = hook.calls().length;
@@ -213,6 +245,31 @@ const cases: Record<string, Check> = {
     // B has no install of A's add-on: accepting an update of it is someone else's install.
     await is404(B.client.post(`/api/installs/${A.addonId}/accept`, { version: 1 }), 'accept an update');
   },
+  'GET /api/installs/:addon/settings': async () => {
+    await is404(B.client.get(`/api/installs/${A.addonId}/settings`), 'read settings');
+    assert.equal((await A.client.get(`/api/installs/${A.addonId}/settings`)).status, 200);
+  },
+  'PUT /api/installs/:addon/settings': async () => {
+    await is404(B.client.put(`/api/installs/${A.addonId}/settings`, { values: {} }), 'save settings');
+    await is404(B.client.put(`/api/installs/${A.addonId}/settings`, {}), 'a malformed save');
+  },
+  'GET /api/installs/:addon/accounts': async () => {
+    await is404(B.client.get(`/api/installs/${A.addonId}/accounts`), "list accounts of A's install");
+  },
+  'POST /api/installs/:addon/accounts/:provider/connect': async () => {
+    await is404(B.client.post(`/api/installs/${A.addonId}/accounts/github/connect`, {}), "connect an account to A's install");
+    const states = await tp.svc.db.select().from(accountLinkStates).where(eq(accountLinkStates.addonId, A.addonId));
+    assert.deepEqual(states, [], 'no link was started');
+  },
+  'DELETE /api/installs/:addon/accounts/:provider': async () => {
+    await is404(B.client.delete(`/api/installs/${A.addonId}/accounts/github`), "disconnect A's account");
+    assert.equal((await accountsOfA()).length, 1, "A's account is still there");
+  },
+  'GET /api/accounts': async () => {
+    await ownOnly('GET', '/api/accounts')();
+    assert.deepEqual((await B.client.get('/api/accounts')).body, []);
+    assert.equal((await A.client.get('/api/accounts')).body.length, 1, 'A sees their own');
+  },
   'GET /api/operator/listings': async () => {
     // Neither person is an operator: the queue is not theirs to read.
     const res = await B.client.get('/api/operator/listings');
@@ -234,10 +291,28 @@ const cases: Record<string, Check> = {
   'GET /api/approvals': async () => {
     for (const status of ['pending', 'all']) await ownOnly('GET', `/api/approvals?status=${status}`)();
   },
+  'GET /api/approvals/:id': async () => {
+    await is404(B.client.get(`/api/approvals/${A.approvalId}`), 'read one approval');
+    assert.equal((await A.client.get(`/api/approvals/${A.approvalId}`)).status, 200, 'A reads their own');
+  },
   'POST /api/approvals/:id/decision': async () => {
     await is404(B.client.post(`/api/approvals/${A.approvalId}/decision`, { decision: 'allow' }), 'decide');
     const pending = (await A.client.get('/api/approvals?status=pending')).body as Array<{ id: string }>;
     assert.ok(pending.some((a) => a.id === A.approvalId), 'still pending for A');
+  },
+  'GET /api/rules': ownOnly('GET', '/api/rules'),
+  'PUT /api/rules': async () => {
+    // A's tool is not installed for B, and A's app is not B's: neither can carry a rule of B's.
+    const onA = await B.client.put('/api/rules', { addon: A.addonId, tool: 'add_note', mode: 'never' });
+    assert.equal(onA.status, 422, onA.text);
+    clean(onA.text, 'rule on A\'s tool');
+    await is404(B.client.put('/api/rules', { addon: B.addonId, tool: 'add_note', app: A.connectionId, mode: 'never' }), 'rule for A\'s app');
+    const mine = (await A.client.get('/api/rules')).body as Array<{ id: string; mode: string }>;
+    assert.deepEqual(mine.map((r) => [r.id, r.mode]), [[A.ruleId, 'ask']]);
+  },
+  'DELETE /api/rules/:id': async () => {
+    await is404(B.client.delete(`/api/rules/${A.ruleId}`), 'remove rule');
+    assert.ok((await A.client.get('/api/rules')).body.some((r: { id: string }) => r.id === A.ruleId));
   },
   'GET /api/events': async () => {
     // B's stream opens with B's pending approvals (see test/approvals-live.test.ts): never A's.

@@ -26,6 +26,7 @@ export function destructiveTool(over: Partial<EnabledTool> = {}): EnabledTool {
     destructive: true,
     readOnly: false,
     confirm: false,
+    alwaysAsk: false,
     timeoutSeconds: null,
     inputSchema: { type: 'object' },
     webhookDisabled: false,

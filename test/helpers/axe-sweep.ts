@@ -34,7 +34,16 @@ before(async () => {
   hook = await startAddonServer({ search_notes: () => ({ text: 'none' }), delete_note: () => ({ text: 'Deleted.' }) });
   hook.onConfirm(() => ({ confirm: { message: 'Delete the note “Groceries”?', info: [{ name: 'Created', value: 'Monday' }], style: 'destructive' } }));
   ({ browser, close: closeBrowser } = await launchBrowser());
-  person = await personWithNotes(tp.url, hook, { search_notes: true, delete_note: true }, 'axe');
+  person = await personWithNotes(tp.url, hook, { search_notes: true, delete_note: true }, 'axe', (m) => {
+    // One setting of each kind, none required (a required one unset would stop its calls): the add-on's page shows the form.
+    Object.assign(m, { settings: [
+      { name: 'api_key', title: 'API key', summary: 'From your Notes account.', kind: 'secret' },
+      { name: 'signature', title: 'Signature', kind: 'text', default: 'Sent from Toolport' },
+      { name: 'max_notes', title: 'Most notes per search', kind: 'number' },
+      { name: 'markdown', title: 'Write Markdown', kind: 'boolean', default: true },
+      { name: 'notebook', title: 'Notebook', kind: 'choice', choices: ['Personal', 'Work'] },
+    ] });
+  });
   app = (await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' })).client;
   for (let i = 0; i < 3; i++) await app.callTool({ name: `${person.addonId}__search_notes`, arguments: { query: `q${i}` } });
   await person.dev.client.post('/api/keys', { name: 'laptop' });
@@ -81,8 +90,30 @@ const states: State[] = [
   { name: 'home', as: 'person', go: async (p) => { await p.goto('/'); await p.getByTestId('mcp-url').waitFor(); } },
   { name: 'home-dialog', as: 'person', go: async (p) => { await p.goto('/'); await p.getByRole('button', { name: 'Get a new URL' }).click(); await p.getByRole('dialog').waitFor(); } },
   { name: 'addons', as: 'person', go: async (p) => { await p.goto('/addons'); await p.locator('[data-tool]').first().waitFor(); } },
+  {
+    name: 'addons-rule-warning', as: 'person', go: async (p) => {
+      await p.goto('/addons');
+      const rules = p.locator('[data-rules-for="delete_note"]');
+      await rules.locator('summary').click();
+      await rules.getByLabel('For', { exact: true }).selectOption({ label: 'Claude' });
+      await rules.getByLabel('Rule', { exact: true }).selectOption('allow');
+      await rules.getByRole('button', { name: /^Save rule for/ }).click();
+      await p.getByRole('dialog').waitFor();
+    },
+  },
+  {
+    name: 'addons-rule-warning', as: 'person', go: async (p) => {
+      await p.goto('/addons');
+      const rules = p.locator('[data-rules-for="delete_note"]');
+      await rules.locator('summary').click();
+      await rules.getByLabel('For', { exact: true }).selectOption({ label: 'Claude' });
+      await rules.getByLabel('Rule', { exact: true }).selectOption('allow');
+      await rules.getByRole('button', { name: /^Save rule for/ }).click();
+      await p.getByRole('dialog').waitFor();
+    },
+  },
   { name: 'addons-search', as: 'person', go: async (p) => { await p.goto('/addons'); await p.getByRole('searchbox').fill('zzz'); await p.getByText('Nothing in the catalog matches').waitFor(); } },
-  { name: 'catalog-detail', as: 'person', go: async (p) => { await p.goto(`/addons/${person.addonId}`); await p.locator('[data-catalog]').waitFor(); } },
+  { name: 'catalog-detail', as: 'person', go: async (p) => { await p.goto(`/addons/${person.addonId}`); await p.locator('[data-catalog]').waitFor(); await p.locator('[data-settings]').waitFor(); } },
   { name: 'approvals-empty', as: 'person', go: async (p) => { await p.goto('/approvals'); await p.locator('[data-empty="approvals"]').waitFor(); } },
   {
     name: 'approvals-card', as: 'person', go: async (p) => {

@@ -33,13 +33,23 @@ export async function newContext(browser: Browser, baseURL: string, viewport = D
   return ctx;
 }
 
-/** Collects console errors and CSP violations so a test can assert there were none. */
-export function watchErrors(page: Page): string[] {
+/**
+ * Collects console errors and CSP violations so a test can assert there were none, each with the
+ * address it came from. With `origin`, only Toolport's own pages count: a journey also lands on an
+ * app's loopback callback (mcp-remote's, the SDK's), whose server may close while Chromium still
+ * asks it for a favicon, and that page is not ours to judge.
+ */
+export function watchErrors(page: Page, origin?: string): string[] {
   const errors: string[] = [];
+  const ours = (url: string) => !origin || !url || url.startsWith(`${origin}/`) || url === origin;
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) errors.push(m.text());
+    if (m.type() !== 'error' || /Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) return;
+    const at = m.location().url || page.url();
+    if (ours(at) && ours(page.url())) errors.push(`${m.text()} (at ${at})`);
   });
-  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('pageerror', (e) => {
+    if (ours(page.url())) errors.push(`${String(e)} (at ${page.url()})`);
+  });
   return errors;
 }
 

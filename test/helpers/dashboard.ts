@@ -49,3 +49,16 @@ export async function insideViewport(page: Page, selector: string) {
     });
   }, selector);
 }
+
+/**
+ * Signs in on the form the dashboard showed a person who was not signed in (they followed a link
+ * to an approval, an add-on's page), as they type it, and waits until they are past it: the
+ * dashboard then takes them where the link led, not necessarily Home.
+ */
+export async function signInWhereSent(page: Page, who: { email: string; password: string }) {
+  await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => u.pathname !== '/signin');
+}

@@ -72,7 +72,7 @@ export async function startJourney(handlers: Record<string, ToolHandler>) {
     addon,
     callback,
     page,
-    errors: watchErrors(page),
+    errors: watchErrors(page, tp.url),
     async close() {
       await chromium.close();
       await callback.close();
@@ -118,6 +118,10 @@ export interface DecideOptions {
   redirectHost: string;
   /** Called on the sign-in page and on the consent page before anything is pressed (screenshots). */
   onPage?: (kind: 'login' | 'consent') => Promise<void>;
+  /** Tools (`{addonId}__{toolName}`) the person unticks with the mouse before pressing; the rest stay as preselected. */
+  untick?: string[];
+  /** The person ticks "Also let it use tools I switch on later" (unticked by default). */
+  newTools?: boolean;
 }
 
 const LOGIN_HEADING = 'Sign in to Toolport';
@@ -173,6 +177,14 @@ export async function decideInBrowser(page: Page, authorizationUrl: URL | string
   await page.getByRole('heading', { level: 1, name: `Let ${opts.appName} use your Toolport tools?` }).waitFor();
   await page.getByText(`you will be sent to ${opts.redirectHost}`).waitFor({ state: 'visible' });
   await opts.onPage?.('consent');
+  for (const tool of opts.untick ?? []) {
+    const box = page.locator(`input[type=checkbox][name=tool][value="${tool}"]`);
+    if (!(await box.count())) throw new Error(`the consent page offers no checkbox for ${tool}`);
+    if (!(await box.isChecked())) throw new Error(`the consent page did not preselect ${tool}`);
+    await box.click();
+    if (await box.isChecked()) throw new Error(`${tool} stayed ticked`);
+  }
+  if (opts.newTools) await page.getByRole('checkbox', { name: 'Also let it use tools I switch on later' }).check();
   const redirectOrigin = `http://${opts.redirectHost}`;
   const posted = posts('/oauth/authorize/decision');
   await page.getByRole('button', { name: decision === 'allow' ? 'Allow' : 'Deny', exact: true }).click();

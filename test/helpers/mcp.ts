@@ -4,6 +4,8 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from './http';
 
 /** An MCP app's side of OAuth: what Claude or Cursor would keep, kept in memory. */
@@ -34,7 +36,7 @@ export class TestOAuthProvider implements OAuthClientProvider {
 }
 
 /** Reads a form out of server-rendered HTML: its action and every field it would submit. */
-function readForm(html: string, buttonLabel: RegExp) {
+function readForm(html: string, buttonLabel: RegExp, choose?: Record<string, (value: string, preselected: boolean) => boolean>) {
   const forms = [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)];
   for (const [, attrs, inner] of forms) {
     const button = [...inner!.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/gi)].find(([, , label]) => buttonLabel.test(label!.replace(/<[^>]+>/g, '')));
@@ -44,7 +46,15 @@ function readForm(html: string, buttonLabel: RegExp) {
     const fields = new URLSearchParams();
     for (const [input] of inner!.matchAll(/<input\b[^>]*>/gi)) {
       const name = attr(input, 'name');
-      if (name && !/type="(submit|button|checkbox)"/i.test(input)) fields.append(name, unescape(attr(input, 'value') ?? ''));
+      if (!name || /type="(submit|button)"/i.test(input)) continue;
+      // A checkbox is sent as a browser sends it: only when ticked (as preselected, unless `choose` says), its value or "on".
+      if (/type="(checkbox|radio)"/i.test(input)) {
+        const value = unescape(attr(input, 'value') ?? 'on');
+        const ticked = choose?.[name] ? choose[name]!(value, /\schecked\b/i.test(input)) : /\schecked\b/i.test(input);
+        if (ticked) fields.append(name, value);
+        continue;
+      }
+      fields.append(name, unescape(attr(input, 'value') ?? ''));
     }
     const bname = attr(button[1]!, 'name');
     if (bname) fields.append(bname, unescape(attr(button[1]!, 'value') ?? ''));
@@ -53,14 +63,27 @@ function readForm(html: string, buttonLabel: RegExp) {
   throw new Error(`no form with a button matching ${buttonLabel}`);
 }
 
+/** What the person changes on the consent page before pressing: tools to untick, and the later-tools box. */
+export interface ConsentChoice {
+  /** Tools (`{addonId}__{toolName}`) to untick; the rest stay ticked as the page preselects them. */
+  untick?: string[];
+  /** Tick "Also let it use tools I switch on later" (unticked by default). */
+  newTools?: boolean;
+}
+
 /**
  * The person lets the app in through the real consent page, as a browser would with their cookie:
- * returns the redirect the app receives.
+ * the preselected tools ticked (less `choice.untick`), the later-tools box as `choice.newTools`.
+ * Returns the redirect the app receives.
  */
-export async function consent(person: Client, authorizationUrl: URL, decision: 'allow' | 'deny' = 'allow') {
+export async function consent(person: Client, authorizationUrl: URL, decision: 'allow' | 'deny' = 'allow', choice: ConsentChoice = {}) {
   const page = await person.get(authorizationUrl.toString());
   assert.equal(page.status, 200, `consent page: ${page.status} ${page.text.slice(0, 300)}`);
-  const form = readForm(page.text, decision === 'allow' ? /^\s*allow\s*$/i : /^\s*deny\s*$/i);
+  const untick = new Set(choice.untick ?? []);
+  const form = readForm(page.text, decision === 'allow' ? /^\s*allow\s*$/i : /^\s*deny\s*$/i, {
+    tool: (value, preselected) => preselected && !untick.has(value),
+    new_tools: (_value, preselected) => choice.newTools ?? preselected,
+  });
   const action = new URL(form.action || authorizationUrl.toString(), authorizationUrl);
   const res = await person.request(form.method, action.toString(), form.fields.toString(), {
     'content-type': 'application/x-www-form-urlencoded',
@@ -70,11 +93,30 @@ export async function consent(person: Client, authorizationUrl: URL, decision: '
   return new URL(res.headers.get('location')!);
 }
 
+export interface ConnectOptions {
+  name?: string;
+  provider?: TestOAuthProvider;
+  /** What the client declares at initialize, e.g. `{ elicitation: { url: {} } }`. */
+  capabilities?: ClientCapabilities;
+  /** Sets handlers (elicitation, notifications) on each client before it connects. */
+  prepare?: (client: McpClient) => void;
+  /** The transport's fetch (to watch or reroute its requests). */
+  fetch?: FetchLike;
+  /** What the person unticks or ticks on the consent page. */
+  choice?: ConsentChoice;
+}
+
 /** Connects the SDK's own MCP client to a person's URL through the full OAuth flow. */
-export async function connectApp(mcpUrl: string, person: Client, opts: { name?: string; provider?: TestOAuthProvider } = {}) {
+export async function connectApp(mcpUrl: string, person: Client, opts: ConnectOptions = {}) {
   const provider = opts.provider ?? new TestOAuthProvider(opts.name);
-  const client = new McpClient({ name: provider.name, version: '1.0.0' });
-  let transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
+  const newClient = () => {
+    const c = new McpClient({ name: provider.name, version: '1.0.0' }, opts.capabilities ? { capabilities: opts.capabilities } : undefined);
+    opts.prepare?.(c);
+    return c;
+  };
+  const newTransport = () => new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const client = newClient();
+  let transport = newTransport();
   try {
     await client.connect(transport);
     return { client, provider, transport };
@@ -82,12 +124,12 @@ export async function connectApp(mcpUrl: string, person: Client, opts: { name?: 
     if (!(err instanceof UnauthorizedError)) throw err;
   }
   assert.ok(provider.authorizationUrl, 'the client was sent to authorize');
-  const back = await consent(person, provider.authorizationUrl);
+  const back = await consent(person, provider.authorizationUrl, 'allow', opts.choice);
   const code = back.searchParams.get('code');
   assert.ok(code, `redirect carries a code: ${back}`);
   await transport.finishAuth(code);
-  transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
-  const connected = new McpClient({ name: provider.name, version: '1.0.0' });
+  transport = newTransport();
+  const connected = newClient();
   await connected.connect(transport);
   return { client: connected, provider, transport, redirect: back };
 }

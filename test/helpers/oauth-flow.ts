@@ -43,6 +43,11 @@ export function hiddenFields(page: string): Record<string, string> {
   return out;
 }
 
+/** The consent form's preselected tools (`tool` checkboxes ticked), as a browser would send them. */
+function tickedTools(page: string): string[] {
+  return [...page.matchAll(/<input type="checkbox" name="tool" value="([^"]*)" checked>/g)].map((m) => m[1]!.replace(/&(amp|lt|gt|quot|#39);/g, (e) => entities[e]!));
+}
+
 export async function register(baseUrl: string, body: Record<string, unknown> = {}) {
   const res = await new Client(baseUrl).post('/oauth/register', { client_name: 'Test App', redirect_uris: [REDIRECT], ...body });
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`);
@@ -83,7 +88,9 @@ export async function consent(person: Client, opts: FlowOptions) {
     }),
   );
   if (page.status !== 200) throw new Error(`consent page: ${page.status} ${page.headers.get('location')} ${page.text.slice(0, 300)}`);
-  const decided = await postForm(person, '/oauth/authorize/decision', { ...hiddenFields(page.text), decision: opts.decision ?? 'allow' });
+  const form = new URLSearchParams({ ...hiddenFields(page.text), decision: opts.decision ?? 'allow' });
+  for (const tool of tickedTools(page.text)) form.append('tool', tool);
+  const decided = await person.request('POST', '/oauth/authorize/decision', form.toString(), FORM);
   const location = new URL(decided.headers.get('location') ?? 'about:blank');
   return { page, decided, location, verifier, redirectUri };
 }
