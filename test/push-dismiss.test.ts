@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, CDPSession, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import { launchBrowser, newContext, registerServiceWorker } from './helpers/browser';
@@ -39,6 +39,27 @@ async function statusOf(person: Client, approvalId: string) {
   return (all.body as any[]).find((a) => a.id === approvalId);
 }
 
+/** Hands `payload` to the worker as a push service would, until its notification shows (or not). */
+async function showPush(page: Page, cdp: CDPSession, registrationId: string, payload: { approvalId: string }) {
+  const readShown = () =>
+    page.evaluate(async (tag) => {
+      const reg = await navigator.serviceWorker.ready;
+      for (let i = 0; i < 10; i++) {
+        const [n] = await reg.getNotifications({ tag });
+        if (n) return { title: n.title, body: n.body };
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return null;
+    }, payload.approvalId);
+  let shown = null;
+  // A push can reach a worker still starting up and be dropped; a push service retries too.
+  for (let attempt = 0; attempt < 5 && !shown; attempt++) {
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin: tp.url, registrationId, data: JSON.stringify(payload) });
+    shown = await readShown();
+  }
+  return shown;
+}
+
 describe('dismissing the approval’s notification answers it', () => {
   it('ends the held MCP call as dismissed, through the real service worker', async () => {
     const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'dismiss');
@@ -52,22 +73,7 @@ describe('dismissing the approval’s notification answers it', () => {
 
       // What Toolport sent the device, decrypted, handed to the worker as the push service would.
       const payload = await device.payload();
-      const readShown = () =>
-        page.evaluate(async (tag) => {
-          const reg = await navigator.serviceWorker.ready;
-          for (let i = 0; i < 10; i++) {
-            const [n] = await reg.getNotifications({ tag });
-            if (n) return { title: n.title, body: n.body };
-            await new Promise((r) => setTimeout(r, 100));
-          }
-          return null;
-        }, payload.approvalId);
-      let shown = null;
-      // A push can reach a worker still starting up and be dropped; a push service retries too.
-      for (let attempt = 0; attempt < 5 && !shown; attempt++) {
-        await cdp.send('ServiceWorker.deliverPushMessage', { origin: tp.url, registrationId, data: JSON.stringify(payload) });
-        shown = await readShown();
-      }
+      const shown = await showPush(page, cdp, registrationId, payload);
       assert.ok(shown, 'the worker showed the notification');
       assert.equal(shown.title, 'Claude wants to run “Delete a note”');
       assert.ok(shown.body.startsWith('Delete a note · Notes: Delete the note n1? '), shown.body);
@@ -155,6 +161,52 @@ describe('dismissing the approval’s notification answers it', () => {
     } finally {
       await aliceApp.client.close();
       await bobApp.client.close();
+    }
+  });
+});
+
+describe('clicking the approval’s notification', () => {
+  it('opens the call’s own page, through sign-in, where the person allows it and the call runs', async () => {
+    const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'click');
+    const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const device = await subscribeDevice(person, push);
+    const page = await (await newContext(browser, tp.url)).newPage();
+    try {
+      const { cdp, registrationId } = await registerServiceWorker(page, tp.url);
+      // A window the worker controls is the one it navigates, as on a phone with the dashboard open.
+      await page.reload();
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+      const ran = hook.calls().length;
+      const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n2' } });
+      const payload = await device.payload();
+      assert.ok(await showPush(page, cdp, registrationId, payload), 'the worker showed the notification');
+
+      // The person taps the notification's body (no action button): the browser fires notificationclick.
+      const [worker] = page.context().serviceWorkers();
+      assert.ok(worker, 'the service worker is running');
+      await worker.evaluate(async (tag) => {
+        const scope = self as any;
+        const [n] = await scope.registration.getNotifications({ tag });
+        scope.dispatchEvent(new scope.NotificationEvent('notificationclick', { notification: n, action: '' }));
+      }, payload.approvalId);
+
+      await page.waitForURL(/\/signin$/);
+      await page.getByLabel('Email').fill(person.email);
+      await page.getByLabel('Password').fill(person.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(new RegExp(`/approvals/${payload.approvalId}$`));
+      const card = page.locator(`[data-approval-id="${payload.approvalId}"]`);
+      await card.getByRole('button', { name: 'Allow' }).click();
+
+      const result = (await calling) as { isError?: boolean; content: Array<{ type: string; text: string }> };
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.deepEqual(result.content, [{ type: 'text', text: 'Deleted n2.' }]);
+      assert.equal(hook.calls().length, ran + 1);
+      await page.locator('[data-outcome="allowed"]').waitFor();
+      await cdp.detach();
+    } finally {
+      await page.context().close();
+      await app.client.close();
     }
   });
 });

@@ -52,14 +52,23 @@ async function decide(p: PushPayload, decision: 'allow' | 'deny' | 'dismiss') {
   if (!res.ok && res.status !== 409) throw new Error(`decision refused: ${res.status}`);
 }
 
-async function openApprovals() {
-  const windows = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
-  const existing = windows.find((w) => new URL(w.url).pathname.startsWith('/'));
-  if (existing) {
-    await existing.navigate?.('/approvals');
-    return existing.focus();
+/**
+ * Opens the call's own page (its details, time left, Deny with a reason) in a dashboard window,
+ * or the approvals list when the notification names no approval. Only a path of this origin is
+ * built here: nothing in the payload chooses where the window goes.
+ */
+async function openApproval(p: PushPayload | undefined) {
+  const where = p && typeof p.approvalId === 'string' ? `/approvals/${encodeURIComponent(p.approvalId)}` : '/approvals';
+  const [existing] = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  if (existing?.navigate) {
+    try {
+      await existing.navigate(where);
+      return await existing.focus();
+    } catch {
+      // A window this worker does not control cannot be navigated by it: open a new one instead.
+    }
   }
-  return sw.clients.openWindow('/approvals');
+  return sw.clients.openWindow(where);
 }
 
 /**
@@ -74,8 +83,8 @@ sw.addEventListener('notificationclick', (e: NotificationEvent) => {
   e.notification.close();
   if (p && (e.action === 'allow' || e.action === 'deny')) {
     // If the decision cannot be sent, open the dashboard so the person can answer there.
-    e.waitUntil(decide(p, e.action).catch(() => openApprovals()));
-  } else e.waitUntil(openApprovals());
+    e.waitUntil(decide(p, e.action).catch(() => openApproval(p)));
+  } else e.waitUntil(openApproval(p));
 });
 
 // Closing the notification (a swipe, its close button, "clear all") answers it: the call ends as
