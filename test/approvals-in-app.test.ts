@@ -237,6 +237,8 @@ describe('in-app approval by URL elicitation', () => {
       ['an escape', { decision: 'deny', reason: 'no \u001b[31mway' }, /control character \(U\+001B\)/],
       ['a bidi override', { decision: 'deny', reason: 'abc\u202Edef' }, /U\+202E \(a bidi control\)/],
       ['a zero-width space', { decision: 'deny', reason: 'a\u200Bb' }, /U\+200B/],
+      ['a line separator', { decision: 'deny', reason: 'no\u2028way' }, /line or paragraph separator \(U\+2028\) at character 3/],
+      ['a paragraph separator', { decision: 'deny', reason: 'no\u2029way' }, /U\+2029/],
       ['not text', { decision: 'deny', reason: 42 }, /reason as text/],
       ['a reason with allow', { decision: 'allow', reason: 'because' }, /A reason goes with a deny only/],
     ];

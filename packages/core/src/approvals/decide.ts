@@ -83,11 +83,14 @@ const REASON_MAX = 500;
 /** Why `reason` (NFC, trimmed) cannot be passed on, as a sentence, or null. */
 function reasonProblem(reason: string): string | null {
   if (Array.from(reason).length > REASON_MAX) return `A reason is at most ${REASON_MAX} characters; this one has ${Array.from(reason).length}. Shorten it.`;
-  const control = /\p{Cc}/u.exec(reason);
+  // A line or paragraph separator (U+2028, U+2029) is a line break to whoever reads it, and JSON
+  // does not escape it: one line means neither, like a newline.
+  const control = /[\p{Cc}\p{Zl}\p{Zp}]/u.exec(reason);
   if (control) {
     const hex = control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
     const at = Array.from(reason.slice(0, control.index)).length + 1;
-    return `The reason contains a control character (U+${hex}) at character ${at}: write it as one line of plain text.`;
+    const what = /\p{Cc}/u.test(control[0]) ? 'a control character' : 'a line or paragraph separator';
+    return `The reason contains ${what} (U+${hex}) at character ${at}: write it as one line of plain text.`;
   }
   const hidden = invisibleProblem(reason);
   return hidden ? `The reason ${hidden}.` : null;
@@ -232,7 +235,8 @@ export async function answerApprovalElicitation({ ctx, approvalId, action }: { c
   const unknown = () => notFound('That approval');
   if (approvalId.length > 64) throw unknown();
   if (action === 'decline' || action === 'cancel') {
-    const row = await transition(svc, approvalId, 'cancelled', 'app', { userId, grantId });
+    // Past its expiry the approval is expired whatever the app says (the sweeper records it so).
+    const row = await transition(svc, approvalId, 'cancelled', 'app', { userId, grantId, notExpired: true });
     if (row) {
       await wake(svc, approvalId);
       await announceDecided(svc, row);
