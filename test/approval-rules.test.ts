@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { notesManifest, personWithNotes, startAddonServer } from './helpers/addon-server';
-import { Client } from './helpers/http';
+import { eq } from 'drizzle-orm';
+import { approvalRules } from '../packages/core/src/db/schema/index';
+import { Client, installFor } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
@@ -201,6 +203,97 @@ describe('allow for this app', () => {
   });
 });
 
+describe('allow, when the tool changes', () => {
+  it('an allow set while the tool changed nothing stops once the person accepts a release that makes it destructive', async () => {
+    const { person, dev, addonId, claude, claudeId } = await setup();
+    // No warning is due for a tool that only adds: the rule is set without the acknowledgement.
+    await putRule(person, { addon: addonId, tool: 'add_note', app: claudeId, mode: 'allow' });
+    assert.equal((await claude.callTool({ name: `${addonId}__add_note`, arguments: { text: 't-plain' } })).isError, undefined);
+
+    const manifest = notesManifest(addonId, hook.url, { visibility: 'public' });
+    (manifest.tools[1] as Record<string, unknown>).destructive = true;
+    const pushed = await dev.put(`/api/addons/${addonId}`, manifest);
+    assert.equal(pushed.status, 200, pushed.text);
+    // Until the person accepts it, Claude is served the release they accepted, and the rule stands.
+    assert.equal((await claude.callTool({ name: `${addonId}__add_note`, arguments: { text: 't-unreviewed' } })).isError, undefined);
+    assert.equal(deliveredWith('text', 't-unreviewed').length, 1);
+    const install = (await person.get('/api/installs')).body.find((i: any) => i.addon.id === addonId);
+    const accepted = await person.post(`/api/installs/${addonId}/accept`, { version: install.update.to });
+    assert.equal(accepted.status, 200, accepted.text);
+
+    // Now it changes things, and the person was never warned for this rule: it asks again.
+    const call = claude.callTool({ name: `${addonId}__add_note`, arguments: { text: 't-accepted' } });
+    const approval = await pendingOf(person, 't-accepted');
+    assert.equal(deliveredWith('text', 't-accepted').length, 0, 'the allow set without the warning let nothing through');
+    await person.post(`/api/approvals/${approval.id}/decision`, { decision: 'deny' });
+    assert.equal((await call).isError, true);
+    const [listed] = (await person.get('/api/rules')).body;
+    assert.equal(listed.mode, 'allow');
+    assert.equal(listed.needsAcknowledge, true, 'the rule says it asks again until it is set with the warning');
+
+    // Set again through the warning, it applies.
+    const again = await putRule(person, { addon: addonId, tool: 'add_note', app: claudeId, mode: 'allow', acknowledge: 'destructive' });
+    assert.equal((again as any).needsAcknowledge, false);
+    assert.equal((await claude.callTool({ name: `${addonId}__add_note`, arguments: { text: 't-acknowledged' } })).isError, undefined);
+    assert.equal(deliveredWith('text', 't-acknowledged')[0]!.body.approval.channel, 'rule');
+  });
+});
+
+describe('a release that removes a tool', () => {
+  it('takes it from every app and every rule: brought back and switched on, it reaches only the apps the person gives it', async () => {
+    const { person, dev, addonId, claude, claudeId } = await setup();
+    await putRule(person, { addon: addonId, tool: 'add_note', app: claudeId, mode: 'never' });
+    const chosenBy = async (grantId: string) => ((await person.get('/api/connections')).body as any[]).find((c) => c.id === grantId).tools as string[];
+    assert.ok((await chosenBy(claudeId)).includes(`${addonId}__add_note`));
+
+    const full = notesManifest(addonId, hook.url, { visibility: 'public' });
+    const without = { ...full, tools: full.tools.filter((t) => t.name !== 'add_note') };
+    assert.equal((await dev.put(`/api/addons/${addonId}`, without)).status, 200);
+    assert.deepEqual((await person.get('/api/rules')).body, [], 'the removed tool’s rule is gone');
+
+    assert.equal((await dev.put(`/api/addons/${addonId}`, full)).status, 200);
+    const switched = await person.patch(`/api/installs/${addonId}`, { tools: { add_note: true } });
+    assert.equal(switched.status, 200, switched.text);
+    assert.ok(!(await chosenBy(claudeId)).includes(`${addonId}__add_note`), 'an app let in before does not get the returning tool');
+    const names = (await claude.listTools()).tools.map((t) => t.name);
+    assert.ok(!names.includes(`${addonId}__add_note`), `Claude does not list it: ${names.join(', ')}`);
+    const refused = await claude.callTool({ name: `${addonId}__add_note`, arguments: { text: 't-returned' } });
+    assert.match(textOf(refused), /does not exist/);
+    assert.equal(deliveredWith('text', 't-returned').length, 0);
+  });
+});
+
+describe('revoking an app', () => {
+  it('removes its rules, so they are neither listed nor kept', async () => {
+    const { person, addonId, claudeId } = await setup();
+    await putRule(person, { addon: addonId, tool: 'add_note', app: claudeId, mode: 'never' });
+    await putRule(person, { addon: addonId, tool: 'search_notes', mode: 'ask_every_time' });
+    assert.equal((await person.delete(`/api/connections/${claudeId}`)).status, 204);
+    const listed = (await person.get('/api/rules')).body as any[];
+    assert.deepEqual(listed.map((r) => [r.tool, r.app]), [['search_notes', null]], 'the rule for every app stays');
+    const kept = await tp.svc.db.select().from(approvalRules).where(eq(approvalRules.grantId, claudeId));
+    assert.equal(kept.length, 0, 'the revoked app’s rule is deleted, not only hidden');
+  });
+});
+
+describe('the developer’s check script', () => {
+  it('runs as the test person: the developer’s own rules do not apply to it', async () => {
+    const { person, dev, addonId } = await setup();
+    // The developer uses their own add-on too, and blocks a tool for every app and asks for another.
+    await installFor({ client: dev }, addonId, ALL_ON);
+    await putRule(dev, { addon: addonId, tool: 'add_note', mode: 'never' });
+    await putRule(dev, { addon: addonId, tool: 'search_notes', mode: 'ask_every_time' });
+    const res = await dev.post(`/api/addons/${addonId}/check`, [
+      { tool: 'add_note', arguments: { text: 't-check' } },
+      { tool: 'search_notes', arguments: { query: 'q-check' } },
+    ]);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.tools.map((t: any) => t.refused ?? null), [null, null], JSON.stringify(res.body));
+    assert.equal(deliveredWith('text', 't-check').length, 1);
+    assert.equal((await person.get('/api/rules')).body.length, 0, 'the person’s own rules are their own');
+  });
+});
+
 describe('never', () => {
   it('answers that the person blocked the tool, delivers nothing, and logs it as blocked', async () => {
     const { person, addonId, claude, cursor, claudeId } = await setup();
@@ -319,13 +412,15 @@ describe('the dashboard', () => {
       await row.locator('summary', { hasText: 'Approval rule' }).click();
       const rules = row.locator('[data-rules-for="delete_note"]');
       assert.match((await rules.textContent()) ?? '', /By default it asks you before every call/);
-      await rules.getByLabel('For', { exact: true }).selectOption({ label: 'Claude' });
+      // Apps name themselves: the list says where each sends the person back, so two "Claude"s differ.
+      const claudeHost = ((await person.get('/api/connections')).body as any[]).find((c) => c.id === claudeId).redirectHost;
+      await rules.getByLabel('For', { exact: true }).selectOption({ label: `Claude (${claudeHost})` });
       await rules.getByLabel('Rule', { exact: true }).selectOption('allow');
       assert.deepEqual(await axeSerious(page), []);
       await rules.getByRole('button', { name: 'Save rule for Delete a note' }).click();
 
       // The warning step: Cancel (here Escape) stores nothing.
-      const dialog = page.getByRole('dialog', { name: 'Let Claude run “Delete a note” without asking?' });
+      const dialog = page.getByRole('dialog', { name: `Let Claude (${claudeHost}) run “Delete a note” without asking?` });
       await dialog.waitFor();
       assert.match((await dialog.textContent()) ?? '', /changes or deletes things/);
       assert.deepEqual(await axeSerious(page), []);

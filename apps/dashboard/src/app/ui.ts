@@ -182,6 +182,16 @@ export function Revealed({ text, identifier = false }: { text: string; identifie
   )}`;
 }
 
+/**
+ * `text` with the same ⟦U+XXXX⟧ markers as plain text, where no element can go (an `<option>`, a
+ * dialog's title). A name mixing scripts has its minority script's letters marked.
+ */
+export function revealedText(text: string, identifier = true): string {
+  return revealName(text, identifier, () => {})
+    .map((s) => ('text' in s ? s.text : `⟦${s.code}⟧`))
+    .join('');
+}
+
 const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 function timeAgo(iso?: string | null): string {
   if (!iso) return 'never';

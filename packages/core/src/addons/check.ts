@@ -138,7 +138,7 @@ export async function runCheckScript({ ctx, addonId, input }: { ctx: Ctx; addonI
     const result = await callTool({
       ctx: { svc, actor: { kind: 'app', userId, grantId: `check:${addonId}`, ...CHECK_APP } },
       input: { name: `${addonId}__${step.tool}`, arguments: step.arguments ?? {} },
-      options: { tools: set, approvals: real ? simulatedPerson(ctx.svc, real, step.approve) : undefined },
+      options: { tools: set, approvals: real ? simulatedPerson(ctx.svc, real, step.approve) : undefined, asTestPerson: true },
     });
     if (result.isError) {
       const text = result.content.map((b) => (b.type === 'text' ? String(b.text) : '')).join(' ');

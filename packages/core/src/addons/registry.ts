@@ -4,6 +4,8 @@ import { personId } from '../context';
 import { conflict, notFound, validation } from '../errors';
 import { newId } from '../ids';
 import { announceAddonChange } from '../calls/enabled-tools';
+import { allRulesChanged, dropToolRules } from '../approvals/rules';
+import { announceChoicesForgotten, forgetRemovedTools } from '../oauth/tool-choices';
 import type { Services } from '../services';
 import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
 import { newSigningSecret } from '../outbound/signing';
@@ -124,6 +126,8 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
   if (manifest.webhook !== current.webhookUrl || current.webhookDisabledAt) {
     await ping(ctx.svc, manifest.webhook, await liveSecrets(ctx.svc, id));
   }
+  let rulesDropped = false;
+  let choicesChanged: Array<{ id: string; userId: string }> = [];
   const version = await ctx.svc.db.transaction(async (tx) => {
     const [row] = await tx
       .update(addons)
@@ -145,8 +149,13 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
     if (!row) throw notFound('That add-on');
     await storeIcons(tx, icons.images);
     await tx.insert(addonVersions).values({ addonId: id, version: row.version, manifest, warnings, tools: compiled, notes: manifest.releaseNotes ?? null });
-    await tx.delete(tools).where(eq(tools.addonId, id));
+    const before = await tx.delete(tools).where(eq(tools.addonId, id)).returning({ name: tools.name });
     if (compiled.length) await tx.insert(tools).values(toolRows(id, compiled));
+    const kept = new Set(compiled.map((t) => t.name));
+    const removed = before.map((t) => t.name).filter((name) => !kept.has(name));
+    // A removed tool leaves every app's choice and every rule: brought back, it starts afresh.
+    choicesChanged = await forgetRemovedTools(tx, removed.map((name) => `${id}__${name}`));
+    rulesDropped = await dropToolRules(tx, id, removed);
     // A tool this release removed is off: if a later release brings it back, it starts off like any
     // new tool. The switch keeps the release it was accepted at, so the person's review lists it.
     await tx
@@ -156,6 +165,8 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
     return row.version;
   });
   await announceAddonChange(ctx.svc, id);
+  await announceChoicesForgotten(ctx.svc, choicesChanged);
+  if (rulesDropped) await allRulesChanged(ctx.svc);
   return { id, version, warnings };
 }
 

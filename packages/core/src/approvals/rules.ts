@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lte, or } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
@@ -29,6 +29,8 @@ export interface Rule {
   setAt: Date;
   /** The rule names one app (not every app of the person). */
   forApp: boolean;
+  /** An allow set through the destructive warning; without it an allow does not apply to a destructive tool. */
+  acknowledged: boolean;
 }
 
 interface ToolRules {
@@ -73,7 +75,16 @@ async function loadRules(svc: Services, cache: RuleCache, userId: string): Promi
   await cache.subscribed;
   const epoch = cache.epoch;
   const rows = await svc.db
-    .select({ id: approvalRules.id, addonId: approvalRules.addonId, toolName: approvalRules.toolName, grantId: approvalRules.grantId, mode: approvalRules.mode, expiresAt: approvalRules.expiresAt, createdAt: approvalRules.createdAt })
+    .select({
+      id: approvalRules.id,
+      addonId: approvalRules.addonId,
+      toolName: approvalRules.toolName,
+      grantId: approvalRules.grantId,
+      mode: approvalRules.mode,
+      expiresAt: approvalRules.expiresAt,
+      createdAt: approvalRules.createdAt,
+      acknowledged: approvalRules.acknowledgedDestructive,
+    })
     .from(approvalRules)
     .where(and(eq(approvalRules.userId, userId), or(isNull(approvalRules.expiresAt), gt(approvalRules.expiresAt, svc.clock.now()))));
   let rules = NONE;
@@ -82,7 +93,7 @@ async function loadRules(svc: Services, cache: RuleCache, userId: string): Promi
     for (const r of rows) {
       const key = `${r.addonId}__${r.toolName}`;
       const entry = rules.get(key) ?? {};
-      const rule: Rule = { id: r.id, mode: r.mode, expiresAt: r.expiresAt?.getTime() ?? null, setAt: r.createdAt, forApp: r.grantId !== null };
+      const rule: Rule = { id: r.id, mode: r.mode, expiresAt: r.expiresAt?.getTime() ?? null, setAt: r.createdAt, forApp: r.grantId !== null, acknowledged: r.acknowledged };
       if (r.grantId === null) entry.all = rule;
       else (entry.byApp ??= new Map()).set(r.grantId, rule);
       rules.set(key, entry);
@@ -130,7 +141,16 @@ export interface RuleView {
   mode: RuleMode;
   expiresAt: string | null;
   createdAt: string;
+  /**
+   * An allow set without the destructive warning, for a tool that has since become destructive (a
+   * release the person accepted): it asks again until the person sets it through the warning.
+   */
+  needsAcknowledge: boolean;
 }
+
+/** Whether an allow set without the warning has stopped applying because the tool became destructive. */
+const needsAcknowledge = (rule: { mode: RuleMode; acknowledgedDestructive: boolean }, destructive: boolean | undefined) =>
+  rule.mode === 'allow' && !rule.acknowledgedDestructive && !!destructive;
 
 /**
  * The person's rules in force, by add-on and tool. Expired time-limited allows are removed here
@@ -153,6 +173,8 @@ export async function listRules({ ctx }: { ctx: Ctx }): Promise<RuleView[]> {
     .leftJoin(tools, and(eq(tools.addonId, approvalRules.addonId), eq(tools.name, approvalRules.toolName)))
     .where(eq(approvalRules.userId, userId))
     .orderBy(asc(approvalRules.addonId), asc(approvalRules.toolName), asc(approvalRules.createdAt));
+  // What the person's apps are served may still be an accepted older release: its flags decide.
+  const served = rows.some((r) => r.rule.mode === 'allow' && !r.rule.acknowledgedDestructive) ? (await ctx.svc.tools.get(userId)).byName : undefined;
   return rows
     .filter((r) => r.rule.grantId === null || (r.appName !== null && r.revokedAt === null))
     .map(({ rule, appName, addonName, toolTitle }) => ({
@@ -165,6 +187,7 @@ export async function listRules({ ctx }: { ctx: Ctx }): Promise<RuleView[]> {
       mode: rule.mode,
       expiresAt: rule.expiresAt?.toISOString() ?? null,
       createdAt: rule.createdAt.toISOString(),
+      needsAcknowledge: needsAcknowledge(rule, served?.get(`${rule.addonId}__${rule.toolName}`)?.destructive),
     }));
 }
 
@@ -243,6 +266,9 @@ export async function setRule({ ctx, input }: { ctx: Ctx; input: unknown }): Pro
   }
   const now = svc.clock.now();
   const expiresAt = wanted.mode === 'allow' && wanted.hours ? new Date(now.getTime() + wanted.hours * 3_600_000) : null;
+  // Only a warning actually given counts: an acknowledgement sent for a tool that changes nothing
+  // does not carry over to a release that makes it destructive.
+  const acknowledgedDestructive = wanted.mode === 'allow' && destructive && wanted.acknowledge === 'destructive';
   const scope = and(
     eq(approvalRules.userId, userId),
     eq(approvalRules.addonId, wanted.addon),
@@ -252,10 +278,10 @@ export async function setRule({ ctx, input }: { ctx: Ctx; input: unknown }): Pro
   // One rule per scope (a unique index on an expression): insert, or else replace the one there.
   let [row] = await svc.db
     .insert(approvalRules)
-    .values({ id: newId('rul'), userId, addonId: wanted.addon, toolName: wanted.tool, grantId: app?.id ?? null, mode: wanted.mode, expiresAt, createdAt: now })
+    .values({ id: newId('rul'), userId, addonId: wanted.addon, toolName: wanted.tool, grantId: app?.id ?? null, mode: wanted.mode, expiresAt, createdAt: now, acknowledgedDestructive })
     .onConflictDoNothing()
     .returning();
-  row ??= (await svc.db.update(approvalRules).set({ mode: wanted.mode, expiresAt, createdAt: now }).where(scope).returning())[0];
+  row ??= (await svc.db.update(approvalRules).set({ mode: wanted.mode, expiresAt, createdAt: now, acknowledgedDestructive }).where(scope).returning())[0];
   if (!row) throw conflict('The rule changed while it was being set. Try again.');
   await changed(svc, userId);
   return {
@@ -268,6 +294,7 @@ export async function setRule({ ctx, input }: { ctx: Ctx; input: unknown }): Pro
     mode: row.mode,
     expiresAt: row.expiresAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
+    needsAcknowledge: needsAcknowledge(row, destructive),
   };
 }
 
@@ -286,4 +313,35 @@ export async function removeRule({ ctx, id }: { ctx: Ctx; id: string }) {
 export async function dropAddonRules(svc: Services, userId: string, addonId: string) {
   await svc.db.delete(approvalRules).where(and(eq(approvalRules.userId, userId), eq(approvalRules.addonId, addonId)));
   await changed(svc, userId);
+}
+
+/** An app revoked: its rules can never apply again, so they go (the rules for every app stay). */
+export async function dropAppRules(svc: Services, userId: string, grantId: string) {
+  const gone = await svc.db
+    .delete(approvalRules)
+    .where(and(eq(approvalRules.userId, userId), eq(approvalRules.grantId, grantId)))
+    .returning({ id: approvalRules.id });
+  if (gone.length) await changed(svc, userId);
+}
+
+type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0];
+
+/**
+ * A release removed these tools: every person's rules for them go, inside the release's
+ * transaction. Brought back later, a tool starts from the defaults, like any new tool. Returns
+ * whether any went (then `allRulesChanged` once the release is stored).
+ */
+export async function dropToolRules(tx: Tx, addonId: string, toolNames: string[]): Promise<boolean> {
+  if (!toolNames.length) return false;
+  const gone = await tx
+    .delete(approvalRules)
+    .where(and(eq(approvalRules.addonId, addonId), inArray(approvalRules.toolName, toolNames)))
+    .returning({ id: approvalRules.id });
+  return gone.length > 0;
+}
+
+/** Rules of many people changed at once (a release removed tools): one message drops every process's whole cache. */
+export async function allRulesChanged(svc: Services) {
+  svc.caches.peek(RULES)?.drop();
+  await svc.bus.publish(RULES_CHANNEL, {});
 }

@@ -113,6 +113,11 @@ export interface CallToolOptions {
   tools?: EnabledToolSet;
   /** Who is asked before a destructive call; by default `svc.approvals`. */
   approvals?: Approvals;
+  /**
+   * The call is a developer's check script, made as their test person: the developer's own
+   * approval rules (set as a person using add-ons) do not govern it.
+   */
+  asTestPerson?: boolean;
 }
 
 /**
@@ -224,13 +229,18 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     call.accountRows = found.rows;
   }
   // The person's rule for this tool (this app's, else every app's): cached, so a hit waits for nothing.
-  const cached = rulesOf(svc, actor.userId);
-  const rule = ruleFor(cached instanceof Map ? cached : await cached, actor.grantId, tool.mcpName, () => svc.clock.now());
+  let rule: Rule | undefined;
+  if (!options.asTestPerson) {
+    const cached = rulesOf(svc, actor.userId);
+    rule = ruleFor(cached instanceof Map ? cached : await cached, actor.grantId, tool.mcpName, () => svc.clock.now());
+  }
   if (rule?.mode === 'never') return blocked(run, call, rule);
   const mustAsk = tool.alwaysAsk || rule?.mode === 'ask_every_time';
   if (!tool.destructive && !mustAsk) return deliver(run, input, call);
-  // An allow rule stands in for the person's decision, except where the add-on says every call asks.
-  if (rule?.mode === 'allow' && !mustAsk) return deliver(run, input, call, { status: 'allowed', approvalId: rule.id, decidedBy: 'rule', decidedAt: rule.setAt });
+  // An allow rule stands in for the person's decision, except where the add-on says every call asks,
+  // and, for a destructive tool, only if the person set it through the warning (a release may have
+  // made the tool destructive since).
+  if (rule?.mode === 'allow' && !mustAsk && (rule.acknowledged || !tool.destructive)) return deliver(run, input, call, { status: 'allowed', approvalId: rule.id, decidedBy: 'rule', decidedAt: rule.setAt });
   // A call that went straight to its add-on's slot gives it back while the person decides.
   if (call.slot) void call.slot().catch(() => {});
   call.slot = undefined;

@@ -7,13 +7,13 @@ import type { CallOutcome } from '../queue/types';
  * Messages cross processes (and releases, during a deploy): followers still check what they read.
  */
 
-/** `{userId, grantId?}`: a person's gates changed (AI apps, MCP URL, an app revoked). */
+/** `{userId, grantId?}` (or `{}`: everyone's): a person's gates changed (AI apps, MCP URL, an app revoked, its tools). */
 export const GATES_CHANNEL = 'gates';
 /** `{addonId}`: an add-on's manifest, webhook, secrets or disabled flag changed. */
 export const ADDONS_CHANNEL = 'addons';
 /** `{userId}`: a person's installs or tool switches changed. */
 export const TOOLS_CHANNEL = 'tools';
-/** `{userId}`: a person's approval rules changed (docs/approvals.md "Rules you set"). */
+/** `{userId}` (or `{}`: everyone's): a person's approval rules changed (docs/approvals.md "Rules you set"). */
 export const RULES_CHANNEL = 'approval-rules';
 /** `{kid}`: the signing keys were rotated; every process reloads them. */
 export const KEYS_CHANNEL = 'signing-keys';
@@ -71,10 +71,12 @@ export const resultChannel = (callId: string) => `result:${callId}` as const;
 export const repliesChannel = (processId: string) => `replies:${processId}` as const;
 
 export interface BusMessages {
-  [GATES_CHANNEL]: { userId: string; grantId?: string };
+  /** No userId: every grant of everyone (a release took tools from many apps' choices). */
+  [GATES_CHANNEL]: { userId?: string; grantId?: string };
   [ADDONS_CHANNEL]: { addonId: string };
   [TOOLS_CHANNEL]: { userId: string };
-  [RULES_CHANNEL]: { userId: string };
+  /** No userId: every person's rules (a release removed tools). */
+  [RULES_CHANNEL]: { userId?: string };
   [KEYS_CHANNEL]: { kid: string };
   [APPROVALS_CHANNEL]: { id: string };
   [REQUEST_CANCEL_CHANNEL]: { key: string };

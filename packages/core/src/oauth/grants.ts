@@ -6,6 +6,7 @@ import { switchedOnTools } from '../calls/enabled-tools';
 import { notFound } from '../errors';
 import type { Services } from '../services';
 import { announceGateChange } from './verify';
+import { dropAppRules } from '../approvals/rules';
 
 /**
  * Ends a connection: every token of the grant stops working (refresh tokens and codes check the
@@ -23,6 +24,7 @@ export async function revokeGrant(svc: Services, grantId: string, userId?: strin
     .returning({ id: oauthGrants.id, userId: oauthGrants.userId });
   if (!row) return false;
   await announceGateChange(svc, { userId: row.userId, grantId: row.id });
+  await dropAppRules(svc, row.userId, row.id);
   return true;
 }
 

@@ -157,8 +157,38 @@ export async function forgetAddonTools(tx: Tx, userId: string, addonId: string):
   return rowCount(rows) > 0;
 }
 
-/** Rows of `execute`: postgres.js answers an array, PGlite `{rows}`. */
-function rowCount(result: unknown): number {
-  const rows = (result as { rows?: unknown[] }).rows ?? (result as unknown[]);
-  return Array.isArray(rows) ? rows.length : 0;
+/**
+ * A release removed these tools (`{addonId}__{toolName}`): they leave every app's choice, of every
+ * person, inside the release's transaction. Brought back and switched on, a tool reaches only the
+ * apps the person gives it (or that take later tools), like any new tool. Returns the grants
+ * changed, whose cached gates are dropped once the release is stored (`announceChoicesForgotten`).
+ */
+export async function forgetRemovedTools(tx: Tx, mcpNames: string[]): Promise<Array<{ id: string; userId: string }>> {
+  if (!mcpNames.length) return [];
+  const removed = JSON.stringify(mcpNames);
+  const result = await tx.execute(sql`
+    update ${oauthGrants} set tools = coalesce(
+      (select jsonb_agg(t.n order by t.i) from jsonb_array_elements_text(${oauthGrants.tools}) with ordinality as t(n, i)
+        where not (${removed}::jsonb ? t.n)),
+      '[]'::jsonb)
+    where ${oauthGrants.tools} ?| array(select jsonb_array_elements_text(${removed}::jsonb))
+    returning ${oauthGrants.id} as id, ${oauthGrants.userId} as "userId"`);
+  return rowsOf<{ id: string; userId: string }>(result);
 }
+
+/** Past this many grants, one message drops every process's gates rather than one message each. */
+const ANNOUNCED_ONE_BY_ONE = 200;
+
+/** The grants `forgetRemovedTools` changed: every process drops their cached gates (and so their choices). */
+export async function announceChoicesForgotten(svc: Services, grants: Array<{ id: string; userId: string }>) {
+  if (grants.length > ANNOUNCED_ONE_BY_ONE) return announceGateChange(svc, {});
+  for (const g of grants) await announceGateChange(svc, { userId: g.userId, grantId: g.id });
+}
+
+/** Rows of `execute`: postgres.js answers an array, PGlite `{rows}`. */
+function rowsOf<T>(result: unknown): T[] {
+  const rows = (result as { rows?: unknown[] }).rows ?? (result as unknown[]);
+  return Array.isArray(rows) ? (rows as T[]) : [];
+}
+
+const rowCount = (result: unknown): number => rowsOf(result).length;

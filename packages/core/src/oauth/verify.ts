@@ -103,7 +103,7 @@ const GATES = cacheKind('gate lookups', (_svc, scope) => new GateCache(scope));
  * drops its cached lookups before the caller answers, so the person's next request here sees the
  * change, and the bus tells the other processes (they drop theirs when the message arrives).
  */
-export async function announceGateChange(svc: Services, message: { userId: string; grantId?: string }) {
+export async function announceGateChange(svc: Services, message: { userId?: string; grantId?: string }) {
   svc.caches.peek(GATES)?.drop(message);
   await svc.bus.publish(GATES_CHANNEL, message);
 }

@@ -1,6 +1,6 @@
 import { useId, useState } from 'preact/hooks';
 import { del, get, put, type Connection } from '../api';
-import { ConfirmButton, html, Loaded, Notice, Revealed, toApiError, useLoad } from '../ui';
+import { ConfirmButton, html, Loaded, Notice, Revealed, revealedText, toApiError, useLoad } from '../ui';
 
 /**
  * The person's approval rules (`/api/rules`, docs/approvals.md "Rules you set"): what each tool does
@@ -17,6 +17,8 @@ export interface Rule {
   mode: RuleMode;
   expiresAt: string | null;
   createdAt: string;
+  /** An allow set without the warning for a tool that has since become destructive: it asks again. */
+  needsAcknowledge?: boolean;
 }
 
 const MODE_LABEL: Record<RuleMode, string> = {
@@ -30,7 +32,8 @@ const DURATIONS: Array<[string, string]> = [['', 'Until I remove it'], ['1', 'Fo
 const until = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** One rule in words: "Asks every time", "Allowed without asking until 3 Dec 2026, 10:00". */
-export function ruleText(r: Pick<Rule, 'mode' | 'expiresAt'>): string {
+export function ruleText(r: Pick<Rule, 'mode' | 'expiresAt' | 'needsAcknowledge'>): string {
+  if (r.needsAcknowledge) return 'Asks you again: the tool now changes or deletes things. Set the rule again to allow it without asking';
   if (r.mode === 'ask_every_time') return 'Asks you every time';
   if (r.mode === 'never') return 'Blocked';
   if (r.mode === 'allow') return r.expiresAt ? `Allowed without asking until ${until(r.expiresAt)}` : 'Allowed without asking until you remove it';
@@ -47,6 +50,12 @@ function RuleList({ rules, onRemove, label }: { rules: Rule[]; onRemove: (r: Rul
     </li>`,
   )}</ul>`;
 }
+
+/**
+ * An app as the rule form names it: its self-chosen name with hidden and look-alike characters
+ * marked, and where it sends the person back, so two apps both called "Claude" can be told apart.
+ */
+const appLabel = (a: Connection) => `${revealedText(a.appName)}${a.redirectHost ? ` (${a.redirectHost})` : ''}`;
 
 export interface RuleTool { name: string; title?: string; destructive?: boolean; alwaysAsk?: boolean }
 
@@ -65,7 +74,8 @@ export function ToolRules(props: { addonId: string; addonName: string; tool: Rul
   const [hours, setHours] = useState('');
   const [error, setError] = useState('');
   const [message, setMessage] = useState('');
-  const appName = apps.find((a) => a.id === app)?.appName ?? '';
+  const chosenApp = apps.find((a) => a.id === app);
+  const appName = chosenApp ? appLabel(chosenApp) : '';
   const allowOffered = !tool.alwaysAsk;
 
   const save = async (acknowledge?: boolean) => {
@@ -113,7 +123,7 @@ export function ToolRules(props: { addonId: string; addonName: string; tool: Rul
         <label for=${`${id}-app`}>For</label>
         <select id=${`${id}-app`} value=${app} onChange=${(e: Event) => setApp((e.target as HTMLSelectElement).value)}>
           <option value="">Every app</option>
-          ${apps.map((a) => html`<option value=${a.id}>${a.appName}</option>`)}
+          ${apps.map((a) => html`<option value=${a.id}>${appLabel(a)}</option>`)}
         </select>
       </div>
       <div class="field">

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './accounts';
 import { oauthGrants } from './oauth';
 
@@ -65,6 +65,12 @@ export const approvalRules = pgTable(
     mode: text('mode', { enum: ['ask_every_time', 'ask', 'allow', 'never'] }).notNull(),
     /** A time-limited allow ends here; null: until the person removes the rule. */
     expiresAt: ts('expires_at'),
+    /**
+     * An allow set for a destructive tool through the warning. An allow without it applies only
+     * while the tool the app is served is not destructive: a release that makes it so, once
+     * accepted, asks again until the person sets the rule through the warning.
+     */
+    acknowledgedDestructive: boolean('acknowledged_destructive').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
