@@ -2,12 +2,13 @@
 // the call's own approval page; its own answer never approves; the person decides on the page (or
 // anywhere else), with an optional reason for a deny that reaches the model. Also across processes.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
+import { spawnToolport } from './helpers/process';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, watchErrors } from './helpers/browser';
 import { axeSerious, dashboardAs } from './helpers/dashboard';
@@ -341,25 +342,14 @@ describe('in-app approval across API processes', { skip: TARGET !== 'services' ?
   let a = '';
   let b = '';
 
-  async function spawnToolport(role: 'api' | 'worker', publicUrl: string, port: number) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-      env: { ...process.env, ...backing.env, ROLE: role, PORT: String(port), PUBLIC_URL: publicUrl },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    procs.push(child);
-    for (let i = 0; i < 600; i++) {
-      if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return;
-      await sleep(100);
-    }
-    throw new Error(`${role} on ${port} did not become ready`);
-  }
+  const spawnApi = (role: 'api' | 'worker', publicUrl: string, port: number) => spawnToolport(procs, { env: backing.env, role, port, publicUrl });
 
   before(async () => {
     backing = await createBacking();
     const [pa, pb, pw] = [await freePort(), await freePort(), await freePort()];
     a = `http://127.0.0.1:${pa}`;
     b = `http://127.0.0.1:${pb}`;
-    await Promise.all([spawnToolport('api', a, pa), spawnToolport('api', a, pb), spawnToolport('worker', a, pw)]);
+    await Promise.all([spawnApi('api', a, pa), spawnApi('api', a, pb), spawnApi('worker', a, pw)]);
   });
   after(async () => {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import os from 'node:os';
@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { AddOnError, defineAddon, serveNode, text, tool, type AddonManifest } from '@toolport/addon-kit';
+import { spawnToolport } from './helpers/process';
 import { developerKey, runToolportCli, startToolportCli, type CliProcess } from './helpers/cli';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
 
@@ -265,18 +266,7 @@ describe('toolport dev with the API and the worker in separate processes', { ski
   let kit: Awaited<ReturnType<typeof startKitAddon>>;
   let dir: string;
 
-  async function spawnToolport(role: 'api' | 'worker', publicUrl: string, port: number) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-      env: { ...process.env, ...backing.env, ROLE: role, PORT: String(port), PUBLIC_URL: publicUrl },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    procs.push(child);
-    for (let i = 0; i < 600; i++) {
-      if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return child;
-      await sleep(100);
-    }
-    throw new Error(`${role} on ${port} did not become ready`);
-  }
+  const spawnProcess = (role: 'api' | 'worker', publicUrl: string, port: number) => spawnToolport(procs, { env: backing.env, role, port, publicUrl });
 
   before(async () => {
     if (skip) return;
@@ -293,8 +283,8 @@ describe('toolport dev with the API and the worker in separate processes', { ski
   it("shows deliveries the worker made on the API process's stream, and reconnects when that process is replaced", async () => {
     const [pa, pw] = [await freePort(), await freePort()];
     const publicUrl = `http://127.0.0.1:${pa}`;
-    let api = await spawnToolport('api', publicUrl, pa);
-    await spawnToolport('worker', publicUrl, pw);
+    let api = await spawnProcess('api', publicUrl, pa);
+    await spawnProcess('worker', publicUrl, pw);
     const key = await developerKey(publicUrl, 'dev-split');
 
     const file = path.join(dir, 'addon.json');
@@ -311,7 +301,7 @@ describe('toolport dev with the API and the worker in separate processes', { ski
     // The API process holding the stream dies; another takes its place on the same address.
     api.kill('SIGKILL');
     await dev.waitFor(/^Live stream dropped \(.+\); reconnecting in \d+ s\./);
-    api = await spawnToolport('api', publicUrl, pa);
+    api = await spawnProcess('api', publicUrl, pa);
     await dev.waitFor(/^Live stream back: deliveries of dev-split again/);
     await checkScript(publicUrl, key, 'dev-split', [{ tool: 'echo', arguments: { text: 'after the restart' } }]);
     assert.match(await dev.waitFor(/ echo {2}/), /\{"text":"after the restart"\} {2}ok/);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { spawnToolport } from './helpers/process';
 import { notesManifest, personWithNotes, startAddonServer } from './helpers/addon-server';
 import { connectApp } from './helpers/mcp';
 import { connectAppV2 } from './helpers/mcp-v2';
@@ -146,18 +146,7 @@ describe('list changes across two API processes', { skip }, () => {
   let backing: Backing;
   let hook: Hook;
   const procs: ChildProcess[] = [];
-  async function spawnApi(publicUrl: string, port: number) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-      env: { ...process.env, ...backing.env, ROLE: 'all', PORT: String(port), PUBLIC_URL: publicUrl },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    procs.push(child);
-    for (let i = 0; i < 600; i++) {
-      if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return;
-      await sleep(100);
-    }
-    throw new Error(`the API process on ${port} did not become ready`);
-  }
+  const spawnApi = (publicUrl: string, port: number) => spawnToolport(procs, { env: backing.env, role: 'all', port, publicUrl });
   before(async () => {
     if (skip) return;
     backing = await createBacking();

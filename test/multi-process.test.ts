@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { spawnToolport } from './helpers/process';
 import { startAddonServer, notesManifest } from './helpers/addon-server';
 import { listPublicly, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
@@ -15,19 +16,7 @@ let backing: Backing;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
 const procs: ChildProcess[] = [];
 
-async function spawnToolport(role: 'api' | 'worker', publicUrl: string, port: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-    env: { ...process.env, ...backing.env, ROLE: role, PORT: String(port), PUBLIC_URL: publicUrl },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  procs.push(child);
-  for (let i = 0; i < 600; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
-    if (ok) return child;
-    await sleep(100);
-  }
-  throw new Error(`${role} on ${port} did not become ready`);
-}
+const spawnProcess = (role: 'api' | 'worker', publicUrl: string, port: number) => spawnToolport(procs, { env: backing.env, role, port, publicUrl });
 
 before(async () => {
   if (skip) return;
@@ -49,10 +38,10 @@ describe('two API processes and two workers on one Postgres and one Redis', { sk
   it('spreads calls, survives a SIGTERM of an API process and a killed worker, loses nothing, runs nothing twice', async (t) => {
     const [pa, pb, pw1, pw2] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const publicUrl = `http://127.0.0.1:${pa}`;
-    const apiA = await spawnToolport('api', publicUrl, pa);
-    await spawnToolport('api', publicUrl, pb);
-    const worker1 = await spawnToolport('worker', publicUrl, pw1);
-    await spawnToolport('worker', publicUrl, pw2);
+    const apiA = await spawnProcess('api', publicUrl, pa);
+    await spawnProcess('api', publicUrl, pb);
+    const worker1 = await spawnProcess('worker', publicUrl, pw1);
+    await spawnProcess('worker', publicUrl, pw2);
 
     const dev = await newPerson(publicUrl, 'dev');
     const id = `mp-${process.pid % 1000}`;
@@ -118,8 +107,8 @@ describe('open event streams per person, across API processes', { skip }, () => 
   it('counts streams on every process against one limit, and a closed stream frees its place', async () => {
     const [pa, pb] = [await freePort(), await freePort()];
     const publicUrl = `http://127.0.0.1:${pa}`;
-    await spawnToolport('api', publicUrl, pa);
-    await spawnToolport('api', publicUrl, pb);
+    await spawnProcess('api', publicUrl, pa);
+    await spawnProcess('api', publicUrl, pb);
     const a = `http://127.0.0.1:${pa}`;
     const b = `http://127.0.0.1:${pb}`;
     const person = await newPerson(publicUrl, 'streams');

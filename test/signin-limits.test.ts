@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { hashPassword } from '../packages/core/src/crypto';
 import { users } from '../packages/core/src/db/schema/index';
 import { newId } from '../packages/core/src/ids';
+import { spawnToolport } from './helpers/process';
 import { Client, newPerson, type Reply } from './helpers/http';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
 import { authorizeQuery, hiddenFields, pkce, postForm, register, REDIRECT } from './helpers/oauth-flow';
@@ -82,19 +82,7 @@ describe('sign-in limits under concurrency', () => {
       const ports = [await freePort(), await freePort()];
       const publicUrl = `http://127.0.0.1:${ports[0]}`;
       // Both start at once: starting is most of this test's time.
-      await Promise.all(ports.map(async (port) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-          env: { ...process.env, ...backing.env, ROLE: 'api', PORT: String(port), PUBLIC_URL: publicUrl },
-          stdio: ['ignore', 'ignore', 'inherit'],
-        });
-        procs.push(child);
-        let ready = false;
-        for (let i = 0; i < 600 && !ready; i++) {
-          ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
-          if (!ready) await sleep(100);
-        }
-        assert.ok(ready, `API process on ${port} did not become ready`);
-      }));
+      await Promise.all(ports.map((port) => spawnToolport(procs, { env: backing.env, role: 'api', port, publicUrl })));
       const urls = ports.map((p) => `http://127.0.0.1:${p}`);
       const { email, password } = await newPerson(urls[0]!);
       // No trusted proxies: both processes count the socket's address, 127.0.0.1.

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Runs a program to the end, asynchronously (a Toolport in this same process serves meanwhile): its exit code and output. */
 export function runToEnd(
@@ -16,4 +17,25 @@ export function runToEnd(
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/**
+ * Toolport's real entry point as a child process (`ROLE` api, worker or all) on one backing, ready
+ * once its /readyz answers. The child is added to `procs`, for the caller to kill after its tests.
+ */
+export async function spawnToolport(
+  procs: ChildProcess[],
+  opts: { env: NodeJS.ProcessEnv; role: 'api' | 'worker' | 'all'; port: number; publicUrl: string },
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+    env: { ...process.env, ...opts.env, ROLE: opts.role, PORT: String(opts.port), PUBLIC_URL: opts.publicUrl },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  procs.push(child);
+  for (let i = 0; i < 600; i++) {
+    if (await fetch(`http://127.0.0.1:${opts.port}/readyz`).then((r) => r.ok, () => false)) return child;
+    if (child.exitCode !== null) break;
+    await sleep(100);
+  }
+  throw new Error(`the ${opts.role} process on ${opts.port} did not become ready`);
 }
