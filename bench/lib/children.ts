@@ -75,10 +75,13 @@ export async function startChild(name: string, script: string, opts: { args?: st
       });
     },
     async stop() {
-      if (proc.exitCode !== null) return;
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise<void>((r) => proc.once('exit', () => r()));
       // SIGINT lets a --cpu-prof child write its profile; the Toolport child closes its services.
-      proc.send({ type: 'stop' });
+      // A child already on its way out has closed its channel: a send then is an error event that
+      // would end this process after the results were saved, so it gets the signal instead.
+      if (proc.connected) proc.send({ type: 'stop' }, (err) => err && proc.kill('SIGINT'));
+      else proc.kill('SIGINT');
       const t = setTimeout(() => proc.kill('SIGINT'), 5_000);
       const k = setTimeout(() => proc.kill('SIGKILL'), 15_000);
       await exited;
