@@ -408,6 +408,35 @@ describe('a tool’s connected account on the call path', () => {
     }
   });
 
+  it('the developer has not set the provider up: the call says so, offers no link the person could not use, delivers nothing', async () => {
+    const person = await notesPerson();
+    const removed = await person.dev.client.delete(`/api/addons/${person.addonId}/accounts/notes_cloud/client`);
+    assert.equal(removed.status, 204, removed.text);
+    const elicitations: unknown[] = [];
+    const app = await connectApp(person.user.mcpUrl, person.client, {
+      name: 'Claude',
+      provider: new TestOAuthProvider('Claude'),
+      capabilities: { elicitation: { url: {} } },
+      prepare: (client) => client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        elicitations.push(req.params);
+        return { action: 'accept' };
+      }),
+    });
+    const before = hook.received.length;
+    const result = (await app.client.callTool({ name: `${person.addonId}__search_notes`, arguments: {} })) as { content: Array<{ text: string }>; isError?: boolean };
+    assert.equal(result.isError, true);
+    assert.equal(
+      result.content[0]!.text,
+      'The add-on "Notes" needs a Notes Cloud account, and its developer has not set up connecting one yet, so the call did not run. Try again later.',
+    );
+    assert.deepEqual(elicitations, [], 'no link to a Connect button that is switched off');
+    assert.equal(hook.received.length, before, 'nothing reached the add-on');
+    const logged = await loggedCall(person, person.addonId, 'search_notes');
+    assert.equal(logged.outcome, 'needs_setup');
+    assert.equal(logged.detail, 'account notes_cloud: not set up by its developer');
+    await app.client.close();
+  });
+
   it('an app that declared URL elicitation is offered the connect link; its "accept" connects nothing', async () => {
     const person = await notesPerson();
     const elicitations: Array<{ mode?: string; elicitationId?: string; url?: string; message: string }> = [];

@@ -307,6 +307,10 @@ describe('never', () => {
     assert.equal(log.outcome, 'blocked');
     assert.equal(log.decision, 'blocked');
     assert.equal(log.decidedBy, 'rule');
+    // The person stopped it: Activity counts it with what was not approved, not as a failure.
+    const activity = await person.get('/api/calls/activity?period=1h');
+    assert.equal(activity.status, 200, activity.text);
+    assert.deepEqual(activity.body.totals, { calls: 1, ok: 0, stopped: 1, failed: 0 });
     // Only that app: Cursor's call runs.
     assert.equal((await cursor.callTool({ name: `${addonId}__add_note`, arguments: { text: 't-cursor-ok' } })).isError, undefined);
 

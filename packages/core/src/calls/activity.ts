@@ -20,8 +20,8 @@ const activityQuery = z.object({
   outcome: z.string().max(64).optional(),
 });
 
-/** Outcomes where the person (or the lack of an answer) stopped the call: it never reached the add-on. */
-const STOPPED = ['denied', 'dismissed', 'expired', 'cancelled', 'revoked'];
+/** Outcomes where the person (their answer, its lack, or their rule) stopped the call: it never reached the add-on. */
+const STOPPED = ['denied', 'dismissed', 'expired', 'cancelled', 'revoked', 'blocked'];
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Math.round(Number(v)));
 

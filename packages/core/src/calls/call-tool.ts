@@ -21,6 +21,8 @@ import {
   connectElicitationMessage,
   connectLink,
   needsAccountSentence,
+  notSetUpSentence,
+  providerReady,
   type AccountRow,
   type MissingAccount,
 } from '../installs/account-tokens';
@@ -322,6 +324,12 @@ async function needsAccount(run: CallRun, input: CallToolInput, call: Checked, m
   const { tool } = call;
   if (call.slot) void call.slot().catch(() => {});
   call.slot = undefined;
+  // Without the developer's OAuth client nobody can connect one: a link would lead to a Connect
+  // button that is switched off, so the answer says who has to act instead, and offers nothing.
+  if (!(await providerReady(svc, tool.addonId, missing.account.provider))) {
+    run.log({ ...call.where, outcome: 'needs_setup', detail: `account ${missing.account.provider}: not set up by its developer` });
+    return text(notSetUpSentence(tool.addonName, missing), true);
+  }
   run.log({ ...call.where, outcome: 'needs_setup', detail: `account ${missing.account.provider}: ${missing.failure === null ? 'not connected' : 'failed'}` });
   if (input.elicit) {
     try {

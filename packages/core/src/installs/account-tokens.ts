@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { cacheKind } from '../caches';
 import type { ToolAccount } from '../calls/enabled-tools';
-import { connectedAccounts } from '../db/schema/index';
+import { addonOauthClients, connectedAccounts } from '../db/schema/index';
 import { ToolportError } from '../errors';
 import type { Services } from '../services';
 import { openAccountTokens, providerClient, requestToken, type TokenAnswer } from './connected-accounts';
@@ -87,6 +87,19 @@ export function needsAccountSentence(svc: Services, addonId: string, addonName: 
     return `The add-on "${addonName}" needs a ${account.title} account before it can run, and none is connected. Connect one in Toolport: ${link}`;
   }
   return `The add-on "${addonName}" can no longer use the ${account.title} account: ${failure} Connect it again in Toolport: ${link}`;
+}
+
+/** What a call answers while the developer has stored no OAuth client for the provider: no account can be connected yet. */
+export const notSetUpSentence = (addonName: string, missing: MissingAccount) =>
+  `The add-on "${addonName}" needs a ${missing.account.title} account, and its developer has not set up connecting one yet, so the call did not run. Try again later.`;
+
+/** Whether the add-on's developer stored an OAuth client for the provider (one primary-key lookup, on the missing-account path only). */
+export async function providerReady(svc: Services, addonId: string, provider: string): Promise<boolean> {
+  const [row] = await svc.db
+    .select({ provider: addonOauthClients.provider })
+    .from(addonOauthClients)
+    .where(and(eq(addonOauthClients.addonId, addonId), eq(addonOauthClients.provider, provider)));
+  return row !== undefined;
 }
 
 /** The message of the URL elicitation that offers the connect link (MCP `elicitation/create`). */
