@@ -309,6 +309,7 @@ describe('settings in the dashboard', () => {
       await form.getByLabel('Notebook').selectOption('Personal');
       await form.getByRole('button', { name: 'Save settings' }).click();
       await page.getByText('Settings saved').waitFor();
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Save settings', 'focus stays on Save, not <body>');
       assert.ok(!(await page.content()).includes(secret));
 
       // The values reach the add-on in the next call.
@@ -321,6 +322,43 @@ describe('settings in the dashboard', () => {
       } finally {
         await client.close();
       }
+      assert.deepEqual(tab.errors, []);
+    } finally {
+      await tab.close();
+    }
+  });
+});
+
+describe('settings from the Add-ons page', () => {
+  it('the catalog card’s Install asks for the settings first, and the installed card leads to the add-on’s page', async () => {
+    const id = `set-card-${tag}`;
+    await register(id);
+    const p = await newPerson(tp.url, 'set-card');
+    assert.equal((await p.client.patch('/api/settings', { aiApps: true })).status, 200);
+    const tab = await dashboardAs(browser, tp.url, p.client, 'phone');
+    try {
+      const { page } = tab;
+      await page.goto('/addons');
+      await page.getByRole('searchbox').fill(id);
+      const card = page.locator(`.catalog-item[data-addon="${id}"]`);
+      await card.getByRole('button', { name: 'Install Notes' }).click();
+      const dialog = page.getByRole('dialog', { name: /Install Notes/ });
+      await dialog.waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Install Notes', 'focus is back on Install');
+      assert.ok(!((await p.client.get('/api/installs')).body as any[]).some((i) => i.addon.id === id), 'Cancel installed nothing');
+
+      await card.getByRole('button', { name: 'Install Notes' }).click();
+      await dialog.getByLabel('API key').fill('card-secret-value');
+      await dialog.getByRole('button', { name: 'Install' }).click();
+      const installed = page.locator(`article.addon[data-addon="${id}"]`);
+      await installed.waitFor();
+      assert.deepEqual((await p.client.get(`/api/installs/${id}/settings`)).body.missing, [], 'the required setting was asked for at install');
+
+      await installed.getByRole('link', { name: /^Details of Notes/ }).click();
+      await page.waitForURL(new RegExp(`/addons/${id}$`));
+      await page.getByRole('form', { name: 'Settings of Notes' }).waitFor();
       assert.deepEqual(tab.errors, []);
     } finally {
       await tab.close();

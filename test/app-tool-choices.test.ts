@@ -188,13 +188,17 @@ describe('per-app tool choices, from the consent page to the Apps page', () => {
     await page.goto(`${tp.url}/apps`);
     const card = page.locator(`[data-connection="${(await connectionNamed(person.client, 'Choosy App')).id}"]`);
     await card.getByText('1 switched-on tool is not given to it').waitFor();
-    await card.getByRole('button', { name: 'Choose tools for Choosy App' }).click();
+    await card.getByRole('button', { name: 'Choose tools for Choosy App' }).press('Enter');
+    // The list opens where the keyboard is: on its first checkbox.
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.type), 'checkbox');
     assert.equal(await card.getByRole('checkbox', { name: /Delete a note/ }).isChecked(), false);
     const toldChosen = chosen.changed.next();
     await card.getByRole('checkbox', { name: 'Also let it use tools I switch on later' }).check();
     await card.getByRole('checkbox', { name: /Delete a note/ }).check();
     await card.getByRole('button', { name: 'Save tools' }).click();
     await page.getByText('Choosy App can now use 3 tools.').waitFor();
+    // Focus goes back to the button that opened the list, not to the page's start.
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Choose tools for Choosy App');
     await toldChosen;
     assert.deepEqual(names(await chosen.client.listTools()), [SEARCH, ADD, DELETE]);
     assert.equal((await connectionNamed(person.client, 'Choosy App')).newTools, true);

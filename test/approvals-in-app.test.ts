@@ -191,6 +191,10 @@ describe('in-app approval by URL elicitation', () => {
     try {
       await page.goto(e.url!);
       await page.waitForURL(/\/signin$/);
+      // The person knows why they are asked to sign in, and that the app will not wait long.
+      const why = page.locator('[data-waiting-approval]');
+      await why.waitFor();
+      assert.match((await why.textContent()) ?? '', /An AI app is waiting for your answer.*no answer in time is no/s);
       await page.getByLabel('Email').fill(person.email);
       await page.getByLabel('Password').fill(person.password);
       await page.getByRole('button', { name: 'Sign in' }).click();

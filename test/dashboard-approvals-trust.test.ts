@@ -79,7 +79,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
         const list = await recent();
         assert.equal(list.length, 2, JSON.stringify(list));
         assert.match(list[0]!, /^expired: Delete a note · Notes for Claude ?Expired/);
-        assert.match(list[1]!, /^allowed: Delete a note · Notes for Claude ?Allowed here/);
+        assert.match(list[1]!, /^allowed: Delete a note · Notes for Claude ?Allowed in the dashboard/);
         assert.deepEqual(await axeSerious(page), []);
         await screenshots(page, `approval-recent-${size}`);
         assert.deepEqual(errors, []);

@@ -89,7 +89,18 @@ export interface Install { addon: { id: string; name: string; description?: stri
 export interface CatalogEntry { id: string; name: string; description?: string; icon?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
 /** `GET /api/catalog/:id`: a catalog entry with each tool's safety flags and arguments, before installing. */
 export interface CatalogTool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean; confirm?: boolean; idempotent?: boolean | null; openWorld?: boolean | null; icon?: string; arguments: Array<{ name: string; summary: string; required: boolean }> }
-export type CatalogDetail = Omit<CatalogEntry, 'tools'> & { tools: CatalogTool[] };
+export type SettingValue = string | number | boolean;
+/** One per-install setting an add-on declares (manifest `settings`), as the catalog and the install form show it. */
+export interface SettingDecl {
+  name: string;
+  title: string;
+  summary?: string;
+  kind: 'text' | 'number' | 'boolean' | 'choice' | 'secret';
+  required: boolean;
+  choices?: string[];
+  default?: SettingValue;
+}
+export type CatalogDetail = Omit<CatalogEntry, 'tools'> & { tools: CatalogTool[]; settings?: SettingDecl[] };
 export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
 export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; infoOmitted?: number; style?: string }
 /**

@@ -13,7 +13,7 @@ import { ApprovalPage } from './pages/approval';
 import { ActivityPage } from './pages/activity';
 import { AddonDetailPage, DeveloperPage, KeysPage } from './pages/developer';
 import { OperatorPage } from './pages/operator';
-import { interceptLinks, navigate, usePath } from './router';
+import { interceptLinks, navigate, rememberReturn, takeReturn, usePath } from './router';
 import { live, me, startLive, stopLive, useStore } from './store';
 import { html, PageHeader } from './ui';
 
@@ -150,29 +150,6 @@ function Unreachable({ error, retry }: { error: ApiError; retry: () => void }) {
     </div>
     <button type="button" class="btn btn-primary" onClick=${retry}>Try again</button>
   </main>`;
-}
-
-/**
- * Where a person who was not signed in was going (a link to an approval's page, say): they land
- * there once signed in. A same-origin path only; kept for this tab.
- */
-const RETURN_KEY = 'toolport.returnTo';
-function rememberReturn(path: string) {
-  if (path === '/' || !path.startsWith('/') || path.startsWith('//')) return;
-  try {
-    sessionStorage.setItem(RETURN_KEY, path + location.search);
-  } catch {
-    /* storage refused: they land on Home */
-  }
-}
-function takeReturn(): string | null {
-  try {
-    const to = sessionStorage.getItem(RETURN_KEY);
-    sessionStorage.removeItem(RETURN_KEY);
-    return to && to.startsWith('/') && !to.startsWith('//') ? to : null;
-  } catch {
-    return null;
-  }
 }
 
 function App() {

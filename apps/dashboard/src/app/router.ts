@@ -41,6 +41,38 @@ export function useQueryParam(name: string): string | null {
   return value;
 }
 
+/**
+ * Where a person who was not signed in was going (a link to an approval's page, say): they land
+ * there once signed in. A same-origin path only; kept for this tab.
+ */
+const RETURN_KEY = 'toolport.returnTo';
+export function rememberReturn(path: string) {
+  if (path === '/' || !path.startsWith('/') || path.startsWith('//')) return;
+  try {
+    sessionStorage.setItem(RETURN_KEY, path + location.search);
+  } catch {
+    /* storage refused: they land on Home */
+  }
+}
+export function takeReturn(): string | null {
+  try {
+    const to = sessionStorage.getItem(RETURN_KEY);
+    sessionStorage.removeItem(RETURN_KEY);
+    return to && to.startsWith('/') && !to.startsWith('//') ? to : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where the person will land once signed in, without forgetting it (the sign-in page says why they are asked). */
+export function peekReturn(): string | null {
+  try {
+    return sessionStorage.getItem(RETURN_KEY);
+  } catch {
+    return null;
+  }
+}
+
 export function interceptLinks() {
   document.addEventListener('click', (e) => {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;

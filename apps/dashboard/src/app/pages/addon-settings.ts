@@ -1,5 +1,5 @@
-import { useId, useRef, useState } from 'preact/hooks';
-import { get, post, put, type FieldError } from '../api';
+import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { get, post, put, type FieldError, type SettingDecl, type SettingValue } from '../api';
 import { FieldErrors, html, Notice, Revealed, toApiError, useLoad } from '../ui';
 
 /**
@@ -8,18 +8,7 @@ import { FieldErrors, html, Notice, Revealed, toApiError, useLoad } from '../ui'
  * replace it; its value never comes back from the server.
  */
 
-type Kind = 'text' | 'number' | 'boolean' | 'choice' | 'secret';
-type Value = string | number | boolean;
-
-export interface SettingDecl {
-  name: string;
-  title: string;
-  summary?: string;
-  kind: Kind;
-  required: boolean;
-  choices?: string[];
-  default?: Value;
-}
+type Value = SettingValue;
 
 interface SettingState extends SettingDecl {
   set: boolean;
@@ -115,21 +104,33 @@ function SettingField({ s, draft, setDraft, saved, replacing, onReplace, idBase 
 }
 
 /**
- * The Install button of an add-on's page. An add-on that declares settings opens the install
- * dialog with its form (defaults filled in); one without installs at once.
+ * The Install button of an add-on (its page, and its catalog card). An add-on that declares
+ * settings opens the install dialog with its form (defaults filled in); one without installs at
+ * once. The catalog card does not know the settings: it gives `loadSettings`, asked on the click.
  */
-export function InstallButton({ addon, settings, onInstalled }: {
+export function InstallButton({ addon, settings: given, loadSettings, ariaLabel, onInstalled }: {
   addon: { id: string; name: string };
-  settings: SettingDecl[];
+  settings?: SettingDecl[];
+  loadSettings?: () => Promise<SettingDecl[]>;
+  ariaLabel?: string;
   onInstalled: () => Promise<void> | void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const idBase = useId();
-  const [draft, setDraft] = useState<Draft>(() => draftOf(settings, true));
+  const [settings, setSettings] = useState<SettingDecl[] | null>(given ?? null);
+  const [draft, setDraft] = useState<Draft>(() => draftOf(given ?? [], true));
+  const [opening, setOpening] = useState(false);
+  const loading = useRef(false);
   const [error, setError] = useState('');
   const [errors, setErrors] = useState<FieldError[]>([]);
   const [busy, setBusy] = useState(false);
+  // Opened once its form is drawn, so focus lands on the first field (and goes back to Install on close).
+  useLayoutEffect(() => {
+    if (!opening) return;
+    setOpening(false);
+    ref.current?.showModal();
+  }, [opening]);
   const install = async (values?: Record<string, Value | null>) => {
     setBusy(true);
     setError('');
@@ -146,22 +147,46 @@ export function InstallButton({ addon, settings, onInstalled }: {
       setBusy(false);
     }
   };
-  if (!settings.length) {
-    return html`<span>${error && html`<${Notice} kind="error">${error}<//>`}<button type="button" class="btn btn-primary" disabled=${busy} onClick=${() => install()}>Install</button></span>`;
-  }
-  return html`<button type="button" class="btn btn-primary" onClick=${() => { setError(''); ref.current?.showModal(); }}>Install</button>
-    <dialog ref=${ref} class="dialog" aria-labelledby=${titleId}>
-      <form class="dialog-body" onSubmit=${(e: Event) => { e.preventDefault(); void install(valuesOf(settings, draft, {}, true)); }}>
-        <h2 class="dialog-title" id=${titleId}>Install <${Revealed} text=${addon.name} /></h2>
-        <p class="dialog-text small">${addon.name} asks for these settings. They are sent to the add-on with every call; secrets are stored encrypted and never shown again.</p>
-        ${settings.map((s) => html`<${SettingField} key=${s.name} s=${s} draft=${draft} setDraft=${setDraft} saved=${false} replacing=${true} onReplace=${() => {}} idBase=${idBase} />`)}
-        ${error && html`<${Notice} kind="error">${error}<${FieldErrors} errors=${errors} /><//>`}
-        <div class="dialog-actions">
-          <button type="button" class="btn" onClick=${() => ref.current?.close()}>Cancel</button>
-          <button type="submit" class="btn btn-primary" disabled=${busy}>Install</button>
-        </div>
-      </form>
-    </dialog>`;
+  const start = async () => {
+    setError('');
+    let list = settings;
+    if (list === null) {
+      // Not `busy`: a disabled button drops the focus, and the dialog would give it back to <body>.
+      if (loading.current) return;
+      loading.current = true;
+      try {
+        list = (await loadSettings?.()) ?? [];
+      } catch (err) {
+        setError(toApiError(err).message);
+        return;
+      } finally {
+        loading.current = false;
+      }
+      setSettings(list);
+      setDraft(draftOf(list, true));
+    }
+    if (!list.length) return install();
+    setOpening(true);
+  };
+  const list = settings ?? [];
+  return html`<span class="install">
+    ${error && !list.length ? html`<${Notice} kind="error">${error}<//>` : null}
+    <button type="button" class="btn btn-primary" aria-label=${ariaLabel} disabled=${busy} onClick=${() => void start()}>Install</button>
+    ${list.length
+      ? html`<dialog ref=${ref} class="dialog" aria-labelledby=${titleId}>
+          <form class="dialog-body" onSubmit=${(e: Event) => { e.preventDefault(); void install(valuesOf(list, draft, {}, true)); }}>
+            <h2 class="dialog-title" id=${titleId}>Install <${Revealed} text=${addon.name} /></h2>
+            <p class="dialog-text small">${addon.name} asks for these settings. They are sent to the add-on with every call; secrets are stored encrypted and never shown again.</p>
+            ${list.map((s) => html`<${SettingField} key=${s.name} s=${s} draft=${draft} setDraft=${setDraft} saved=${false} replacing=${true} onReplace=${() => {}} idBase=${idBase} />`)}
+            ${error && html`<${Notice} kind="error">${error}<${FieldErrors} errors=${errors} /><//>`}
+            <div class="dialog-actions">
+              <button type="button" class="btn" onClick=${() => ref.current?.close()}>Cancel</button>
+              <button type="submit" class="btn btn-primary" disabled=${busy}>Install</button>
+            </div>
+          </form>
+        </dialog>`
+      : null}
+  </span>`;
 }
 
 /** The settings of an installed add-on, on its page: edited and saved; nothing when it declares none. */
@@ -200,6 +225,11 @@ function SettingsForm({ view, addonName, onSaved }: { view: SettingsView; addonN
     }
   };
   const justSaved = (view as SettingsView & { savedNotice?: boolean }).savedNotice;
+  // The form is drawn anew from what the server saved: Save gets the focus back, not <body>.
+  const saveButton = useRef<HTMLButtonElement>(null);
+  useLayoutEffect(() => {
+    if (justSaved) saveButton.current?.focus();
+  }, []);
   return html`<section class="card" aria-labelledby=${headingId} data-settings=${view.addon}>
     <h2 id=${headingId} class="h3">Settings</h2>
     ${view.missing.length
@@ -210,7 +240,7 @@ function SettingsForm({ view, addonName, onSaved }: { view: SettingsView; addonN
       ${view.settings.map((s) => html`<${SettingField} key=${s.name} s=${s} draft=${draft} setDraft=${setDraft} saved=${s.kind === 'secret' && s.set}
         replacing=${replacing.has(s.name)} onReplace=${() => { setReplacing((r) => new Set(r).add(s.name)); requestAnimationFrame(() => document.getElementById(`${idBase}-${s.name}`)?.focus()); }} idBase=${idBase} />`)}
       ${error && html`<${Notice} kind="error">${error}<${FieldErrors} errors=${errors} /><//>`}
-      <div class="actions"><button type="submit" class="btn btn-primary" disabled=${busy}>Save settings</button></div>
+      <div class="actions"><button type="submit" class="btn btn-primary" disabled=${busy} ref=${saveButton}>Save settings</button></div>
     </form>
   </section>`;
 }

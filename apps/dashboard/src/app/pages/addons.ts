@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, query, type CatalogEntry, type Connection, type Install, type Tool } from '../api';
+import { del, get, patch, post, query, type CatalogDetail, type CatalogEntry, type Connection, type Install, type Tool } from '../api';
 import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useDebounced, useLoad } from '../ui';
 import { UpdateReview } from './update-review';
 import { ruleText, ToolRules, type Rule } from './rules';
-import { SettingsReminder } from './addon-settings';
+import { InstallButton, SettingsReminder } from './addon-settings';
 
 export function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean } }) {
   return html`${tool.destructive ? html`<span class="badge badge-danger" title="Changes or deletes things; you approve each call">⚠ Destructive · asks you first</span>` : null}
@@ -57,15 +57,11 @@ export function AddonsPage() {
       setError(toApiError(err).message);
     }
   };
-  const install = async (entry: CatalogEntry) => {
+  // The catalog card's Install asks for the add-on's settings first, as its page does (InstallButton).
+  const installed = async (entry: CatalogEntry) => {
     setError('');
-    try {
-      await post(`/api/installs`, { addon: entry.id });
-      setMessage(`${entry.name} is installed. Its tools start switched off: turn on the ones you want.`);
-      await Promise.all([installs.reload(), catalog.reload()]);
-    } catch (err) {
-      setError(toApiError(err).message);
-    }
+    setMessage(`${entry.name} is installed. Its tools start switched off: turn on the ones you want.`);
+    await Promise.all([installs.reload(), catalog.reload()]);
   };
   const accept = async (i: Install, version: number) => {
     setError('');
@@ -102,9 +98,12 @@ export function AddonsPage() {
                     <h3 id=${`inst-${i.addon.id}`}><${Icon} src=${i.addon.icon} /> <${Revealed} text=${i.addon.name} /> <code class="mono small muted"><${Revealed} text=${i.addon.id} identifier /></code></h3>
                     ${i.addon.description && html`<p class="muted"><${Revealed} text=${i.addon.description} /></p>`}
                   </div>
-                  <${ConfirmButton} label="Uninstall" ariaLabel=${`Uninstall ${i.addon.name}`} danger title=${`Uninstall ${i.addon.name}?`}
-                    body=${html`<p>Its tools disappear from every app at once. You can install it again later; its tools will start switched off.</p>`}
-                    confirmLabel="Uninstall" onConfirm=${() => uninstall(i.addon.id)} />
+                  <div class="card-actions">
+                    <a class="btn" href=${`/addons/${encodeURIComponent(i.addon.id)}`} aria-label=${`Details of ${i.addon.name}: its settings and accounts`}>Details</a>
+                    <${ConfirmButton} label="Uninstall" ariaLabel=${`Uninstall ${i.addon.name}`} danger title=${`Uninstall ${i.addon.name}?`}
+                      body=${html`<p>Its tools disappear from every app at once. You can install it again later; its tools will start switched off.</p>`}
+                      confirmLabel="Uninstall" onConfirm=${() => uninstall(i.addon.id)} />
+                  </div>
                 </div>
                 ${i.heldOff
                   ? html`<${Notice} kind="error">${i.heldOff === 'delisted'
@@ -132,7 +131,7 @@ export function AddonsPage() {
         available.length === 0
           ? html`<div class="empty">${q ? `Nothing in the catalog matches “${q}”.` : (catalog.data ?? []).length ? 'You have installed everything in the catalog.' : 'The catalog is empty for now.'}</div>`
           : html`<div class="grid">${available.map(
-              (c) => html`<article class="card catalog-item" data-addon=${c.id} aria-labelledby=${`cat-${c.id}`}>
+              (c) => html`<article class="card catalog-item" key=${c.id} data-addon=${c.id} aria-labelledby=${`cat-${c.id}`}>
                 <h3 id=${`cat-${c.id}`}><${Icon} src=${c.icon} /> <${Revealed} text=${c.name} /></h3>
                 <p class="small"><code class="mono muted"><${Revealed} text=${c.id} identifier /></code>${c.visibility === 'private' ? html` <span class="badge">Private · yours</span>` : null}</p>
                 ${c.description && html`<p class="muted"><${Revealed} text=${c.description} /></p>`}
@@ -141,7 +140,8 @@ export function AddonsPage() {
                 ${c.tools?.length ? html`<p class="small muted">${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}${c.tools.some((t) => t.destructive) ? html` · <span class="text-danger">some destructive</span>` : null}</p>` : null}
                 <div class="card-actions">
                   <a class="btn" href=${`/addons/${encodeURIComponent(c.id)}`} aria-label=${`Details of ${c.name}`}>Details</a>
-                  <button type="button" class="btn btn-primary" aria-label=${`Install ${c.name}`} onClick=${() => install(c)}>Install</button>
+                  <${InstallButton} addon=${c} ariaLabel=${`Install ${c.name}`} onInstalled=${() => installed(c)}
+                    loadSettings=${() => get<CatalogDetail>(`/api/catalog/${encodeURIComponent(c.id)}`).then((d) => d.settings ?? [])} />
                 </div>
               </article>`,
             )}</div>`}<//>

@@ -194,7 +194,7 @@ function useFocusAfterCards(pending: Approval[]) {
 type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string };
 const RECENT = 10;
 const outcomeWord: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'Expired, not answered', dismissed: 'Dismissed', cancelled: 'Cancelled by the app' };
-const byWhom: Record<string, string> = { dashboard: 'here', push: 'from a notification', timeout: '', app: '', shutdown: '' };
+const byWhom: Record<string, string> = { dashboard: 'in the dashboard', push: 'from a notification', timeout: '', app: '', shutdown: '' };
 
 /**
  * The person's last decided approvals, from the server (so they outlast a reload or a visit to
@@ -243,7 +243,7 @@ export function ApprovalsPage() {
     markDecided(id, outcome);
   };
   const statusText = { connecting: 'Connecting…', live: 'Live', polling: 'Checking every 10 s', unavailable: 'Not available yet' }[state.status];
-  return html`<${PageHeader} title="Approvals" lead="Destructive tools wait for your answer here. No answer within 30 s counts as no.">
+  return html`<${PageHeader} title="Approvals" lead="Calls that ask first wait for your answer here: destructive tools, and any your rules say to ask about. No answer within 30 s counts as no.">
       <span class=${`live-dot live-${state.status}`} role="status"><span aria-hidden="true">●</span> ${statusText}</span>
     <//>
     ${state.status === 'unavailable'

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { del, get, put, type Connection, type FieldError, type Install } from '../api';
 import { ConfirmButton, FieldErrors, html, Loaded, Notice, PageHeader, Revealed, toApiError, useLoad, When } from '../ui';
 import { AppRules } from './rules';
@@ -106,7 +106,20 @@ function ToolChooser(props: { connection: AppConnection; addons: ChoosableAddon[
 function AppCard(props: { connection: AppConnection; addons: ChoosableAddon[]; onRevoke: (c: AppConnection) => Promise<void>; onSaved: (c: AppConnection) => void }) {
   const { connection: c, addons } = props;
   const [choosing, setChoosing] = useState(false);
-  return html`<li class="card" data-connection=${c.id}>
+  const card = useRef<HTMLLIElement>(null);
+  const opened = useRef(false);
+  // Focus follows the list: into it (its first checkbox) when it opens, back to "Choose tools" when
+  // it closes (saved or cancelled), so the keyboard is never sent back to the top of the page.
+  useLayoutEffect(() => {
+    if (choosing) {
+      opened.current = true;
+      card.current?.querySelector<HTMLElement>('.tool-chooser input, .tool-chooser button')?.focus();
+    } else if (opened.current) {
+      opened.current = false;
+      card.current?.querySelector<HTMLElement>('[data-choose-tools]')?.focus();
+    }
+  }, [choosing]);
+  return html`<li class="card" data-connection=${c.id} ref=${card}>
     <div>
       <h2 class="h3"><${Revealed} text=${c.appName} identifier /> ${c.unverified !== false ? html`<span class="badge badge-warn" title="Toolport has not verified who made this app; the name is what the app says about itself">Unverified</span>` : null}</h2>
       <p class="small muted">
@@ -119,7 +132,7 @@ function AppCard(props: { connection: AppConnection; addons: ChoosableAddon[]; o
       : html`<${ToolSummary} connection=${c} addons=${addons} />`}
     <${AppRules} grantId=${c.id} appName=${c.appName} />
     <div class="card-actions">
-      ${choosing ? null : html`<button type="button" class="btn" aria-label=${`Choose tools for ${c.appName}`} onClick=${() => setChoosing(true)}>Choose tools</button>`}
+      ${choosing ? null : html`<button type="button" class="btn" data-choose-tools aria-label=${`Choose tools for ${c.appName}`} onClick=${() => setChoosing(true)}>Choose tools</button>`}
       <${ConfirmButton} label="Revoke" ariaLabel=${`Revoke ${c.appName}`} danger title=${`Revoke ${c.appName}?`}
         body=${html`<p>The app's access ends now: its tokens stop working and it must ask for your consent again to come back.</p>`}
         confirmLabel="Revoke access" onConfirm=${() => props.onRevoke(c)} />

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { post, type FieldError, type Me } from '../api';
-import { navigate } from '../router';
+import { navigate, peekReturn } from '../router';
 import { me } from '../store';
 import { get } from '../api';
 import { html, Notice, toApiError } from '../ui';
@@ -13,6 +13,8 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
   const [error, setError] = useState('');
   const [fields, setFields] = useState<FieldError[]>([]);
   const signup = mode === 'signup';
+  // Sent here from an approval's own page (a notification, the app's link): say why, and that it is urgent.
+  const waitingApproval = /^\/approvals\/apr_/.test(peekReturn() ?? '');
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -44,6 +46,9 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
       <div class="brand brand-lg"><img src="/icon.svg" alt="" width="32" height="32" /><span>Toolport</span></div>
       <h1 tabindex="-1" id="page-title">${signup ? 'Create your account' : 'Sign in'}</h1>
       <p class="muted">${signup ? 'One MCP URL for all your AI apps. You decide which tools they may use.' : 'Welcome back.'}</p>
+      ${!signup && waitingApproval
+        ? html`<div class="notice notice-info" data-waiting-approval><p><strong>An AI app is waiting for your answer.</strong> Sign in to see what it wants to run and allow or deny it. It waits only a short time: no answer in time is no.</p></div>`
+        : null}
       ${error && html`<${Notice} kind="error">${error}<//>`}
       <form onSubmit=${submit} novalidate>
         <div class="field">

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { get, type CatalogDetail, type CatalogTool } from '../api';
 import { html, Loaded, Notice, PageHeader, Revealed, useLoad } from '../ui';
 import { Icon, ToolBadges } from './addons';
-import { InstallButton, InstallSettings, type SettingDecl } from './addon-settings';
+import { InstallButton, InstallSettings } from './addon-settings';
 import { InstallAccounts } from './accounts';
 
 /** What a tool may do, in the words a person decides by; a hint the developer did not give is not shown. */
@@ -35,7 +35,7 @@ export function CatalogDetailPage({ id }: { id: string }) {
             <h2 id="about-h" class="h3"><${Icon} src=${a.icon} /> <${Revealed} text=${a.name} /></h2>
             ${a.installed
               ? html`<a class="btn" href="/addons">Installed · manage its tools</a>`
-              : html`<${InstallButton} addon=${a} settings=${(a as { settings?: SettingDecl[] }).settings ?? []} onInstalled=${() => installed(a)} />`}
+              : html`<${InstallButton} addon=${a} settings=${a.settings ?? []} onInstalled=${() => installed(a)} />`}
           </div>
           ${a.description && html`<p class="muted"><${Revealed} text=${a.description} /></p>`}
           <dl class="facts">

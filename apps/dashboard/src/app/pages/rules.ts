@@ -90,7 +90,8 @@ export function ToolRules(props: { addonId: string; addonName: string; tool: Rul
         ...(mode === 'allow' && hours ? { hours: Number(hours) } : {}),
         ...(acknowledge ? { acknowledge: 'destructive' } : {}),
       });
-      setMessage(`Saved: ${name} for ${app ? appName : 'every app'}: ${MODE_LABEL[mode].toLowerCase()}.`);
+      const lasting = mode === 'allow' ? ` ${(DURATIONS.find(([v]) => v === hours)?.[1] ?? `for ${hours} hours`).toLowerCase()}` : '';
+      setMessage(`Saved: ${name} for ${app ? appName : 'every app'}: ${MODE_LABEL[mode].toLowerCase()}${lasting}.`);
       await props.onChanged();
     } catch (err) {
       setError(toApiError(err).message);
