@@ -4,7 +4,8 @@ import { personId } from '../context';
 import { notFound, ToolportError, validation, type FieldError } from '../errors';
 import type { Services } from '../services';
 import { quotedName } from '../input';
-import { addonOauthClients, addons, addonVersions } from '../db/schema/index';
+import { addonOauthClients, addons } from '../db/schema/index';
+import { currentManifest } from './current-release';
 import { ACCOUNT_LIMITS } from './manifest';
 import { settingValueProblem } from './setting-values';
 import type { ManifestAccount } from './types';
@@ -34,13 +35,9 @@ export const accountRedirectUri = (svc: Services, addonId: string, provider: str
  * or one that does not exist, is not found alike.
  */
 async function ownedAccounts(ctx: Ctx, addonId: string): Promise<{ name: string; accounts: ManifestAccount[] }> {
-  const [row] = await ctx.svc.db
-    .select({ name: addons.name, manifest: addonVersions.manifest })
-    .from(addons)
-    .innerJoin(addonVersions, and(eq(addonVersions.addonId, addons.id), eq(addonVersions.version, addons.version)))
-    .where(and(eq(addons.id, addonId), eq(addons.ownerId, personId(ctx)), isNull(addons.deletedAt)));
-  if (!row) throw notFound('That add-on');
-  return { name: row.name, accounts: (row.manifest as { accounts?: ManifestAccount[] }).accounts ?? [] };
+  const found = await currentManifest(ctx.svc.db, and(eq(addons.id, addonId), eq(addons.ownerId, personId(ctx)), isNull(addons.deletedAt)));
+  if (!found) throw notFound('That add-on');
+  return { name: found.name, accounts: found.manifest.accounts ?? [] };
 }
 
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, desc, eq, gt, isNull, lt, notInArray } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, notInArray, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { sha256 } from '../crypto';
@@ -12,6 +12,7 @@ import type { ManifestAccount } from '../addons/types';
 import { OutboundError } from '../outbound/http-client';
 import { cleanSentence } from '../outbound/webhook';
 import { accountRedirectUri } from '../addons/oauth-clients';
+import { currentManifest, isCurrentRelease } from '../addons/current-release';
 
 /*
  * Connected accounts, the person's side (#26): the person connects an account at a provider the
@@ -248,14 +249,10 @@ interface InstalledAddon {
 
 /** The add-on the person has installed (current release); not installed or deleted is not found alike. */
 async function installedAddon(svc: Services, userId: string, addonId: string): Promise<InstalledAddon> {
-  const [row] = await svc.db
-    .select({ name: addons.name, manifest: addonVersions.manifest })
-    .from(installs)
-    .innerJoin(addons, eq(addons.id, installs.addonId))
-    .innerJoin(addonVersions, and(eq(addonVersions.addonId, addons.id), eq(addonVersions.version, addons.version)))
-    .where(and(eq(installs.userId, userId), eq(installs.addonId, addonId), isNull(addons.deletedAt)));
-  if (!row) throw notFound('That install');
-  return { name: row.name, accounts: (row.manifest as { accounts?: ManifestAccount[] }).accounts ?? [] };
+  const installed = sql`exists (select 1 from ${installs} where ${installs.userId} = ${userId} and ${installs.addonId} = ${addons.id})`;
+  const found = await currentManifest(svc.db, and(eq(addons.id, addonId), isNull(addons.deletedAt), installed));
+  if (!found) throw notFound('That install');
+  return { name: found.name, accounts: found.manifest.accounts ?? [] };
 }
 
 
@@ -316,7 +313,7 @@ export async function listConnectedAccounts({ ctx }: { ctx: Ctx }) {
     .select({ account: connectedAccounts, addonName: addons.name, manifest: addonVersions.manifest })
     .from(connectedAccounts)
     .innerJoin(addons, eq(addons.id, connectedAccounts.addonId))
-    .leftJoin(addonVersions, and(eq(addonVersions.addonId, addons.id), eq(addonVersions.version, addons.version)))
+    .leftJoin(addonVersions, isCurrentRelease)
     .where(eq(connectedAccounts.userId, userId))
     .orderBy(addons.name, connectedAccounts.provider);
   return rows.map(({ account, addonName, manifest }) => {
@@ -583,12 +580,7 @@ async function forget(svc: Services, rows: ConnectedRow[], accounts: ManifestAcc
 
 /** The declared providers of the add-on's current release, installed or not (for disconnecting after an uninstall). */
 async function currentAccounts(svc: Services, addonId: string): Promise<ManifestAccount[]> {
-  const [row] = await svc.db
-    .select({ manifest: addonVersions.manifest })
-    .from(addons)
-    .innerJoin(addonVersions, and(eq(addonVersions.addonId, addons.id), eq(addonVersions.version, addons.version)))
-    .where(eq(addons.id, addonId));
-  return (row?.manifest as { accounts?: ManifestAccount[] } | undefined)?.accounts ?? [];
+  return (await currentManifest(svc.db, eq(addons.id, addonId)))?.manifest.accounts ?? [];
 }
 
 /**

@@ -6,7 +6,8 @@ import { announceToolsChange } from '../calls/enabled-tools';
 import type { Services } from '../services';
 import { quotedName } from '../input';
 import type { Db } from '../db/client';
-import { addons, addonVersions, installs } from '../db/schema/index';
+import { addons, installs } from '../db/schema/index';
+import { currentManifest } from '../addons/current-release';
 import type { ManifestSetting, SettingKind } from '../addons/types';
 import { settingValueProblem, type SettingValue } from '../addons/setting-values';
 
@@ -38,18 +39,14 @@ const sealStored = (svc: Services, s: Stored): string | null =>
 /** Whether `name` holds a value saved under the kind the add-on declares now. */
 const isSet = (s: Stored, d: ManifestSetting) => Object.hasOwn(s.v, d.name) && s.k[d.name] === d.kind;
 
-/** The settings the add-on's current release declares. */
-async function declaredSettings(db: Db, addonId: string): Promise<ManifestSetting[]> {
-  const [row] = await db
-    .select({ manifest: addonVersions.manifest })
-    .from(addons)
-    .innerJoin(addonVersions, and(eq(addonVersions.addonId, addons.id), eq(addonVersions.version, addons.version)))
-    .where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
-  return ((row?.manifest as { settings?: ManifestSetting[] } | undefined)?.settings ?? []);
+/** The add-on's name (for sentences) and the settings its current release declares. */
+async function declaredSettings(db: Db, addonId: string): Promise<{ name: string; declared: ManifestSetting[] }> {
+  const found = await currentManifest(db, and(eq(addons.id, addonId), isNull(addons.deletedAt)));
+  return { name: found?.name ?? addonId, declared: found?.manifest.settings ?? [] };
 }
 
 /** The settings an add-on asks for, shown before installing (catalog details). */
-export const catalogSettings = (db: Db, addonId: string) => declaredSettings(db, addonId);
+export const catalogSettings = async (db: Db, addonId: string) => (await declaredSettings(db, addonId)).declared;
 
 /** What the person sees of one setting: a secret only says whether it is set, never its value. */
 function settingView(d: ManifestSetting, s: Stored) {
@@ -91,7 +88,7 @@ export async function getInstallSettings({ ctx, addonId }: { ctx: Ctx; addonId: 
   const userId = personId(ctx);
   const row = await installRow(ctx.svc.db, userId, addonId);
   if (!row) throw notFound('That install');
-  return settingsView(addonId, await declaredSettings(ctx.svc.db, addonId), openStored(ctx.svc, row.sealed));
+  return settingsView(addonId, (await declaredSettings(ctx.svc.db, addonId)).declared, openStored(ctx.svc, row.sealed));
 }
 
 
@@ -138,9 +135,6 @@ function applyValues(declared: ManifestSetting[], stored: Stored, values: unknow
   return next;
 }
 
-const addonName = async (db: Db, addonId: string) =>
-  (await db.select({ name: addons.name }).from(addons).where(eq(addons.id, addonId)))[0]?.name ?? addonId;
-
 /**
  * `PUT /api/installs/{addon}/settings` with `{"values": {...}}`: a partial update. An omitted
  * setting keeps its value (a secret is only ever replaced); `null` clears one that is not required.
@@ -152,8 +146,7 @@ export async function setInstallSettings({ ctx, addonId, input }: { ctx: Ctx; ad
     if (!(await installRow(ctx.svc.db, userId, addonId))) throw notFound('That install');
     throw validation('Send the settings as {"values": {"name": value}}.');
   }
-  const declared = await declaredSettings(ctx.svc.db, addonId);
-  const name = await addonName(ctx.svc.db, addonId);
+  const { name, declared } = await declaredSettings(ctx.svc.db, addonId);
   const saved = await ctx.svc.db.transaction(async (tx) => {
     const row = await installRow(tx as unknown as Db, userId, addonId, true);
     if (!row) throw notFound('That install');
@@ -174,7 +167,7 @@ export async function setInstallSettings({ ctx, addonId, input }: { ctx: Ctx; ad
  * defaults, then the values given. Refuses bad values before anything is installed.
  */
 export async function initialSettings(svc: Services, addonId: string, values: unknown): Promise<string | null> {
-  const declared = await declaredSettings(svc.db, addonId);
+  const { name, declared } = await declaredSettings(svc.db, addonId);
   const defaults: Stored = { v: {}, k: {} };
   for (const d of declared) {
     if (d.default !== undefined) {
@@ -182,7 +175,7 @@ export async function initialSettings(svc: Services, addonId: string, values: un
       defaults.k[d.name] = d.kind;
     }
   }
-  return sealStored(svc, applyValues(declared, defaults, values, await addonName(svc.db, addonId)));
+  return sealStored(svc, applyValues(declared, defaults, values, name));
 }
 
 /** What the call path carries of an install's settings: sealed values, and the required ones unset. */

@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
@@ -143,18 +143,28 @@ export async function giveNewTools(tx: Tx, userId: string, names: string[]): Pro
   return rowCount(rows) > 0;
 }
 
+/**
+ * Takes from apps' choices every tool name `dropped` matches (given the SQL of one name), in the
+ * grants `where` picks, in the caller's transaction: one statement, touching only the grants that
+ * hold such a name. Returns the grants changed.
+ */
+async function dropFromChoices(tx: Tx, dropped: (name: SQL) => SQL, where: SQL): Promise<Array<{ id: string; userId: string }>> {
+  const result = await tx.execute(sql`
+    update ${oauthGrants} set tools = coalesce(
+      (select jsonb_agg(t.n order by t.i) from jsonb_array_elements_text(${oauthGrants.tools}) with ordinality as t(n, i)
+        where not (${dropped(sql`t.n`)})),
+      '[]'::jsonb)
+    where ${where}
+      and exists (select 1 from jsonb_array_elements_text(${oauthGrants.tools}) as t(n) where ${dropped(sql`t.n`)})
+    returning ${oauthGrants.id} as id, ${oauthGrants.userId} as "userId"`);
+  return rowsOf<{ id: string; userId: string }>(result);
+}
+
 /** An uninstalled add-on's tools leave every app's choice: installed again, it starts afresh. */
 export async function forgetAddonTools(tx: Tx, userId: string, addonId: string): Promise<boolean> {
   const prefix = `${addonId}__`;
-  const rows = await tx.execute(sql`
-    update ${oauthGrants} set tools = coalesce(
-      (select jsonb_agg(t.n order by t.i) from jsonb_array_elements_text(${oauthGrants.tools}) with ordinality as t(n, i)
-        where left(t.n, ${prefix.length}) <> ${prefix}),
-      '[]'::jsonb)
-    where ${oauthGrants.userId} = ${userId} and ${oauthGrants.revokedAt} is null
-      and exists (select 1 from jsonb_array_elements_text(${oauthGrants.tools}) as t(n) where left(t.n, ${prefix.length}) = ${prefix})
-    returning ${oauthGrants.id}`);
-  return rowCount(rows) > 0;
+  const changed = await dropFromChoices(tx, (n) => sql`left(${n}, ${prefix.length}) = ${prefix}`, sql`${oauthGrants.userId} = ${userId} and ${oauthGrants.revokedAt} is null`);
+  return changed.length > 0;
 }
 
 /**
@@ -163,17 +173,10 @@ export async function forgetAddonTools(tx: Tx, userId: string, addonId: string):
  * apps the person gives it (or that take later tools), like any new tool. Returns the grants
  * changed, whose cached gates are dropped once the release is stored (`announceChoicesForgotten`).
  */
-export async function forgetRemovedTools(tx: Tx, mcpNames: string[]): Promise<Array<{ id: string; userId: string }>> {
-  if (!mcpNames.length) return [];
+export function forgetRemovedTools(tx: Tx, mcpNames: string[]): Promise<Array<{ id: string; userId: string }>> {
+  if (!mcpNames.length) return Promise.resolve([]);
   const removed = JSON.stringify(mcpNames);
-  const result = await tx.execute(sql`
-    update ${oauthGrants} set tools = coalesce(
-      (select jsonb_agg(t.n order by t.i) from jsonb_array_elements_text(${oauthGrants.tools}) with ordinality as t(n, i)
-        where not (${removed}::jsonb ? t.n)),
-      '[]'::jsonb)
-    where ${oauthGrants.tools} ?| array(select jsonb_array_elements_text(${removed}::jsonb))
-    returning ${oauthGrants.id} as id, ${oauthGrants.userId} as "userId"`);
-  return rowsOf<{ id: string; userId: string }>(result);
+  return dropFromChoices(tx, (n) => sql`${removed}::jsonb ? ${n}`, sql`true`);
 }
 
 /** Past this many grants, one message drops every process's gates rather than one message each. */
