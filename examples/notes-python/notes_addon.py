@@ -193,11 +193,14 @@ def create_notes_addon(store: NoteStore | None = None, webhook: str = DEFAULT_WE
         found = store.search(ctx.user_id, args.get("query", ""))
         # Newest first (pinned ones first), as many as fit in one answer.
         markdown, exported = f"# Notes of {account}", 0
+        size = len(markdown.encode("utf-8"))
         for n in found[:SEARCH_LIMIT]:
             part = f"\n\n## {n.title}\n\n{n.text}"
-            if len((markdown + part).encode("utf-8")) > EXPORT_MAX_BYTES:
+            part_size = len(part.encode("utf-8"))
+            if size + part_size > EXPORT_MAX_BYTES:
                 break
             markdown += part
+            size += part_size
             exported += 1
         return {"account": account, "exported": exported, "total": len(found), "markdown": markdown}
 

@@ -143,11 +143,14 @@ export function createNotesAddon(store = new NoteStore(), webhook = DEFAULT_WEBH
           const found = store.search(ctx.userId, query);
           // Newest first, as many as fit in one answer (Toolport takes results of up to 64 KB).
           let markdown = `# Notes of ${account}`;
+          let bytes = Buffer.byteLength(markdown);
           let exported = 0;
           for (const n of found.slice(0, SEARCH_LIMIT)) {
             const part = `\n\n## ${n.title}\n\n${n.text}`;
-            if (Buffer.byteLength(markdown) + Buffer.byteLength(part) > EXPORT_MAX_BYTES) break;
+            const size = Buffer.byteLength(part);
+            if (bytes + size > EXPORT_MAX_BYTES) break;
             markdown += part;
+            bytes += size;
             exported++;
           }
           return { json: { account, exported, total: found.length, markdown } };

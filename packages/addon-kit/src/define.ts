@@ -212,23 +212,11 @@ export interface AddonManifest {
 }
 
 /**
- * One OAuth provider whose accounts the person connects for the add-on (manifest `accounts`,
- * docs/addons.md "Connected accounts"). The OAuth client is stored through the developer API,
- * never here.
+ * One OAuth provider in addon.json's `accounts`: the declaration (`AccountDeclaration`) as the
+ * manifest writes it (docs/addons.md "Connected accounts"). The OAuth client is stored through the
+ * developer API, never here.
  */
-export interface ManifestAccount {
-  /** `^[a-z][a-z0-9_]{0,31}$`, once per manifest. */
-  provider: string;
-  /** The service's name as the person knows it, up to 60 characters. */
-  title: string;
-  /** https (http only on a loopback host), no credentials, no fragment. */
-  authorizationUrl: string;
-  tokenUrl: string;
-  /** RFC 7009 revocation endpoint, if the provider has one. */
-  revocationUrl?: string;
-  /** Up to 20 scope tokens, each without spaces. */
-  scopes: string[];
-}
+export type ManifestAccount = Omit<AccountDeclaration, 'scopes'> & { scopes: string[] };
 
 export interface Addon {
   readonly definition: AddonDefinition<any>;
