@@ -12,9 +12,11 @@ import { after, before, describe, it } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser } from 'playwright-core';
-import { ADDONS_CHANNEL, type Logger } from '@toolport/core';
+import { ADDONS_CHANNEL } from '@toolport/core';
 import { connectedAccounts } from '../packages/core/src/db/schema/index';
 import { openAccountTokens } from '../packages/core/src/installs/connected-accounts';
+import { captureLog } from './helpers/log';
+import { until } from './helpers/wait';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { launchBrowser } from './helpers/browser';
 import type { Client } from './helpers/http';
@@ -36,9 +38,7 @@ let provider: OAuthProvider;
 let browser: Browser;
 let closeBrowser: () => Promise<void>;
 let junk: Awaited<ReturnType<typeof startTokenEndpointProxy>>;
-const logged: string[] = [];
-const line = (m: string, f: unknown) => logged.push(JSON.stringify({ m, f }, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v)));
-const log: Logger = { info: line, warn: line, error: line };
+const { log, logged } = captureLog();
 /** Every token the test saw: none may be in a log line, an answer or the call log. */
 const tokens = new Set<string>();
 
@@ -465,7 +465,7 @@ describe('a tool’s connected account on the call path', () => {
     assert.equal(e!.url, link(person));
     assert.match(e!.elicitationId ?? '', /^con_[A-Za-z0-9_-]+$/);
     assert.match(e!.message, /Notes needs your Notes Cloud account/);
-    const answered = await waitFor(() => answers[0]);
+    const answered = await until('the app’s answer', () => answers[0], 10_000);
     assert.equal(answered.status, 202, 'the app’s answer is taken');
     assert.deepEqual(answered.body.result, { action: 'accept' });
     assert.equal((await accountView(person)).connected, false, 'the app’s accept connected nothing');
@@ -480,12 +480,3 @@ describe('a tool’s connected account on the call path', () => {
   });
 });
 
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -6,18 +6,18 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { loadMasterKeys, resealSecrets, secretBoxes, type Logger } from '@toolport/core';
+import { loadMasterKeys, resealSecrets, secretBoxes } from '@toolport/core';
 import { SecretBox } from '../packages/core/src/crypto';
 import { addonOauthClients } from '../packages/core/src/db/schema/index';
+import { messagesAt } from './helpers/manifest';
+import { captureLog } from './helpers/log';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
-const logged: string[] = [];
-const line = (m: string, f: unknown) => logged.push(JSON.stringify({ m, f }, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v)));
-const log: Logger = { info: line, warn: line, error: line };
+const { log, logged } = captureLog();
 const tag = `${process.pid % 1000}-${randomBytes(2).toString('hex')}`;
 
 const GITHUB = {
@@ -59,7 +59,7 @@ describe('manifest accounts', () => {
     ];
     const res = await dev.client.post('/api/addons', notesManifest(`acct-bad-${tag}`, hook.url, { accounts: bad }));
     assert.equal(res.status, 422, res.text);
-    const at = (path: string) => res.body.errors.filter((e: { path: string }) => e.path === path).map((e: { message: string }) => e.message).join(' | ');
+    const at = (path: string) => messagesAt(res.body.errors, path);
     assert.match(at('/accounts/0/provider'), /provider name "Git Hub" is not valid: a lowercase letter/);
     assert.match(at('/accounts/1/authorizationUrl'), /must use https \(http only on localhost, 127\.0\.0\.1 or \[::1\]\)/);
     assert.match(at('/accounts/2/tokenUrl'), /must not carry credentials/);
@@ -79,7 +79,7 @@ describe('manifest accounts', () => {
       accounts: [{ ...GITHUB, scopes: ['has space'], revocationUrl: 'https://github.com/revoke#frag', clientSecret: 'x' }],
     }));
     assert.equal(unknown.status, 422, unknown.text);
-    const at3 = (path: string) => unknown.body.errors.filter((e: { path: string }) => e.path === path).map((e: { message: string }) => e.message).join(' | ');
+    const at3 = (path: string) => messagesAt(unknown.body.errors, path);
     assert.match(at3('/accounts/0/scopes/0'), /no spaces/);
     assert.match(at3('/accounts/0/revocationUrl'), /must not have a fragment/);
     assert.match(at3('/accounts/0/clientSecret'), /developer API/);

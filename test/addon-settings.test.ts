@@ -10,9 +10,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
-import type { Logger } from '@toolport/core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { installs, calls as callLog } from '../packages/core/src/db/schema/index';
+import { messagesAt } from './helpers/manifest';
+import { captureLog } from './helpers/log';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, screenshots } from './helpers/browser';
 import { axeSerious, dashboardAs } from './helpers/dashboard';
@@ -25,12 +26,7 @@ let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
 let browser: Browser;
 let closeBrowser: () => Promise<void>;
-const logged: string[] = [];
-const log: Logger = {
-  info: (m, f) => logged.push(JSON.stringify({ m, f }, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v))),
-  warn: (m, f) => logged.push(JSON.stringify({ m, f }, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v))),
-  error: (m, f) => logged.push(JSON.stringify({ m, f }, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v))),
-};
+const { log, logged } = captureLog();
 const tag = `${process.pid % 1000}-${randomBytes(2).toString('hex')}`;
 
 /** The Notes manifest with a setting of each kind. */
@@ -83,7 +79,7 @@ describe('manifest settings', () => {
     ];
     const res = await dev.client.post('/api/addons', notesManifest(`set-bad-${tag}`, hook.url, { settings: bad }));
     assert.equal(res.status, 422, res.text);
-    const at = (path: string) => res.body.errors.filter((e: { path: string }) => e.path === path).map((e: { message: string }) => e.message).join(' | ');
+    const at = (path: string) => messagesAt(res.body.errors, path);
     assert.match(at('/settings/0/name'), /setting name "API key" is not valid: a lowercase letter/);
     assert.match(at('/settings/1/kind'), /did you mean "secret"\?/);
     assert.match(at('/settings/2/choices'), /needs `choices`/);

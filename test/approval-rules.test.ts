@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { notesManifest, personWithNotes, startAddonServer } from './helpers/addon-server';
 import { eq } from 'drizzle-orm';
 import { approvalRules } from '../packages/core/src/db/schema/index';
 import { Client, installFor } from './helpers/http';
+import { pendingWhere } from './helpers/approvals';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
@@ -65,17 +65,8 @@ async function putRule(person: Client, body: Record<string, unknown>) {
   return res.body as { id: string; mode: string; expiresAt: string | null; app: { id: string } | null };
 }
 
-/** The first pending approval of note or query `value`, once the dashboard lists it. */
-async function pendingOf(person: Client, value: string, timeoutMs = 10_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await person.get('/api/approvals?status=pending');
-    const found = (res.body as any[]).find((a) => Object.values(a.arguments ?? {}).includes(value));
-    if (found) return found;
-    assert.ok(Date.now() < until, `no approval for ${value} appeared`);
-    await sleep(25);
-  }
-}
+/** The first pending approval whose arguments hold `value` (a note, a text or a query), once the dashboard lists it. */
+const pendingOf = (person: Client, value: string) => pendingWhere(person, (args) => Object.values(args ?? {}).includes(value), value);
 
 const deliveredWith = (key: string, value: string) => hook.calls().filter((d) => d.body.arguments?.[key] === value);
 const textOf = (r: any) => (r.content as Array<{ text: string }>)[0]!.text;

@@ -8,10 +8,11 @@ import { after, before, describe, it } from 'node:test';
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
+import { until } from './helpers/wait';
 import { spawnToolport } from './helpers/process';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, watchErrors } from './helpers/browser';
-import { axeSerious, dashboardAs } from './helpers/dashboard';
+import { axeSerious, dashboardAs, sidewaysScroll, signInWhereSent } from './helpers/dashboard';
 import type { Client } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
@@ -84,15 +85,6 @@ async function inAppApp(
   return { ...app, elicitations, completed, answers };
 }
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== null && (v as unknown) !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** Still unsettled after a moment: the call is waiting. */
 async function stillWaiting(call: Promise<unknown>) {
@@ -136,8 +128,8 @@ describe('in-app approval by URL elicitation', () => {
       assert.match((await card.locator('.args').textContent()) ?? '', /id\s*n1/);
       await card.getByText('Delete the note n1?').waitFor();
       assert.ok(Number(await card.locator('.countdown').getAttribute('data-seconds')) > 0, 'time left is shown');
-      const viewport = await tab.page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: document.documentElement.clientWidth }));
-      assert.ok(viewport.scroll <= viewport.width, `no sideways scroll on a phone: ${JSON.stringify(viewport)}`);
+      const viewport = await sidewaysScroll(tab.page);
+      assert.ok(viewport.scrollWidth <= viewport.clientWidth, `no sideways scroll on a phone: ${JSON.stringify(viewport)}`);
       assert.deepEqual(await axeSerious(tab.page), [], 'axe: the pending page');
       await card.getByRole('button', { name: 'Allow' }).click();
       const result = await call;
@@ -195,9 +187,7 @@ describe('in-app approval by URL elicitation', () => {
       const why = page.locator('[data-waiting-approval]');
       await why.waitFor();
       assert.match((await why.textContent()) ?? '', /An AI app is waiting for your answer.*no answer in time is no/s);
-      await page.getByLabel('Email').fill(person.email);
-      await page.getByLabel('Password').fill(person.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signInWhereSent(page, person);
       await page.waitForURL(new RegExp(`/approvals/${e.elicitationId}$`));
       const card = page.locator(`[data-approval-id="${e.elicitationId}"]`);
       await card.waitFor();

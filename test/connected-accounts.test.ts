@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
-import type { Logger } from '@toolport/core';
 import { accountLinkStates, connectedAccounts } from '../packages/core/src/db/schema/index';
 import { openAccountTokens } from '../packages/core/src/installs/connected-accounts';
+import { captureLog } from './helpers/log';
 import { startAddonServer } from './helpers/addon-server';
 import { launchBrowser } from './helpers/browser';
 import { Client } from './helpers/http';
@@ -25,9 +25,7 @@ let provider: OAuthProvider;
 let browser: Browser;
 let closeBrowser: () => Promise<void>;
 let bad: { url: string; hits: string[]; close(): Promise<void> };
-const logged: string[] = [];
-const line = (m: string, f: unknown) => logged.push(JSON.stringify({ m, f }, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v)));
-const log: Logger = { info: line, warn: line, error: line };
+const { log, logged } = captureLog();
 /** Every token, code and secret the test saw: none may be in a log line or a page. */
 const secrets = new Set<string>();
 

@@ -3,8 +3,9 @@
 // the list travels with the compiled tool into every release; a changed list needs no review.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkManifest, type FieldError } from '@toolport/core';
+import { checkManifest } from '@toolport/core';
 import { toolDigest } from '../packages/core/src/installs/releases';
+import { messagesAt } from './helpers/manifest';
 import { notesManifestOf } from './helpers/addon-server';
 import { manifestProblems as refused } from './helpers/manifest';
 
@@ -24,7 +25,7 @@ function manifest(declared: string[] | undefined, edit: (tools: any[]) => void =
   return m;
 }
 
-const at = (errors: FieldError[], path: string) => errors.filter((e) => e.path === path).map((e) => e.message).join(' | ');
+const at = messagesAt;
 
 describe('tools[].accounts', () => {
   it('reaches the compiled tool, only where the tool names some, in its order', () => {

@@ -8,6 +8,7 @@ import { launchBrowser, newContext, registerServiceWorker } from './helpers/brow
 import { pendingOf } from './helpers/approvals';
 import { Client } from './helpers/http';
 import { connectApp } from './helpers/mcp';
+import { signInWhereSent } from './helpers/dashboard';
 import { startPushService, subscribeDevice } from './helpers/push-service';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -191,9 +192,7 @@ describe('clicking the approval’s notification', () => {
       }, payload.approvalId);
 
       await page.waitForURL(/\/signin$/);
-      await page.getByLabel('Email').fill(person.email);
-      await page.getByLabel('Password').fill(person.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signInWhereSent(page, person);
       await page.waitForURL(new RegExp(`/approvals/${payload.approvalId}$`));
       const card = page.locator(`[data-approval-id="${payload.approvalId}"]`);
       await card.getByRole('button', { name: 'Allow' }).click();

@@ -75,14 +75,18 @@ export function ask(
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the person's dashboard lists a pending approval of a call on note `noteId`. */
-export async function pendingOf(client: Client, noteId: string, timeoutMs = 10_000): Promise<any> {
+export const pendingOf = (client: Client, noteId: string, timeoutMs = 10_000): Promise<any> =>
+  pendingWhere(client, (args) => args?.id === noteId, noteId, timeoutMs);
+
+/** Waits until the person's dashboard lists a pending approval whose arguments `match`; `what` names it in the failure. */
+export async function pendingWhere(client: Client, match: (args: any) => boolean, what: string, timeoutMs = 10_000): Promise<any> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const res = await client.get('/api/approvals?status=pending');
     if (res.status !== 200) throw new Error(`listing failed: ${res.status} ${res.text}`);
-    const found = (res.body as any[]).find((a) => a.arguments?.id === noteId);
+    const found = (res.body as any[]).find((a) => match(a.arguments));
     if (found) return found;
-    if (Date.now() > until) throw new Error(`no approval for ${noteId} appeared`);
+    if (Date.now() > until) throw new Error(`no approval for ${what} appeared`);
     await sleep(25);
   }
 }

@@ -17,3 +17,7 @@ export function manifestProblems(input: unknown): FieldError[] {
   }
   assert.fail('the manifest was accepted');
 }
+
+/** The messages of `errors` at exactly `path`, joined with " | " (empty when there are none). */
+export const messagesAt = (errors: FieldError[], path: string) =>
+  errors.filter((e) => e.path === path).map((e) => e.message).join(' | ');
