@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post, type Approval } from '../api';
 import { live, markDecided, useStore } from '../store';
 import { html, Notice, PageHeader, Revealed, toApiError, useLoad, useNow, When } from '../ui';
-import { Arguments, ConfirmDescription, Countdown, namesOf } from './approvals';
+import { Arguments, byWhom, ConfirmDescription, Countdown, namesOf } from './approvals';
 
 /** One approval as `GET /api/approvals/{id}` answers it: what was asked, and what ended it. */
 type OneApproval = Approval & { status: string; decidedBy: string | null; decidedAt: string | null; reason: string | null };
@@ -10,11 +10,10 @@ type OneApproval = Approval & { status: string; decidedBy: string | null; decide
 /** As the API checks it (decide.ts): the field stops there, the server says why anything else is refused. */
 const REASON_MAX = 500;
 
-const by: Record<string, string> = { dashboard: ' in the dashboard', push: ' from a notification' };
-
 /** What happened to the call, in one sentence. */
 function outcomeSentence(a: OneApproval): string {
-  const who = by[a.decidedBy ?? ''] ?? '';
+  const where = byWhom[a.decidedBy ?? ''];
+  const who = where ? ` ${where}` : '';
   switch (a.status) {
     case 'allowed':
       return `Allowed${who}. The call was sent to the add-on.`;

@@ -194,7 +194,8 @@ function useFocusAfterCards(pending: Approval[]) {
 type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string };
 const RECENT = 10;
 const outcomeWord: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'Expired, not answered', dismissed: 'Dismissed', cancelled: 'Cancelled by the app' };
-const byWhom: Record<string, string> = { dashboard: 'in the dashboard', push: 'from a notification', timeout: '', app: '', shutdown: '' };
+/** Where a person's decision was made, as the Recent list and a call's own page say it. */
+export const byWhom: Record<string, string> = { dashboard: 'in the dashboard', push: 'from a notification', timeout: '', app: '', shutdown: '' };
 
 /**
  * The person's last decided approvals, from the server (so they outlast a reload or a visit to
