@@ -16,6 +16,7 @@ import { notesManifest, type startAddonServer } from './helpers/addon-server';
 import { installFor, listPublicly, newPerson, type Client } from './helpers/http';
 import { BrowserAppProvider, decideInBrowser, startJourney, type CallbackServer } from './helpers/journey';
 import { connectAppV2 } from './helpers/mcp-v2';
+import { newContext, watchErrors } from './helpers/browser';
 import { authorizeQuery, FORM, hiddenFields, pkce, register, REDIRECT } from './helpers/oauth-flow';
 import type { Toolport } from './helpers/target';
 
@@ -213,6 +214,56 @@ describe('per-app tool choices, from the consent page to the Apps page', () => {
   });
 });
 
+describe('the seeds\' order: an app let in before any tool is switched on', () => {
+  it('gets the tools the person then switches on in the dashboard, hears the change, and calls them', async () => {
+    const p = await newPerson(tp.url, 'seed-order');
+    assert.equal((await p.client.patch('/api/settings', { aiApps: true })).status, 200);
+    const context = await newContext(page.context().browser()!, tp.url);
+    const tab = await context.newPage();
+    const tabErrors = watchErrors(tab, tp.url);
+    try {
+      // The app is let in first, signing in on the consent page: nothing is switched on yet, so the
+      // page says the app gets the tools switched on later, with that box ticked.
+      const provider = new BrowserAppProvider('Early App', callback.url);
+      const first = new StreamableHTTPClientTransport(new URL(p.user.mcpUrl), { authProvider: provider });
+      await assert.rejects(new McpClient({ name: 'Early App', version: '1.0.0' }).connect(first), UnauthorizedError);
+      const seen = callback.hits.length;
+      await decideInBrowser(tab, await provider.nextAuthorizationUrl(0), {
+        email: p.email, password: p.password, appName: 'Early App', redirectHost: callback.host,
+        onPage: async (kind) => {
+          if (kind !== 'consent') return;
+          await tab.getByText('this app will get the tools you switch on later').waitFor();
+          assert.equal(await tab.getByRole('checkbox', { name: 'Also let it use tools I switch on later' }).isChecked(), true);
+        },
+      });
+      const hit = await callback.next(seen);
+      assert.ok(hit.code, `the app got a code: ${hit.query}`);
+      await first.finishAuth(hit.code);
+      const app = new McpClient({ name: 'Early App', version: '1.0.0' });
+      const changed = heard();
+      app.setNotificationHandler(ToolListChangedNotificationSchema, changed.handler);
+      await app.connect(new StreamableHTTPClientTransport(new URL(p.user.mcpUrl), { authProvider: provider }));
+      assert.deepEqual(names(await app.listTools()), []);
+
+      // Then, in the dashboard, the person installs Notes and switches search on.
+      const told = changed.next();
+      await tab.goto(`${tp.url}/addons`);
+      await tab.getByRole('button', { name: 'Install Notes' }).click();
+      await tab.getByText('Notes is installed.').waitFor();
+      await tab.locator('[data-addon="notes"] [data-tool="search_notes"]').getByRole('switch').click();
+      await tab.waitForFunction(() => document.querySelector('[data-addon="notes"] [data-tool="search_notes"] [role=switch]')?.getAttribute('aria-checked') === 'true');
+      await told;
+      assert.deepEqual(names(await app.listTools()), [SEARCH]);
+      assert.equal(textOf(await app.callTool({ name: SEARCH, arguments: {} })), 'No notes found.');
+      assert.equal((await connectionNamed(p.client, 'Early App')).newTools, true);
+      await app.close();
+      assert.deepEqual(tabErrors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 /** A consent page for a fresh app of `who`, and its form's hidden fields, over HTTP. */
 async function consentForm(who: Client, mcpUrl: string) {
   const app = await register(tp.url);
@@ -290,7 +341,8 @@ describe('bad input', () => {
 
     const bare = await newPerson(tp.url, 'bare');
     const { page: empty } = await consentForm(bare.client, bare.user.mcpUrl);
-    assert.match(empty.text, /You have no tools switched on, so this app will be able to use none/);
+    assert.match(empty.text, /You have no tools switched on yet\. With the box below ticked, this app will get the tools you switch on later/);
+    assert.match(empty.text, /name="new_tools" value="yes" checked/, 'with nothing to tick, the later-tools box starts ticked');
     assert.doesNotMatch(empty.text, /name="tool"/);
   });
 

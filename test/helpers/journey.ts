@@ -120,7 +120,7 @@ export interface DecideOptions {
   onPage?: (kind: 'login' | 'consent') => Promise<void>;
   /** Tools (`{addonId}__{toolName}`) the person unticks with the mouse before pressing; the rest stay as preselected. */
   untick?: string[];
-  /** The person ticks "Also let it use tools I switch on later" (unticked by default). */
+  /** The person ticks "Also let it use tools I switch on later" (ticked by the page only when no tool is on). */
   newTools?: boolean;
 }
 

@@ -67,7 +67,7 @@ function readForm(html: string, buttonLabel: RegExp, choose?: Record<string, (va
 export interface ConsentChoice {
   /** Tools (`{addonId}__{toolName}`) to untick; the rest stay ticked as the page preselects them. */
   untick?: string[];
-  /** Tick "Also let it use tools I switch on later" (unticked by default). */
+  /** Set "Also let it use tools I switch on later" (the page ticks it only when no tool is switched on). */
   newTools?: boolean;
 }
 

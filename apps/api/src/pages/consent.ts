@@ -7,7 +7,7 @@ import { renderPage } from './layout';
 /** One checkbox per switched-on tool, grouped by add-on; all ticked unless the person's own ticks are shown again. */
 function toolChoices(view: ConsentView) {
   if (!view.addons.length) {
-    return html`<p class="warn">You have no tools switched on, so this app will be able to use none for now. Once you switch tools on in the Toolport dashboard, choose the ones this app may use on its Apps page.</p>`;
+    return html`<p class="warn">You have no tools switched on yet. With the box below ticked, this app will get the tools you switch on later in the Toolport dashboard; untick it to choose them for this app on its Apps page instead.</p>`;
   }
   const ticked = (name: string) => view.ticked === 'all' || view.ticked.has(name);
   return html`<p>If you allow it, this app will be able to see and call the tools you tick below, on your behalf. Destructive tools still ask you before they run.</p>

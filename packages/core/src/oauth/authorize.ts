@@ -46,7 +46,7 @@ export interface ConsentView {
   addons: ChoosableAddon[];
   /** Which are ticked: every one on a fresh page, the person's own ticks on a page shown again. */
   ticked: ReadonlySet<string> | 'all';
-  /** "Also let it use tools I switch on later" (`new_tools=yes`): unticked unless the person ticked it. */
+  /** "Also let it use tools I switch on later" (`new_tools=yes`): ticked at first only when no tool is switched on. */
   newTools: boolean;
   /** Why the last Allow was refused (nothing was made). */
   error?: string;
@@ -218,7 +218,8 @@ function consentPage(
       scope: req.scope,
       addons: choosableAddons(switchedOn),
       ticked: again?.ticked ?? 'all',
-      newTools: again?.newTools ?? false,
+      // With nothing to tick, letting the app in means meaning to give it tools later: the box starts ticked.
+      newTools: again?.newTools ?? switchedOn.length === 0,
       ...(again ? { error: again.error } : {}),
       fields,
     },
