@@ -21,7 +21,8 @@ import { Redis } from 'ioredis';
 import { createLogger, parseConfig } from '@toolport/core';
 import { startServer } from '../apps/api/src/server';
 import { startAddonServer, personWithNotes } from '../test/helpers/addon-server';
-import { freePort, OPERATOR_EMAIL, REDIS_TEST_URL, startToolport } from '../test/helpers/target';
+import { copyPgliteTemplate } from '../test/helpers/db-template';
+import { freePort, OPERATOR_ID, REDIS_TEST_URL, startToolport } from '../test/helpers/target';
 import { request } from './lib/http';
 import { connect } from './lib/setup';
 
@@ -51,7 +52,10 @@ const limits = { LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_PER_APP: '100000'
 let tp: { config: { publicUrl: string }; svc: { approvals?: unknown }; stop(): Promise<void> };
 if (process.env.PROBE_FILE === '1') {
   const port = await freePort();
-  const config = parseConfig({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'toolport-probe-')), TOOLPORT_OPERATORS: OPERATOR_EMAIL, ...limits });
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'toolport-probe-'));
+  // The migrated template holds the operator that approves the add-on's listing.
+  await copyPgliteTemplate(path.join(dataDir, 'pgdata'));
+  const config = parseConfig({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: dataDir, TOOLPORT_OPERATORS: OPERATOR_ID, ...limits });
   const server = await startServer(config, { log: createLogger({}, true) });
   tp = { config, svc: server.svc, stop: () => server.close() };
 } else tp = await startToolport({ env: limits, log: createLogger({}, true) });

@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, screenshots, signInOnDashboard, watchErrors } from './helpers/browser';
-import { installFor, newPerson, OPERATOR_PASSWORD, operatorOf } from './helpers/http';
+import { installFor, newPerson, OPERATOR_EMAIL, OPERATOR_PASSWORD, operatorOf } from './helpers/http';
 import { connectApp } from './helpers/mcp';
-import { OPERATOR_EMAIL, startToolport, type Toolport } from './helpers/target';
+import { startToolport, type Toolport } from './helpers/target';
 
 /**
  * Issue #23, a catalog people can trust: a public listing is a request an operator decides; until
@@ -118,7 +118,6 @@ describe('the operator page in a browser', () => {
     const id = newId();
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     hook.setSecret(created.body.signingSecret);
-    await operatorOf(tp.url); // the operator's account exists
     const { browser, close } = await launchBrowser();
     try {
       const ctx = await newContext(browser, tp.url);

@@ -4,13 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { createDatabase } from '../../packages/core/src/db/client';
+import { hashPassword } from '../../packages/core/src/crypto';
+import { createDatabase, type Database } from '../../packages/core/src/db/client';
+import { users } from '../../packages/core/src/db/schema/index';
+import { OPERATOR_EMAIL, OPERATOR_PASSWORD } from './http';
 
 /**
  * Migrated templates for the suite's databases: each test file's database is a copy of one that
  * Toolport's own `migrate()` built once, instead of a fresh `initdb` (PGlite) or database
  * (Postgres) migrated per file. A template is named by a hash of the migrations, so a new
- * migration makes a new one and a stale one is never used.
+ * migration makes a new one and a stale one is never used. Each also holds the suite's operator.
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MIGRATIONS = path.join(root, 'packages/core/drizzle');
@@ -21,6 +24,27 @@ function migrationsHash(extra = ''): string {
   for (const name of readdirSync(MIGRATIONS).filter((n) => n.endsWith('.sql')).sort()) h.update(name).update(readFileSync(path.join(MIGRATIONS, name)));
   h.update(readFileSync(path.join(MIGRATIONS, 'meta/_journal.json')));
   return h.digest('hex').slice(0, 12);
+}
+
+/**
+ * The scrypt cost of the passwords the suite's in-process servers hash (1 MiB, not 32): a test file
+ * signs up dozens of people. test/password-cost.test.ts checks that production keeps its own.
+ */
+export const TEST_PASSWORD_COST = { N: 2 ** 10, r: 8, p: 1 };
+
+/**
+ * The account every test deployment names in TOOLPORT_OPERATORS (target.ts): operators are named
+ * by account id, so the account must exist, with this id, before the server starts.
+ */
+export const OPERATOR_ID = 'usr_testoperator';
+
+/** What the templates hold besides the migrations, in their names: bump v1 when seedOperator changes. */
+const SEED = `operator v1 ${OPERATOR_ID} ${OPERATOR_EMAIL} ${OPERATOR_PASSWORD} ${JSON.stringify(TEST_PASSWORD_COST)}`;
+
+/** Inserts the operator's account as sign-up would have made it, with a fixed id. */
+async function seedOperator(database: Database) {
+  const passwordHash = await hashPassword(OPERATOR_PASSWORD, TEST_PASSWORD_COST);
+  await database.db.insert(users).values({ id: OPERATOR_ID, email: OPERATOR_EMAIL, passwordHash, userKey: randomBytes(18).toString('base64url') });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,7 +69,7 @@ function postgresTemplate(adminUrl: string): Promise<string> {
 }
 
 async function makePostgresTemplate(adminUrl: string): Promise<string> {
-  const hash = migrationsHash();
+  const hash = migrationsHash(SEED);
   const name = `tp_tpl_${hash}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
@@ -61,6 +85,7 @@ async function makePostgresTemplate(adminUrl: string): Promise<string> {
       const database = await createDatabase({ url: url.toString() });
       try {
         await database.migrate();
+        await seedOperator(database);
       } finally {
         await database.close();
       }
@@ -109,13 +134,14 @@ let pgliteTemplate: Promise<string> | undefined;
 function pgliteTemplateDir(): Promise<string> {
   pgliteTemplate ??= (async () => {
     const pglite = JSON.parse(readFileSync(path.join(root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version as string;
-    const dir = path.join(os.tmpdir(), `toolport-pglite-template-${migrationsHash(pglite)}`);
+    const dir = path.join(os.tmpdir(), `toolport-pglite-template-${migrationsHash(pglite + SEED)}`);
     if (existsSync(dir)) return dir;
     const building = mkdtempSync(`${dir}.building-`);
     try {
       const database = await createDatabase({ dataDir: building });
       try {
         await database.migrate();
+        await seedOperator(database);
       } finally {
         await database.close();
       }

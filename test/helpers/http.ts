@@ -53,21 +53,18 @@ export async function newPerson(baseUrl: string, label = 'person') {
   return { client, email, password: 'correct horse battery', user: res.body.user as { id: string; email: string; mcpUrl: string } };
 }
 
-/** The password of the deployment's operator account (OPERATOR_EMAIL in target.ts). */
+/** The sign-in of the deployment's operator, whose account every test database holds (OPERATOR_ID, db-template.ts). */
+export const OPERATOR_EMAIL = 'operator@toolport.test';
 export const OPERATOR_PASSWORD = 'operator password here';
 const operators = new Map<string, Promise<Client>>();
-/** The deployment's operator (test/helpers/target.ts OPERATOR_EMAIL), signed in once per server. */
+/** The deployment's operator (TOOLPORT_OPERATORS names its id, target.ts), signed in once per server. */
 export function operatorOf(baseUrl: string): Promise<Client> {
   let op = operators.get(baseUrl);
   if (!op) {
     op = (async () => {
       const client = new Client(baseUrl);
-      const creds = { email: 'operator@toolport.test', password: OPERATOR_PASSWORD };
-      const up = await client.post('/api/session/signup', creds);
-      if (up.status === 409) {
-        const back = await client.post('/api/session/login', creds);
-        if (back.status !== 200) throw new Error(`operator sign-in failed: ${back.status} ${back.text}`);
-      } else if (up.status !== 201) throw new Error(`operator signup failed: ${up.status} ${up.text}`);
+      const res = await client.post('/api/session/login', { email: OPERATOR_EMAIL, password: OPERATOR_PASSWORD });
+      if (res.status !== 200) throw new Error(`operator sign-in failed: ${res.status} ${res.text}`);
       return client;
     })();
     op.catch(() => operators.delete(baseUrl));

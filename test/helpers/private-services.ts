@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
+import { createDatabaseFromTemplate } from './db-template';
 import { freePort, servicesEnv } from './target';
 
 const PG_DIRS = ['/usr/local/bin', ...listPgBinDirs(), '/usr/bin'];
@@ -171,7 +172,7 @@ export interface PrivatePostgres {
   port: number;
   /** Connection string of the `postgres` maintenance database. */
   adminUrl: string;
-  /** A fresh database on this server. */
+  /** A fresh database on this server: a copy of the migrated template, with the suite's operator (db-template.ts). */
   createDatabase(name?: string): Promise<string>;
   start(): Promise<void>;
   /** SIGKILL to the postmaster and every backend at once: a crash, recovered from the WAL at start. */
@@ -205,12 +206,7 @@ async function startPrivatePostgres(): Promise<PrivatePostgres> {
     port,
     adminUrl,
     async createDatabase(name = `tp_fault_${randomBytes(4).toString('hex')}`) {
-      const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-      try {
-        await admin.unsafe(`create database ${name}`);
-      } finally {
-        await admin.end();
-      }
+      await createDatabaseFromTemplate(adminUrl, name);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
     async start() {

@@ -7,7 +7,9 @@ import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { parseConfig, createLogger, type Config, type Logger } from '@toolport/core';
 import { startServer, type RunningServer } from '../../apps/api/src/server';
-import { copyPgliteTemplate, createDatabaseFromTemplate } from './db-template';
+import { copyPgliteTemplate, createDatabaseFromTemplate, OPERATOR_ID, TEST_PASSWORD_COST } from './db-template';
+
+export { OPERATOR_ID, TEST_PASSWORD_COST };
 
 /** Which deployment the suite runs against: `embedded` (PGlite, in-process) or `services` (Postgres + Redis). */
 export const TARGET = (process.env.TEST_TARGET ?? 'embedded') as 'embedded' | 'services';
@@ -56,15 +58,6 @@ export function newSigningKey(): string {
   return privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
 }
 
-/**
- * The scrypt cost of the passwords the suite's in-process servers hash (1 MiB, not 32): a test file
- * signs up dozens of people. test/password-cost.test.ts checks that production keeps its own.
- */
-export const TEST_PASSWORD_COST = { N: 2 ** 10, r: 8, p: 1 };
-
-/** The operator every test deployment has (TOOLPORT_OPERATORS): it approves public listings. */
-export const OPERATOR_EMAIL = 'operator@toolport.test';
-
 /** A deployment on Postgres + Redis as production sets one up: its own master and signing keys, the test operator, webhooks on 127.0.0.1. */
 export function servicesEnv(databaseUrl: string, redisUrl: string, redisPrefix: string): Record<string, string> {
   return {
@@ -74,7 +67,7 @@ export function servicesEnv(databaseUrl: string, redisUrl: string, redisPrefix: 
     TOOLPORT_SECRET_KEY: randomBytes(32).toString('base64'),
     TOOLPORT_SIGNING_KEYS: newSigningKey(),
     WEBHOOK_ALLOW_PRIVATE: 'true',
-    TOOLPORT_OPERATORS: OPERATOR_EMAIL,
+    TOOLPORT_OPERATORS: OPERATOR_ID,
   };
 }
 
@@ -88,7 +81,7 @@ export async function createBacking(opts: BackingOptions = {}): Promise<Backing>
     // A copy of a migrated data directory: PGlite's initdb alone took seconds per file.
     await copyPgliteTemplate(path.join(dataDir, 'pgdata'));
     return {
-      env: { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true', TOOLPORT_OPERATORS: OPERATOR_EMAIL },
+      env: { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true', TOOLPORT_OPERATORS: OPERATOR_ID },
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }

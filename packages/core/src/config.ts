@@ -52,7 +52,7 @@ export interface Config {
   limits: Limits;
   /** Proxies in front of Toolport whose X-Forwarded-For entries are believed (0: use the socket's address). */
   trustedProxies: number;
-  /** Emails of the accounts that review public listings (TOOLPORT_OPERATORS), lower-cased. */
+  /** Account ids (`usr_…`) of the people who review public listings (TOOLPORT_OPERATORS). */
   operators: string[];
   /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT); unset: spans are no-ops. */
   tracing?: TracingConfig;
@@ -215,11 +215,19 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   };
   let trustedProxies = 0;
   if (env.TRUSTED_PROXIES && env.TRUSTED_PROXIES !== '0') trustedProxies = whole('TRUSTED_PROXIES', 0, 10);
+  // Account ids, never emails: sign-up proves no address is yours, so whoever signed up first with
+  // an operator's email would review listings. An id is random, made by Toolport: nobody picks one.
   const operators = (env.TOOLPORT_OPERATORS ?? '')
     .split(',')
-    .map((e) => e.trim().toLowerCase())
+    .map((o) => o.trim())
     .filter(Boolean);
-  for (const e of operators) if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) problems.push(`TOOLPORT_OPERATORS: "${e}" is not an email address.`);
+  for (const o of operators) {
+    if (o.includes('@')) {
+      problems.push(`TOOLPORT_OPERATORS: "${o}" is an email; name operators by account id (usr_…), which the person reads on their dashboard's Home page: anyone can sign up with an email that is not theirs.`);
+    } else if (!/^usr_[A-Za-z0-9_-]{1,64}$/.test(o)) {
+      problems.push(`TOOLPORT_OPERATORS: "${o}" is not an account id; give comma-separated ids (usr_…), which each person reads on their dashboard's Home page.`);
+    }
+  }
   const limits: Limits = {
     callsPerPersonPerMinute: whole('LIMIT_CALLS_PER_PERSON', 600, 1_000_000),
     callsPerAppPerMinute: whole('LIMIT_CALLS_PER_APP', 300, 1_000_000),

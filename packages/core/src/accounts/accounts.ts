@@ -222,8 +222,9 @@ export async function readSession(svc: Services, token: string) {
 export async function getMe({ ctx }: { ctx: Ctx }): Promise<PublicUser & { operator: boolean }> {
   const [row] = await ctx.svc.db.select().from(users).where(eq(users.id, personId(ctx)));
   if (!row) throw unauthorized();
-  // Operators review public listings (TOOLPORT_OPERATORS); the dashboard shows them that page.
-  return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.email.toLowerCase()) };
+  // Operators review public listings; TOOLPORT_OPERATORS names them by account id, never by email
+  // (which sign-up does not prove). The dashboard shows them that page.
+  return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.id) };
 }
 
 export async function getSettings({ ctx }: { ctx: Ctx }) {

@@ -5,12 +5,11 @@ import { personId } from '../context';
 import { notFound, ToolportError } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { announceAddonChange } from '../calls/enabled-tools';
-import type { Services } from '../services';
 import { addons, installs, users } from '../db/schema/index';
 
 /**
  * Public listings (DESIGN.md catalog): a developer asks by pushing `"visibility": "public"`, an
- * operator (an account whose email is in TOOLPORT_OPERATORS) approves or rejects, and may later
+ * operator (an account whose id is in TOOLPORT_OPERATORS) approves or rejects, and may later
  * delist. Until approved, and once delisted, only the developer can install the add-on; existing
  * installs of a delisted add-on stay, with their tools off for apps, and the person is told.
  */
@@ -26,16 +25,9 @@ export function listingAfterPush(visibility: 'private' | 'public', current: List
 export const visibleTo = (userId: string) =>
   and(isNull(addons.deletedAt), or(and(eq(addons.visibility, 'public'), eq(addons.listing, 'approved')), eq(addons.ownerId, userId)));
 
-async function requireOperator(ctx: Ctx): Promise<string> {
-  const userId = personId(ctx);
-  if (!(await isOperator(ctx.svc, userId))) throw new ToolportError('FORBIDDEN', 'Only Toolport’s operators review listings.');
-  return userId;
-}
-
-async function isOperator(svc: Services, userId: string): Promise<boolean> {
-  if (!svc.config.operators.length) return false;
-  const [row] = await svc.db.select({ email: users.email }).from(users).where(eq(users.id, userId));
-  return !!row && svc.config.operators.includes(row.email.toLowerCase());
+/** Operators are named by account id, which no sign-up can choose (config.ts, TOOLPORT_OPERATORS). */
+function requireOperator(ctx: Ctx) {
+  if (!ctx.svc.config.operators.includes(personId(ctx))) throw new ToolportError('FORBIDDEN', 'Only Toolport’s operators review listings.');
 }
 
 /** The host a webhook URL names, shown as where an add-on runs ('' for an unreadable URL). */
@@ -51,7 +43,7 @@ const listingsQuery = z.object({ status: z.enum(['pending', 'all'], { message: '
 
 /** The review queue: pending requests first (oldest first), then the other decided listings. */
 export async function listListings({ ctx, status }: { ctx: Ctx; status?: string }) {
-  await requireOperator(ctx);
+  requireOperator(ctx);
   const filter = parseInput(listingsQuery, { status }, 'Unknown status filter.');
   const wanted: ListingStatus[] = filter.status === 'all' ? ['pending', 'approved', 'rejected', 'delisted'] : ['pending'];
   const rows = await ctx.svc.db
@@ -86,7 +78,7 @@ const decisionInput = inputObject({
  * people's tools drop the add-on at once.
  */
 export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
-  await requireOperator(ctx);
+  requireOperator(ctx);
   const { decision, reason } = parseInput(decisionInput, input, 'The decision is not valid.');
   const from: ListingStatus[] = decision === 'delist' ? ['approved', 'pending'] : ['pending'];
   const [row] = await ctx.svc.db

@@ -3,7 +3,7 @@ import { get, patch, post, type Connection, type Install, type Me } from '../api
 import { me } from '../store';
 import { ConfirmButton, CopyButton, html, Notice, PageHeader, Switch, toApiError, useLoad } from '../ui';
 
-/** The person's home: the MCP URL, the AI apps switch, how to connect each app, first-run steps. */
+/** The person's home: the MCP URL, the AI apps switch, how to connect each app, first-run steps, the account id. */
 export function HomePage({ person }: { person: Me }) {
   const [error, setError] = useState('');
   const [rotated, setRotated] = useState(false);
@@ -105,5 +105,13 @@ export function HomePage({ person }: { person: Me }) {
           </ol>
         </details>
       </div>
+    </section>
+
+    <section class="card" aria-labelledby="account-h">
+      <h2 id="account-h">Your account</h2>
+      <dl class="facts">
+        <div><dt>Account id</dt><dd><code class="mono" data-testid="account-id">${person.id}</code></dd></div>
+      </dl>
+      <p class="hint">An operator names your account by this id in TOOLPORT_OPERATORS.</p>
     </section>`;
 }
