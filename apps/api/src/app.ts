@@ -30,8 +30,7 @@ const apiPath = /^\/api(\/|$)/;
 /** The whole public HTTP surface, as one Hono app over the given services; `inFlight` counts its requests. */
 export function createApp(svc: Services, inFlight?: RequestsInFlight) {
   const app = new Hono<AppEnv>();
-  // First: timing, request id, security headers, the request's span and log line, the Host check,
-  // the count of requests in flight.
+  // First, so every request is timed, logged and Host-checked.
   app.use('*', requestEdge(svc, inFlight));
 
   const api = new Hono<AppEnv>()

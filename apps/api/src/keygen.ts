@@ -1,11 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import webPush from 'web-push';
 
-/**
- * Prints fresh keys for the production settings, one `NAME=value` line each, to put in a secret
- * manager (or `.env`): a master key, an access-token signing key (EC P-256, base64 PKCS#8 DER on one
- * line) and a VAPID pair. For a rotation take only the line you need and append its value to the list.
- */
+/** One `NAME=value` line each; for a rotation, append only the value you need to its list. */
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const vapid = webPush.generateVAPIDKeys();
 console.log(

@@ -3,10 +3,7 @@ import { StartupError, type Config } from '@toolport/core';
 
 type Fetch = Parameters<typeof serve>[0]['fetch'];
 
-/**
- * Listens on HOST and PORT. A port already taken (a second `npm start`) or an address this machine
- * does not have is one line naming the setting, like the other start-up failures, not a crash.
- */
+/** A taken port or a missing address is one line naming the setting, like other start-up failures. */
 export function listen(fetch: Fetch, config: Config): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const fail = (err: NodeJS.ErrnoException) => reject(listenFailure(err, config));

@@ -1,11 +1,7 @@
 import { checkDependencies, ConfigError, createDatabase, parseConfig } from '@toolport/core';
 import { runEntry } from './run';
 
-/**
- * Applies the database migrations and exits: the Kubernetes migration Job and the compose
- * `migrate` service run it before a rollout. Optional: every process also migrates at start under
- * the same advisory lock, so a rollout without it is safe, just slower to become ready.
- */
+/** Optional: every process also migrates at start under the same advisory lock. */
 async function main() {
   const config = parseConfig(process.env);
   if (!config.database.url) throw new ConfigError(['DATABASE_URL is required: the embedded database migrates itself at start.']);

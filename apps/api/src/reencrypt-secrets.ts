@@ -2,12 +2,8 @@ import { checkDependencies, ConfigError, createDatabase, loadMasterKeys, parseCo
 import { runEntry } from './run';
 
 /**
- * Seals every stored secret (webhook secrets, signing keys, VAPID and pseudonym keys, the people's
- * install settings, add-on developers' OAuth client secrets, the people's connected-account
- * tokens and the PKCE verifiers of account links in progress) again under the first key of
- * TOOLPORT_SECRET_KEY: step 3 of a master key rotation (docs/operations.md), run from an
- * operator's shell while the service is up. Idempotent. Exits 1 if a secret opens under no listed
- * key: the old key must then stay.
+ * Step 3 of a master key rotation (docs/operations.md), safe while the service is up. Exits 1 if a
+ * secret opens under no listed key: the old key must then stay.
  */
 async function main() {
   const config = parseConfig({ ...process.env, ROLE: 'api' });

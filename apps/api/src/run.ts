@@ -1,10 +1,6 @@
 import { ConfigError, StartupError } from '@toolport/core';
 
-/**
- * Runs an entry point: bad settings exit 78 (EX_CONFIG) with every problem listed, as does what
- * they point at when unusable (one line with the fix); anything else unexpected exits 1. A one-shot
- * command exits 0 when done; a server keeps running.
- */
+/** Bad settings or unusable dependencies exit 78 (EX_CONFIG); anything else unexpected exits 1. */
 export function runEntry(main: () => Promise<void>, { exitWhenDone = false } = {}) {
   main().then(
     () => {

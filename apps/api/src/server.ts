@@ -51,9 +51,8 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
     url: config.publicUrl,
     close: () =>
       (closing ??= (async () => {
-        // Stop listening and answer 503 to new requests on kept-alive connections; let calls and
-        // approvals in flight finish within the grace; what remains is ended by closing the
-        // services (waiting approvals are recorded as cancelled, so nothing runs after we go).
+        // New requests get 503; in-flight calls finish within the grace; waiting approvals are then
+        // recorded cancelled, so nothing runs after we go.
         draining = true;
         svc.draining = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

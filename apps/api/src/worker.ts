@@ -12,10 +12,7 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/**
- * ROLE=worker: only the call worker (the services start it for this role), plus `/healthz` and
- * `/readyz` on PORT for the orchestrator; no public API in this process.
- */
+/** No public API here: only `/healthz` and `/readyz` for the orchestrator. */
 export async function startWorker(config: Config, overrides: ServiceOverrides = {}): Promise<RunningWorker> {
   const svc = await createServices(config, overrides);
   const app = new Hono<AppEnv>();

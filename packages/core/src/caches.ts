@@ -1,15 +1,12 @@
 import type { BusChannel, BusMessages } from './events/channels';
 import type { Services } from './services';
 
-/**
- * One eviction policy for every cached map of the core: at most `max` entries, the oldest written
- * dropped first, and an entry older than `ttlMs` read as absent. A hit does not renew an entry, so
- * the TTL bounds how stale a cache may be even where a bus message that should drop it was missed.
- */
+/** A hit does not renew an entry, so the TTL bounds staleness even where a bus message was missed. */
 export class BoundedMap<K, V> {
   private readonly entries = new Map<K, { value: V; at: number }>();
 
   constructor(
+  /** `now`: epoch ms by the services' clock (tests move it), as the TTL is read. */
     private readonly max: number,
     private readonly ttlMs = Infinity,
     private readonly now: () => number = Date.now,
@@ -54,7 +51,7 @@ export class BoundedMap<K, V> {
 
 /** What a cache may hold on to, all of it let go when the services close. */
 export interface CacheScope {
-  /** A bounded map (BoundedMap), cleared on close. */
+  /** A bounded map (BoundedMap), cleared on close; aged by the services' clock unless `now` is given. */
   map<K, V>(max: number, ttlMs?: number, now?: () => number): BoundedMap<K, V>;
   /** Follows a bus channel until close; resolves once live, rejects if the subscription fails. */
   subscribe<C extends BusChannel>(channel: C, handler: (message: BusMessages[C]) => void): Promise<void>;

@@ -1,7 +1,4 @@
-/**
- * What ends a call early, as the call path uses it: `aborted`, `reason`, and 'abort' listeners.
- * An `AbortSignal` is one, and so is a `CallCancel`.
- */
+/** What the call path uses of a signal: an `AbortSignal` is one, and so is a `CallCancel`. */
 export interface CancelSignal {
   readonly aborted: boolean;
   readonly reason?: unknown;
@@ -12,9 +9,8 @@ export interface CancelSignal {
 export type AbortListener = ((event: Event) => unknown) | { handleEvent(event: Event): unknown };
 
 /**
- * The cancel signal of one tool call, for the processes' map of calls in flight. Every call has
- * one, and a call waiting for the person keeps it for up to 30 s: this is a tenth of the heap of an
- * AbortController and its AbortSignal. Listeners are called once, in order, on the first `abort`.
+ * Not an AbortController: every call holds one for up to 30 s, and this is a tenth of the heap.
+ * Listeners are called once, in order, on the first `abort`.
  */
 export class CallCancel implements CancelSignal {
   aborted = false;
@@ -53,10 +49,7 @@ export class CallCancel implements CancelSignal {
     }
   }
 
-  /**
-   * Aborts this one too when `signal` aborts (the SDK's request signal, the HTTP request's, the
-   * call's own). Returns what stops following, for a signal that outlives this one.
-   */
+  /** Returns what stops following, for a signal that outlives this one. */
   follow(signal: CancelSignal): () => void {
     if (signal.aborted) {
       this.abort(signal.reason);

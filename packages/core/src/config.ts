@@ -97,11 +97,7 @@ export class ConfigError extends Error {
   }
 }
 
-/**
- * What the settings point at is not usable (a database that does not exist, a Redis that never
- * answered, a master key that opens nothing stored): one line naming the setting and the fix; the
- * entry points exit 78 (EX_CONFIG) on it as on a bad setting.
- */
+/** One line naming the setting and the fix; the entry points exit 78 (EX_CONFIG). */
 export class StartupError extends Error {
   constructor(reason: string) {
     super(`Toolport cannot start: ${reason}`);
@@ -121,10 +117,7 @@ const bool = (name: string, raw: string | undefined, fallback: boolean, problems
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const isLoopbackHostname = (hostname: string) => LOOPBACK_HOSTNAMES.has(hostname.toLowerCase().replace(/\.$/, ''));
 
-/**
- * A Host header (or an ALLOWED_HOSTS entry) in the form `URL.host` gives it: lowercase, IDNA, no
- * default port for `protocol`, no trailing dot. Undefined for anything that is not just host[:port].
- */
+/** As `URL.host` spells it (lowercase, IDNA, no default port), without a trailing dot. */
 export function normalHost(raw: string, protocol: 'http:' | 'https:' = 'http:'): string | undefined {
   if (!raw || raw.length > 300 || !/^[A-Za-z0-9.:[\]_-]+$/.test(raw)) return undefined;
   try {
@@ -149,7 +142,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     else port = n;
   }
 
-  // Loopback unless a database server is set (as before this setting, every interface then).
+  // Loopback unless a database server is set (a server deployment listens on every interface).
   let host = env.DATABASE_URL ? '0.0.0.0' : '127.0.0.1';
   if (env.HOST) {
     const bare = env.HOST.trim().replace(/^\[(.*)\]$/, '$1');
@@ -328,11 +321,7 @@ function parseSecretKeys(raw: string | undefined, problems: string[]): Buffer[] 
   return keys.length === items.length ? keys : undefined;
 }
 
-/**
- * EC P-256 private keys, the first signs. Either PEM blocks (`-----BEGIN PRIVATE KEY-----`, PKCS#8
- * or SEC1, e.g. from a mounted file's contents) or a comma-separated list of single-line base64 PKCS#8 DER
- * (what `npm run keygen` prints: easy to put in one environment variable).
- */
+/** PEM blocks (PKCS#8 or SEC1), or comma-separated base64 PKCS#8 DER (`npm run keygen`: one env var). */
 function parseSigningKeys(raw: string | undefined, problems: string[]): KeyObject[] | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   const items = raw.includes('-----BEGIN')

@@ -53,11 +53,8 @@ export function dummyPasswordHash(cost: ScryptCost = PASSWORD_COST): Promise<str
 const masterKeyId = (master: Buffer) => createHmac('sha256', master).update('toolport:key-id').digest('base64url').slice(0, 8);
 
 /**
- * AES-256-GCM with a key derived per purpose from each master key of the ring. The first key seals;
- * every key opens. With several keys (a rotation) a value is sealed `v2.<keyId>.<iv>.<body>.<tag>`,
- * naming its key. With one key it is sealed `v1.<iv>.<body>.<tag>` as before key rings, so the
- * previous release can still read what this one writes during a rolling upgrade or after a
- * rollback; a `v1` value names no key, so every key is tried (GCM's tag tells the right one).
+ * The first key seals; every key opens. With one key values stay `v1` (no key id), so the previous
+ * release can read them during a rolling upgrade or rollback; every key is tried on a `v1` value.
  */
 export class SecretBox {
   private readonly keys: Array<{ id: string; key: Buffer }>;

@@ -71,11 +71,7 @@ const DOWN_CODES = new Set([
 // exception), 57P01-57P03 (shutdown, crash shutdown, cannot connect now), 53300 (too many connections).
 const DOWN_SQLSTATE = /^(08...|57P0[123]|53300)$/;
 
-/**
- * Whether `err` (or what it wraps: drizzle wraps driver errors in `cause`) says the database or
- * Redis is unreachable right now, rather than that the request or the code is wrong. Adapters
- * answer these as "unavailable, retry" (503 / a tool error) instead of an internal error.
- */
+/** Follows `cause` (drizzle wraps driver errors). Adapters answer these as 503, not an internal error. */
 export function isDependencyDown(err: unknown): boolean {
   for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const { code, name, message } = e as { code?: unknown; name?: unknown; message?: unknown };

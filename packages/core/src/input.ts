@@ -20,10 +20,7 @@ export const quotedName = (name: string) => JSON.stringify(name.slice(0, 64));
 /** A verb's JSON object input; anything else is refused at the root. */
 export const inputObject = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { message: 'Send a JSON object.' });
 
-/**
- * Parses a verb's input with its schema, or throws VALIDATION with every problem listed. The error
- * reads `sentence`, unless its first problem names its own (`params: { sentence }` on a refinement).
- */
+/** Every problem listed; a refinement may override `sentence` with `params: { sentence }`. */
 export function parseInput<T extends z.ZodTypeAny>(schema: T, value: unknown, sentence: string): z.output<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;

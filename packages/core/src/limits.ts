@@ -4,24 +4,13 @@ import { flatUuid } from './ids';
 
 /** Shared counters for rate and concurrency limits: in this process, or across processes on Redis. */
 export interface Limiter {
-  /**
-   * Counts one event in each fixed window, in order, stopping at the first that is over its limit:
-   * `over` is that window's index (or -1), `retryAfterMs` when it resets. One round trip on Redis.
-   */
+  /** Stops at the first window over its limit (`over`: its index, or -1). One round trip on Redis. */
   hit(windows: RateWindow[]): Promise<{ over: number; retryAfterMs: number }>;
   /** Takes one of `max` slots (released by the returned function), or undefined when all are taken. */
   acquire(key: string, max: number, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
-  /**
-   * `hit(windows)`, then, when no window is over, `acquire(slot)`: in one round trip on Redis, for a
-   * call that goes straight to its add-on. `release` is undefined when the windows passed but every
-   * slot was taken.
-   */
+  /** One Redis round trip. `release` undefined: the windows passed but every slot was taken. */
   hitAndAcquire(windows: RateWindow[], slot: Slot): Promise<{ over: number; retryAfterMs: number; release?: () => Promise<void> }>;
-  /**
-   * Takes one of `max` leases under `key` for `ttlMs`, or undefined when all are held. The holder
-   * renews it while it lasts and releases it at the end; a lease not renewed in time (its process
-   * crashed) frees itself, which a counter cannot do for a long-lived holder.
-   */
+  /** A lease a crashed process stops renewing frees itself, which a counter cannot do. */
   lease(key: string, max: number, ttlMs: number): Promise<Lease | undefined>;
   close(): Promise<void>;
 }
@@ -44,10 +33,7 @@ export interface Slot {
   ttlMs: number;
 }
 
-/**
- * Leases are objects, not pairs of closures: a person's waiting approval holds one for up to 40 s,
- * and 10,000 of them are held at once (two named closures were ~0.6 KB a lease under tsx).
- */
+/** An object, not closures: thousands of waiting approvals each hold one for up to 40 s. */
 class MemoryLease implements Lease {
   private released = false;
   constructor(
@@ -72,6 +58,10 @@ class MemoryLease implements Lease {
   }
 }
 
+/**
+ * Windows and leases are durations, read with performance.now() like Redis's key TTLs: neither
+ * follows the services' clock, so a test that moves it sees both limiters alike.
+ */
 function createMemoryLimiter(): Limiter {
   const windows = new Map<string, { count: number; resetAt: number }>();
   const slots = new Map<string, number>();
@@ -113,8 +103,7 @@ function createMemoryLimiter(): Limiter {
       const now = Date.now();
       let held = leases.get(key);
       if (!held) leases.set(key, (held = new Map()));
-      // Expired leases matter only when every place looks taken: pruning on each take was quadratic
-      // (10,000 waiting approvals of one person).
+      // Pruned only when every place looks taken: pruning on each take is quadratic.
       if (held.size >= max) for (const [id, expiresAt] of held) if (expiresAt <= now) held.delete(id);
       if (held.size >= max) return undefined;
       const id = flatUuid();

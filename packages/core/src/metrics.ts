@@ -27,10 +27,7 @@ export interface MetricSources {
   queueDepth?: () => Promise<number> | number;
 }
 
-/**
- * Prometheus metrics of one Services instance. Each instance has its own Registry (several
- * servers run in one test process); nothing uses prom-client's global default registry.
- */
+/** A Registry per instance, never prom-client's global one: several servers run in one test process. */
 export interface Metrics {
   readonly registry: Registry;
   /** One HTTP request, by route pattern (never the raw path, which carries user keys and ids). */
@@ -140,10 +137,7 @@ export async function countPendingApprovals(db: Db, now = new Date()): Promise<n
   return row?.n ?? 0;
 }
 
-/**
- * The queue's depth if the dispatcher can tell (a `depth()` method, e.g. BullMQ's waiting +
- * delayed jobs), else 0: the in-process queue has no backlog worth scaling on.
- */
+/** 0 without a `depth()`: the in-process queue has no backlog worth scaling on. */
 export async function dispatcherDepth(dispatcher: unknown): Promise<number> {
   const d = dispatcher as { depth?: () => Promise<number> | number } | undefined;
   return typeof d?.depth === 'function' ? await d.depth() : 0;

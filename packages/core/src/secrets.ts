@@ -31,21 +31,14 @@ export interface Secrets {
   approvalActionToken(value: string): string;
   /** Whether a notification's token is the capability for `value` under any master key of the ring. */
   approvalActionTokenValid(value: string, token: string): boolean;
-  /**
-   * The refresh token that rotating `token` issues, under each master key of the ring (the first is
-   * the one issued now): derived, not random, so a request racing the rotation can be answered with
-   * the same successor without it ever being stored.
-   */
+  /** Derived, not random, so a request racing the rotation gets the same successor without storing it. */
   refreshSuccessors(token: string): string[];
 }
 
 /** The row in `service_secrets` holding the keys that must outlive a master key. */
 export const STABLE_KEYS_SECRET = 'stable-keys';
 
-/**
- * Keys of values other systems keep (pseudonyms add-ons store, argument digests in the call log):
- * random, stored sealed, so rotating the master key does not change them.
- */
+/** Random and stored sealed, so rotating the master key does not change pseudonyms or digests. */
 interface StableKeys {
   /** Each add-on's pseudonym key derives from it, unless listed in `addons`. */
   pseudonymRoot: string;
@@ -54,10 +47,7 @@ interface StableKeys {
   addons: Record<string, string>;
 }
 
-/**
- * The master keys come from TOOLPORT_SECRET_KEY (first seals, all open); only the embedded default
- * generates one under DATA_DIR on first start (several processes on one database must share keys).
- */
+/** Only the embedded default generates one: several processes on one database must share keys. */
 export function loadMasterKeys(config: Config): Buffer[] {
   if (config.secretKeys?.length) return config.secretKeys;
   const file = path.join(config.dataDir, 'secret.key');
@@ -118,11 +108,7 @@ export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
   };
 }
 
-/**
- * Reads the stable keys, or makes them on first start. A database with secrets sealed before key
- * rings keeps its pseudonyms and digests: its keys are derived as they were, from the master key
- * that opens those secrets, and only the derived keys are stored (not that master key).
- */
+/** Derived as before key rings where secrets exist, so pseudonyms and digests stay stable. */
 async function loadStableKeys(db: Db, ring: Buffer[], boxes: SecretBoxes, config: Config): Promise<StableKeys> {
   const read = async () => {
     const [row] = await db.select().from(serviceSecrets).where(eq(serviceSecrets.name, STABLE_KEYS_SECRET));
@@ -204,10 +190,8 @@ export interface ResealReport {
 }
 
 /**
- * Seals every stored secret again under the first master key, so the others can leave
- * TOOLPORT_SECRET_KEY. Safe while the service runs: each row is replaced only if it still holds
- * what was read (a row changed meanwhile was written under a key every process holds), and
- * running processes keep what they decrypted. Idempotent.
+ * Safe while running: a row is replaced only if it still holds what was read (a row changed
+ * meanwhile was sealed under a key every process holds). Idempotent.
  */
 export async function resealSecrets(db: Db, boxes: SecretBoxes): Promise<ResealReport> {
   const report: ResealReport = { resealed: 0, current: 0, unreadable: [] };

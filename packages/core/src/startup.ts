@@ -123,11 +123,7 @@ async function waitFor(probe: () => Promise<void>, explain: (err: unknown) => Fa
   }
 }
 
-/**
- * Before the services are built: Postgres (DATABASE_URL) and, unless `redis: false`, Redis
- * (REDIS_URL) answer. Each failure is one line naming the setting and the fix, never a stack
- * trace or an endless reconnect; what may come back is waited for a few seconds, one line per try.
- */
+/** Each failure is one line naming the setting and the fix, never a stack trace or an endless reconnect. */
 export async function checkDependencies(
   config: Config,
   { redis = true, say = (line: string) => process.stderr.write(`${line}\n`) }: { redis?: boolean; say?: (line: string) => void } = {},

@@ -12,21 +12,16 @@ import {
 import type { Config } from './config';
 
 /**
- * Traces go through `@opentelemetry/api` only: with no SDK registered (no OTEL_EXPORTER_OTLP_ENDPOINT)
- * every span is a no-op, so tracing costs nothing by default. A test or an embedding process may
- * register its own provider instead; the spans then go there.
- *
- * Never put arguments, results, secrets, tokens or full URLs on a span: ids, names, outcomes and
- * the host of a webhook only.
+ * `@opentelemetry/api` only: with no SDK registered every span is a no-op. Never put arguments,
+ * results, secrets, tokens or full URLs on a span: ids, names, outcomes and a webhook's host only.
  */
 const TRACER = 'toolport';
 
 export const tracer = () => trace.getTracer(TRACER);
 
 /**
- * Runs `fn` inside an active span that ends when it settles. A throw is recorded (its class, not
- * its message, which may quote input) and rethrown. Not an async function, and no named closure:
- * a held call (waiting for its approval) would keep one more frame alive per span for up to 30 s.
+ * A throw is recorded by its class, not its message (which may quote input). Not async: a held
+ * call would keep one more frame alive per span for up to 30 s.
  */
 export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
   return tracer().startActiveSpan(name, options, (span) => {
@@ -92,11 +87,7 @@ export const withContext = <T>(ctx: Context, fn: () => T): T => context.with(ctx
 
 let started: Promise<() => Promise<void>> | undefined;
 
-/**
- * With `config.tracing` set, registers the Node SDK (AsyncLocalStorage context, W3C propagator)
- * exporting over OTLP/HTTP in batches. Once per process; resolves to a flush-and-stop function.
- * The SDK is imported only here, so a process without the setting never loads it.
- */
+/** The SDK is imported only here, so a process without the setting never loads it. Once per process. */
 export function startTracing(config: Config): Promise<() => Promise<void>> {
   const settings = config.tracing;
   if (!settings) return Promise.resolve(async () => {});

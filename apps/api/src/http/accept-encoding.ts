@@ -1,9 +1,7 @@
 const ALIASES: Record<string, string> = { 'x-gzip': 'gzip' };
 
 /**
- * Whether an Accept-Encoding header lets a content coding through (RFC 9110 §12.5.3): the coding
- * named with q > 0, or else `*` with q > 0. `br;q=0` and `gzip;q=0` refuse what they name.
- * Not hono/accepts: that never takes `*` for a named coding nor knows x-gzip, and it parses and
+ * RFC 9110 §12.5.3. Not hono/accepts: it never takes `*` for a named coding nor knows x-gzip, and
  * sorts the whole header on every gzipped tools/list, where this is one scan.
  */
 export function acceptsEncoding(header: string | undefined, coding: 'gzip' | 'br'): boolean {

@@ -62,11 +62,7 @@ export const requireDeveloper: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-/**
- * Whether the credential this request came with still holds (the session is not signed out or
- * expired, the API key not revoked): a stream opened with it asks this as it goes and ends once
- * it does not.
- */
+/** A stream asks this as it goes, and ends once its credential no longer holds. */
 export function credentialCheck(c: Context<AppEnv>): () => Promise<boolean> {
   const svc = c.get('svc');
   const actor = c.get('actor');

@@ -2,11 +2,7 @@ import type { Context } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { AppEnv } from './env';
 
-/**
- * The address sign-in throttling and registration limits count by. Behind N trusted proxies
- * (TRUSTED_PROXIES) it is the X-Forwarded-For entry the outermost one added; otherwise the socket's,
- * so a forged header from a direct caller changes nothing.
- */
+/** Only TRUSTED_PROXIES' X-Forwarded-For entries count, so a direct caller's forged header changes nothing. */
 export function clientAddress(c: Context<AppEnv>): string | undefined {
   const socket = getConnInfo(c).remote.address;
   const hops = c.get('svc').config.trustedProxies;

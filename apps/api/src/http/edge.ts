@@ -18,14 +18,10 @@ const SECURITY_HEADERS = [
 ] as const;
 
 /**
- * What every request goes through before a route, as one middleware (a held MCP call keeps every
- * middleware's frame alive for up to 30 s):
- * - `/metrics` timing by route pattern (never the raw path, which holds keys), a bounded label set;
- * - the request id and security headers, straight onto Node's response (setting `c.res` after the
- *   handler makes Hono rebuild the response);
- * - one JSON log line and one server span per request: no header, cookie, body or query; a trace
- *   context sent by the client is not joined (callers do not pick trace ids);
- * - DNS-rebinding protection (host-check.ts): a foreign Host reaches nothing but the probes.
+ * One middleware, since a held MCP call keeps every middleware's frame alive for up to 30 s.
+ * - Metrics by route pattern, never the raw path (it holds keys).
+ * - Headers go straight onto Node's response: setting `c.res` makes Hono rebuild it.
+ * - Logs and spans carry no header, cookie, body or query; a client's trace context is not joined.
  */
 export function requestEdge(svc: Services, inFlight: RequestsInFlight = { count: 0 }): MiddlewareHandler<AppEnv> {
   const tracer = trace.getTracer('toolport');
@@ -40,10 +36,7 @@ export function requestEdge(svc: Services, inFlight: RequestsInFlight = { count:
   };
 }
 
-/**
- * The requests being answered, a parked one (a call held for approval) until its response closes.
- * A stopping server waits for them (server.ts); counted here, where a request's end is known anyway.
- */
+/** A parked request counts until its response closes; a stopping server waits for them (server.ts). */
 export interface RequestsInFlight {
   count: number;
 }
@@ -53,10 +46,7 @@ interface Edge {
   inFlight: RequestsInFlight;
 }
 
-/**
- * The request through the edge. Every request but the probes has a `span` (and a log line) and has
- * its Host checked; a module function, not a closure per request (see InFlight in routes/mcp/cancellation.ts).
- */
+/** A module function, not a closure per request (see InFlight in routes/mcp/cancellation.ts). */
 async function passThrough(edge: Edge, c: Context<AppEnv>, next: Next, started: number, span?: Span) {
   const { svc } = edge;
   const method = c.req.method;

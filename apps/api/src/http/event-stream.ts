@@ -7,12 +7,8 @@ const encoder = new TextEncoder();
 export const sseFrame = (event: string, id: string, data: unknown) => `event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /**
- * A Server-Sent Events response over a raw stream (a few small objects and one timer per open
- * connection): `retry`, then what `open`'s `send` writes, and a comment every 15 s. The stream
- * closes when the client goes, when it stops reading for MAX_QUEUED frames, or when `open`'s
- * handle is closed by it, or, with `stillAllowed`, at the first heartbeat after the credential it
- * was opened with stopped holding (signed out, key revoked). A failing `open` throws before any
- * response exists (its error is the answer).
+ * The heartbeat (15 s) stays within proxies' idle cut-offs. With `stillAllowed`, the stream closes
+ * at the first heartbeat after its credential stopped holding (signed out, key revoked).
  */
 export async function eventStream(
   request: Request,

@@ -1,11 +1,8 @@
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 
 /**
- * Gzip for an answer made of a large part that stays the same for many requests (a person's
- * tools/list: 800 tools are ~0.4 MB of JSON) and a short tail that changes every time (the JSON-RPC
- * id). The large part is compressed once and ends on a sync flush (byte-aligned, not final); each
- * answer appends its tail as one final stored block and the gzip trailer, its CRC-32 continued from
- * the large part's (RFC 1951 §3.2.4, RFC 1952 §2.3). No compression work per request.
+ * A large part compressed once, ending on a sync flush, then per request a stored block with the
+ * changing tail (the JSON-RPC id) and a continued CRC-32 (RFC 1951 §3.2.4, RFC 1952 §2.3).
  */
 export interface GzipHead {
   /** The gzip header and the large part's deflate blocks. */

@@ -15,12 +15,7 @@ export function hostAllowed(config: Pick<Config, 'allowedHosts' | 'allowLoopback
   return config.allowLoopbackHosts && isLoopbackHostname(new URL(`http://${host}`).hostname);
 }
 
-/**
- * DNS-rebinding protection: a page on evil.example whose name is re-pointed at Toolport's address
- * reaches it with `Host: evil.example`. Such a request is answered 421 before any route runs
- * (JSON-RPC shaped on the MCP endpoint, problem+json elsewhere), so neither the MCP endpoint nor the
- * dashboard, the API or the OAuth pages ever serve a foreign name (the check runs in edge.ts).
- */
+/** DNS-rebinding protection: a foreign Host is answered 421 before any route runs (edge.ts). */
 export function misdirected(c: Context<AppEnv>): Response {
   const message = 'This server does not answer for that host name.';
   if (/^\/u\/[^/]+\/mcp\/?$/.test(c.req.path)) {

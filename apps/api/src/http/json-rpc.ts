@@ -1,8 +1,4 @@
-/**
- * Why a parsed body is not one JSON-RPC 2.0 message (request, notification or response), or
- * undefined when it is. The MCP SDK answers such a body with -32700 "Parse error", which tells the
- * client its JSON was broken when it was not: this lets the endpoint answer -32600 Invalid Request.
- */
+/** So the endpoint answers -32600, not the SDK's -32700 "Parse error" for JSON that parsed. */
 export function invalidJsonRpc(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'send one JSON-RPC 2.0 message';
   const m = body as Record<string, unknown>;
@@ -24,11 +20,7 @@ export function invalidJsonRpc(body: unknown): string | undefined {
 /** A JSON-RPC request id as MCP allows it: a string, or an integer JavaScript holds exactly. */
 export const isRequestId = (v: unknown): v is string | number => typeof v === 'string' || Number.isSafeInteger(v);
 
-/**
- * The id to answer an error with: the request's when it could be read. None otherwise: the schemas
- * of 2025-11-25 and 2026-07-28 make an error's id optional and allow no null (older ones allow no
- * null either).
- */
+/** None when unreadable: the MCP schemas make an error's id optional and allow no null. */
 export const readableId = (body: unknown): string | number | undefined => {
   const m = body as { id?: unknown; method?: unknown } | null;
   return typeof m === 'object' && m !== null && !Array.isArray(m) && typeof m.method === 'string' && isRequestId(m.id) ? m.id : undefined;
@@ -41,12 +33,7 @@ export const jsonRpcError = (id: string | number | null | undefined, code: numbe
   error: { code, message, ...(data === undefined ? {} : { data }) },
 });
 
-/**
- * Why a tools/call request names no tool (its `params.name` is not a string), or undefined. Such a
- * call is answered -32602 Invalid params here: the SDK answered -32603 Internal error with its
- * schema complaint, which tells the app the server failed when its request was wrong. Anything
- * wrong with the arguments is the tool's business: `callTool` answers it as a tool error.
- */
+/** Answered -32602 here: the SDK's -32603 would tell the app the server failed. */
 export function toolCallWithoutName(body: unknown): string | undefined {
   const m = body as { method?: unknown; id?: unknown; params?: { name?: unknown } };
   if (m.method !== 'tools/call' || m.id === undefined || typeof m.params?.name === 'string') return undefined;
@@ -54,10 +41,8 @@ export function toolCallWithoutName(body: unknown): string | undefined {
 }
 
 /**
- * What the SDK is given to parse for a tools/call: the message with `arguments` as `{}`. The SDK
- * checks `arguments` as a plain record and answers -32603 with its schema dump for what it cannot
- * read (an object with a `constructor` key, a string); the real arguments, as the app sent them, are
- * checked by `callTool`, which answers every problem as a tool error, as the contract says.
+ * The SDK answers -32603 for arguments it cannot read; `callTool` checks the real ones and answers
+ * every problem as a tool error, as the contract says.
  */
 export function withArgumentsForSdk<T>(body: T): T {
   const m = body as { method?: unknown; params?: Record<string, unknown> };

@@ -21,10 +21,7 @@ function oauthJsonError(c: Context<AppEnv>, status: ContentfulStatusCode, error:
   return c.json({ error, error_description: description }, status);
 }
 
-/**
- * The one mapping from the error family to the OAuth error format for the JSON endpoints
- * (token, revoke, register, metadata). Unexpected errors are logged and answered `server_error`.
- */
+/** Unexpected errors are logged and answered `server_error`, never echoed. */
 export function oauthErrorResponse(err: unknown, c: Context<AppEnv>) {
   // RFC 6749's temporarily_unavailable (503): the app retries rather than reporting a server bug.
   err = unavailableIfDown(err, c);

@@ -17,10 +17,7 @@ export function problem(c: Context<AppEnv>, status: ContentfulStatusCode, detail
   );
 }
 
-/**
- * Postgres or Redis restarting is a retryable "unavailable" (503, or OAuth's temporarily_unavailable),
- * not a 500 that reads like a bug: the error to answer with, logged once here.
- */
+/** A restarting dependency is a retryable 503, not a 500 that reads like a bug. Logged once here. */
 export function unavailableIfDown(err: unknown, c: Context<AppEnv>): unknown {
   if ((isToolportError(err) && err.expose) || !isDependencyDown(err)) return err;
   c.get('svc')?.log.warn('a dependency is unavailable', { err, requestId: c.get('requestId'), path: c.req.path });

@@ -40,17 +40,12 @@ label.check input{flex:none;width:1.15rem;height:1.15rem;margin:.2rem 0 0;accent
 `;
 const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
 
-/**
- * No script, no framing, no foreign resources: the only inline style is ours, by hash. It is the
- * dashboard's look (its colours, type, sign-in card and dark mode), so the consent page reads as Toolport.
- */
+/** No script, no framing, no foreign resources: the only inline style is ours, by hash. */
 const PAGE_CSP = `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 /**
- * Headers every OAuth HTML page carries (and the redirects that answer its forms). The referrer
- * policy is `same-origin`, not the service-wide `no-referrer`: a browser then sends our real Origin
- * when these pages post their forms (with `no-referrer` it sends `Origin: null`), while the redirect
- * to the app and every other site still get no Referer, so the request's query never leaves us.
+ * `same-origin`, not `no-referrer`: our forms then post with a real Origin, while other sites still
+ * get no Referer, so the request's query never leaves us.
  */
 export function setPageHeaders(c: Context<AppEnv>) {
   c.header('Referrer-Policy', 'same-origin');

@@ -8,13 +8,8 @@ import type { AppEnv } from '../http/env';
 import { renderPage, setPageHeaders } from '../pages/layout';
 
 /**
- * `GET /accounts/callback/{addon}/{provider}`: where a provider sends the person back after they
- * connect an account (the redirect URI the developer registers for that add-on and provider: each
- * has its own, so a code cannot come back into another add-on's flow). The session
- * cookie (SameSite=Lax, sent on this top-level redirect) says who is signed in; the state says who
- * pressed Connect, for which add-on and provider. Success: back to the add-on's page in the
- * dashboard. Anything else: a page with the sentence, and a link back to the add-on when the
- * person may be told which.
+ * One redirect URI per add-on and provider, so a code cannot come back into another add-on's flow.
+ * The SameSite=Lax cookie is sent on this top-level redirect.
  */
 export const accountRoutes = new Hono<AppEnv>().get('/accounts/callback/:addon/:provider', async (c) => {
   const svc = c.get('svc');

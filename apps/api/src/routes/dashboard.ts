@@ -6,11 +6,7 @@ import { distDir } from '@toolport/dashboard';
 import type { AppEnv } from '../http/env';
 import { acceptsEncoding } from '../http/accept-encoding';
 
-/**
- * The dashboard's static files, same origin as the API. Mounted last: anything another route
- * answers wins. Hashed assets are immutable; index.html and sw.js are revalidated every time so a
- * new build reaches people on their next load.
- */
+/** Mounted last. index.html and sw.js are revalidated so a new build reaches people on their next load. */
 const DASHBOARD_CSP = [
   "default-src 'self'",
   "script-src 'self'",

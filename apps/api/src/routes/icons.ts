@@ -3,10 +3,8 @@ import { getIcon } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 
 /**
- * Add-on and tool icons, served from Toolport's own origin so an app never fetches an add-on's URL
- * (MCP: icons SHOULD come from the server's own domain). Public: apps fetch them without a token.
- * The bytes were read as a PNG, JPEG, WebP or GIF when the manifest was pushed (SVG is refused), and
- * the hash names them: the answer never changes. The CSP keeps even an opened image inert.
+ * MCP: icons SHOULD come from the server's own domain. The hash names the bytes, so the answer never
+ * changes; the CSP keeps even an opened image inert.
  */
 const ICON_HEADERS = {
   'cache-control': 'public, max-age=31536000, immutable',

@@ -43,7 +43,7 @@ export const installRoutes = new Hono<AppEnv>()
   .put('/installs/:addon/settings', async (c) =>
     c.json(await setInstallSettings({ ctx: ctxOf(c), addonId: c.req.param('addon'), input: await readJson(c) })),
   )
-  // Connected accounts (#26): which the add-on uses and which are connected (never a token), connect, disconnect.
+  // Connected accounts: never a token in an answer.
   .get('/installs/:addon/accounts', async (c) => c.json(await listInstallAccounts({ ctx: ctxOf(c), addonId: c.req.param('addon') })))
   .post('/installs/:addon/accounts/:provider/connect', async (c) => {
     await readJson(c);

@@ -1,11 +1,7 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/env';
 
-/**
- * `GET /metrics`: Prometheus text format, for a scraper on the internal network. A request that
- * came through a proxy (it carries `X-Forwarded-For` or `Forwarded`) gets 404, so the public load
- * balancer never exposes add-on ids and traffic figures even if it forgets to block the path.
- */
+/** A proxied request gets 404, so the public load balancer never exposes metrics even if it forgets to block the path. */
 export const metricsRoutes = new Hono<AppEnv>().get('/metrics', async (c) => {
   if (c.req.header('x-forwarded-for') || c.req.header('forwarded')) return c.text('Not found.\n', 404);
   const metrics = c.get('svc').metrics;

@@ -73,12 +73,9 @@ export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
 }
 
 /**
- * Sign-in limits (docs/security.md, "Sign-in"), modelled on the brute-force protection of the large
- * identity providers: failures are counted per account *and* client address, so an attacker's
- * address is locked for the account while the person at their own address is not; and per address
- * across accounts, against credential stuffing. Each attempt takes its place in both counts before
- * the password is checked (one conditional upsert per key, shared by every API process through the
- * database), so a burst of parallel attempts gets no more passwords checked than the allowance.
+ * docs/security.md "Sign-in": per account *and* address, so an attacker does not lock the person
+ * out; per address, against credential stuffing. Places are taken before the password is checked,
+ * so a parallel burst gets no more checks than the allowance.
  */
 const SIGNIN_LIMITS = {
   /** Wrong passwords for one account from one address in a window; the next attempts are refused. */
@@ -131,11 +128,7 @@ const minutes = (seconds: number) => {
   return m === 1 ? '1 minute' : `${m} minutes`;
 };
 
-/**
- * Takes this attempt's place in the count of `key`, or says how long the key refuses. One statement:
- * the row lock of the upsert orders concurrent attempts, and the `where` refuses every one past the
- * limit (or while locked) before anything else happens. A window older than `windowMs` starts over.
- */
+/** One statement: the upsert's row lock orders concurrent attempts, and its `where` refuses past the limit. */
 async function reserve(svc: Services, key: string, limit: number): Promise<Reservation | { retryAfterSeconds: number }> {
   for (let tries = 0; ; tries++) {
     const now = svc.clock.now();
@@ -176,11 +169,7 @@ async function giveBack(svc: Services, r: Reservation) {
     where key = ${r.key} and window_start = ${r.windowStart}::timestamptz and failures > 0`);
 }
 
-/**
- * After the right password the count of the account and address starts over. If attempts took
- * places after this one meanwhile (a burst still being checked), only this place is given back, so
- * they stay counted and the burst still gets no more than the allowance checked.
- */
+/** If a burst took places meanwhile, only this place is given back, so the burst stays counted. */
 async function resetPair(svc: Services, r: Reservation) {
   const gone = rowsOf<{ key: string }>(
     await svc.db.execute(sql`
@@ -222,8 +211,7 @@ export async function readSession(svc: Services, token: string) {
 export async function getMe({ ctx }: { ctx: Ctx }): Promise<PublicUser & { operator: boolean }> {
   const [row] = await ctx.svc.db.select().from(users).where(eq(users.id, personId(ctx)));
   if (!row) throw unauthorized();
-  // Operators review public listings; TOOLPORT_OPERATORS names them by account id, never by email
-  // (which sign-up does not prove). The dashboard shows them that page.
+  // By account id, never by email (which sign-up does not prove).
   return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.id) };
 }
 

@@ -30,9 +30,7 @@ const MAX_VALIDATORS = 2_000;
 const patternWork = { steps: 0, exceeded: false };
 
 /**
- * Whether `s` matches the pattern, by a linear-time engine (RE2): no pattern backtracks, and a
- * check costs at most its program size per character. The work is counted against the call's
- * budget: past it a check is not run and fails, and checkArguments says why. With allErrors Ajv
+ * Linear-time (RE2), counted against the call's budget: past it a check fails. Ajv's allErrors
  * tests a pattern even when maxLength failed, so the input is bounded here too.
  */
 function testPattern(source: string, s: string): boolean {
@@ -53,12 +51,7 @@ function testPattern(source: string, s: string): boolean {
   return pattern.test(s);
 }
 
-/**
- * Ajv's `code.regExp`: every `pattern` is compiled here (a pattern RE2 cannot run makes the
- * schema fail to compile) and tested by testPattern. Ajv passes the `u` flag (`unicodeRegExp`),
- * which is the syntax the pattern is read in. `code` names it for standalone code, which
- * Toolport does not generate.
- */
+/** Ajv's `code.regExp`, so no pattern ever reaches a backtracking RegExp. */
 const linearRegExp = Object.assign(
   (source: string, flags: string) => {
     if (flags !== 'u') throw new Error(`patterns are read with the u flag only (got "${flags}")`);
@@ -109,10 +102,7 @@ for (const name of SCHEMA_FORMATS) {
 const byObject = new WeakMap<object, ValidateFunction>();
 const byText = new Map<string, ValidateFunction>();
 
-/**
- * The compiled validator of a schema: one per distinct schema, found by object identity first
- * (the call path passes the same cached schema object every time), then by canonical JSON text.
- */
+/** By object identity first (the call path reuses one cached schema object), then canonical JSON. */
 export function validatorFor(schema: JsonSchema): ValidateFunction {
   const hit = byObject.get(schema);
   if (hit) return hit;
@@ -170,10 +160,7 @@ const isPlain = (v: object) => {
   return proto === Object.prototype || proto === null;
 };
 
-/**
- * Copies a value, normalising every string and key to NFC, within the bounds; value problems are
- * collected, exceeded bounds abort at once (before any more work is spent on the value).
- */
+/** Exceeded bounds abort at once, before more work is spent; value problems are collected. */
 function copy(v: unknown, depth: number, w: Walk): unknown {
   if (++w.nodes > ARGUMENT_LIMITS.nodes) {
     throw new Refusal(`The arguments hold too many values: at most ${ARGUMENT_LIMITS.nodes.toLocaleString('en-US')}.`);
@@ -267,10 +254,7 @@ function copyObject(v: Record<string, unknown>, depth: number, w: Walk): Record<
 
 const tooLarge = () => new Refusal(`The arguments are too large: at most ${ARGUMENT_LIMITS.bytes / 1024} KB as JSON.`);
 
-/**
- * The call path's gate: checks a tool call's arguments against the tool's compiled schema and
- * returns them NFC-normalised, exactly as they will be sent; or one sentence per problem.
- */
+/** Returns the arguments NFC-normalised, exactly as they will be sent; or a sentence per problem. */
 export function checkArguments(schema: JsonSchema, args: unknown): ArgumentCheck {
   const validate = validatorFor(schema);
   if (args === undefined) args = {};
@@ -310,11 +294,7 @@ const PATTERN_BUDGET_SENTENCE = "The arguments hold more text than this tool's p
 /** Problems told of one answer: a model reads them, and the add-on's developer fixes them. */
 const OUTPUT_PROBLEMS = 5;
 
-/**
- * Checks an add-on's structuredContent against its tool's outputSchema, by the same engine as
- * arguments (linear-time patterns, one call's budget). Null when it matches; otherwise a sentence
- * per problem, naming the field (`notes[0].id`), never its value.
- */
+/** Null when it matches; else a sentence per problem naming the field, never its value. */
 export function checkStructured(schema: JsonSchema, value: Record<string, unknown>): string[] | null {
   const { valid, exceeded, errors } = validateOnce(validatorFor(schema), value);
   if (valid) return null;

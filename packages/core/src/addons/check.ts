@@ -98,29 +98,21 @@ export type CheckReport = { tools: Array<{ tool: string; result: ToolResult } | 
 const CHECK_USER_PREFIX = 'usr_check_';
 
 /**
- * The developer's test person as `addonId` sees it (`user.id`): the pseudonym of
- * "check:<developer id>", which no person's id can be (those are `usr_...`), so it is stable for
- * the developer within the add-on, different in every other add-on, and never the developer's own
- * pseudonym. It is `usr_check_` and 26 characters: an add-on can tell it apart by its prefix.
+ * The pseudonym of "check:<developer id>", which no real `usr_` id can collide with: never the
+ * developer's own pseudonym, and marked by its `usr_check_` prefix.
  */
 function checkUserId(svc: Services, addonId: string, developerId: string): string {
   return CHECK_USER_PREFIX + svc.secrets.pseudonym(addonId, `check:${developerId}`).slice('usr_'.length);
 }
 
-/**
- * The services a check script's calls use: the same, except that the person the add-on hears of
- * (the call's and the confirm's `user.id`) is the developer's test person. The records (call log,
- * approvals, limits) stay the developer's own: they are the developer's tests.
- */
+/** The add-on hears of the test person; the records (call log, approvals, limits) stay the developer's. */
 function asTestPerson(svc: Services, developerId: string): Services {
   return { ...svc, secrets: { ...svc.secrets, pseudonym: (addonId) => checkUserId(svc, addonId, developerId) } };
 }
 
 /**
- * Runs a developer's check script through the same validation, approval and delivery path as an
- * app's call, as the developer's test person (`checkUserId`): never as the developer's real
- * account, so a script cannot reach the data the add-on keeps for the developer, whatever the
- * developer's own switches say.
+ * Runs as the test person, never the developer's real account, so a script cannot reach the data
+ * the add-on keeps for the developer.
  */
 export async function runCheckScript({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }): Promise<CheckReport> {
   const userId = personId(ctx);

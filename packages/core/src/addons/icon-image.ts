@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import type { ManifestIcon } from './types';
 
 /**
- * Icons, read from their bytes: no parser beyond the few header fields a format puts first, no
- * dependency (the CLI's manifest check bundles this). What the bytes are decides the type; what a
- * manifest or a data URI says of them is only checked against it.
+ * Header fields only, no dependency (the CLI bundles this). The bytes decide the type; what a
+ * manifest or data URI claims is only checked against them.
  */
 
 export const ICON_LIMITS = {
@@ -92,10 +91,7 @@ const looksLikeSvg = (b: Buffer) => {
   return head.startsWith('<') && /<svg[\s>]/.test(head);
 };
 
-/**
- * What the bytes are: a PNG, JPEG, WebP or GIF by its magic number, with the size its header
- * declares; or why they cannot be an icon (a phrase, to follow "The icon ").
- */
+/** By magic number; a string is a phrase to follow "The icon ". */
 export function readIconImage(b: Buffer): IconImage | string {
   if (b.length === 0) return 'is empty';
   if (b.length > ICON_LIMITS.bytes) return `is larger than ${ICON_LIMITS.bytes / 1024} KB (${Math.ceil(b.length / 1024)} KB); give a smaller image`;
@@ -132,10 +128,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** The longest data URI taken: the image limit in base64, plus its media type. */
 const MAX_DATA_URI = Math.ceil(ICON_LIMITS.bytes / 3) * 4 + 64;
 
-/**
- * A `data:` URI's bytes and the media type it claims; or why it cannot be read (a phrase, to
- * follow "The icon's data URI ").
- */
+/** A string is a phrase to follow "The icon's data URI ". */
 export function readDataUri(src: string): { bytes: Buffer; claimed: string } | string {
   if (src.length > MAX_DATA_URI) return `is too long: an icon is at most ${ICON_LIMITS.bytes / 1024} KB, which is ${MAX_DATA_URI.toLocaleString('en-US')} characters of base64`;
   const comma = src.indexOf(',');
@@ -149,10 +142,7 @@ export function readDataUri(src: string): { bytes: Buffer; claimed: string } | s
   return { bytes: Buffer.from(data, 'base64'), claimed };
 }
 
-/**
- * Whether what a manifest says of an icon (`mimeType`, `sizes`) is what the image is; a phrase, to
- * follow "The icon's ". One image has one size: `sizes` may name only it.
- */
+/** A phrase to follow "The icon's ". One image has one size: `sizes` may name only it. */
 export function declaredProblem(icon: ManifestIcon, image: IconImage): string | null {
   if (icon.mimeType && normalType(icon.mimeType) !== image.mimeType) {
     return `\`mimeType\` says ${icon.mimeType}, but the image is ${typeName(image.mimeType)}; fix \`mimeType\` or leave it out`;

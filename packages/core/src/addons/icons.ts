@@ -57,13 +57,7 @@ export interface ResolvedIcons {
   images: Image[];
 }
 
-/**
- * Reads every icon of a checked manifest: a data URI's bytes as they are, each URL fetched once
- * through the outbound client (private addresses refused unless the server allows them, no
- * redirects, at most 64 KB, one deadline). Each must be a PNG, JPEG, WebP or GIF of at most
- * 1024x1024 whose declared type and size are its own. Every problem is refused at once, each at its
- * icon's path.
- */
+/** URLs go through the outbound client (private addresses refused, no redirects, 64 KB, one deadline). */
 export async function resolveIcons(svc: Services, sources: IconSource[]): Promise<ResolvedIcons> {
   const out: ResolvedIcons = { addon: [], tools: new Map(), images: [] };
   if (!sources.length) return out;
@@ -114,10 +108,7 @@ export async function storeIcons(tx: Tx, images: Image[]) {
     .onConflictDoNothing();
 }
 
-/**
- * An icon image by its hash, for `GET /icons/{hash}`: public, as the add-on's name is to the apps
- * that list it; a hash says nothing of an image nobody has been shown.
- */
+/** Public: a hash says nothing of an image nobody has been shown. */
 export async function getIcon({ ctx, hash }: { ctx: Ctx; hash: string }): Promise<{ mimeType: string; bytes: Buffer }> {
   if (!HASH.test(hash)) throw notFound('That icon');
   const [row] = await ctx.svc.db.select({ mimeType: icons.mimeType, bytes: icons.bytes }).from(icons).where(eq(icons.hash, hash));

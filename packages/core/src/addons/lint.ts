@@ -12,11 +12,7 @@ const DESTRUCTIVE_VERBS = [
   'unfollow', 'suspend', 'deactivate', 'disable', 'revert', 'rollback', 'execute', 'exec', 'reboot',
   'restart', 'shutdown', 'sell', 'donate', 'unlock', 'mute', 'kick', 'forget',
 ];
-/**
- * Verbs that are nouns as often ("order status", "email address", "message history"): they count
- * only as the first word of a name, title or summary, and not when the summary starts by reading
- * ("Returns the order's status").
- */
+/** Verbs that are nouns as often ("order status"): they count only as the first word. */
 const NOUN_VERBS = [
   'email', 'mail', 'message', 'tweet', 'sms', 'dm', 'share', 'book', 'order', 'reserve', 'rent', 'reply',
   'forward', 'comment', 'follow', 'ship', 'invoice', 'bill', 'schedule', 'release', 'push', 'block',
@@ -78,11 +74,7 @@ function soundsDestructive(tool: ManifestTool): { field: 'name' | 'title' | 'sum
   return undefined;
 }
 
-/**
- * Tool text that instructs the model instead of describing the tool (prompt injection as tool
- * poisoning writes it), each kind with what to do instead. Matched on lowercased text with
- * apostrophes and spaces made plain; the first match of each kind in a field is reported.
- */
+/** Tool text that instructs the model (tool poisoning); matched on lowercased, plain-spaced text. */
 const INSTRUCTIONS: ReadonlyArray<{ re: RegExp; says: string; instead: string }> = [
   {
     re: /\b(ignore|disregard|forget|override)\s+((all|any|the|your|these|those|every)\s+)*(previous|prior|earlier|above|preceding|other|system|instructions|rules|guidelines|prompts?)\b|\b(new|updated|real) instructions\b|\bsystem prompt\b|\byou are now\b|<\/?(important|system|instructions?)>/,

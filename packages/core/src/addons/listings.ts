@@ -8,10 +8,8 @@ import { announceAddonChange } from '../calls/enabled-tools';
 import { addons, installs, users } from '../db/schema/index';
 
 /**
- * Public listings (DESIGN.md catalog): a developer asks by pushing `"visibility": "public"`, an
- * operator (an account whose id is in TOOLPORT_OPERATORS) approves or rejects, and may later
- * delist. Until approved, and once delisted, only the developer can install the add-on; existing
- * installs of a delisted add-on stay, with their tools off for apps, and the person is told.
+ * Public listings (DESIGN.md catalog). Until approved, and once delisted, only the developer can
+ * install; installs of a delisted add-on stay, with their tools off for apps.
  */
 export type ListingStatus = 'pending' | 'approved' | 'rejected' | 'delisted';
 
@@ -72,11 +70,7 @@ const decisionInput = inputObject({
   reason: z.string({ message: REASON }).max(500, REASON).optional(),
 });
 
-/**
- * An operator's decision: approve or reject a pending request, delist an approved add-on (or a
- * pending one). A reason is shown to the developer. Announced, so every process's caches of
- * people's tools drop the add-on at once.
- */
+/** Announced, so every process's caches of people's tools drop the add-on at once. */
 export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
   requireOperator(ctx);
   const { decision, reason } = parseInput(decisionInput, input, 'The decision is not valid.');

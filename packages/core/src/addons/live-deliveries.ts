@@ -11,13 +11,9 @@ import type { CallJob } from '../queue/types';
 import type { Services } from '../services';
 
 /*
- * Live delivery streams. The attempt is made by whichever process runs the job (a worker), the
- * stream is held by an API process; the bus joins them. So that a call costs nothing more while
- * nobody watches, a worker publishes an add-on's attempts only while some process has announced
- * a stream of it: the holder says `{addonId, ttlMs}` on open and every ANNOUNCE_MS, and every
- * process keeps what it heard in a bounded map that expires (a crashed holder goes quiet by
- * itself). A process that starts following asks the holders to say it again, and holds its first
- * attempts for SETTLE_MS so the answers arrive before it decides.
+ * A worker publishes an add-on's attempts only while some API process announces a stream of it
+ * (every ANNOUNCE_MS, expiring, so a crashed holder goes quiet), so calls cost nothing unwatched.
+ * A new follower asks holders to announce again and waits SETTLE_MS before deciding.
  */
 
 /** Open live delivery streams per developer, across every API process when Redis is configured. */
@@ -38,7 +34,7 @@ const MAX_HELD = 1_000;
 const MAX_ARGUMENTS_CHARS = 2_048;
 
 interface Watched {
-  /** Add-on id → epoch ms (this process's clock) until which its attempts are published. */
+  /** Add-on id → epoch ms (by the services' clock) until which its attempts are published. */
   until: BoundedMap<string, number>;
   /** Attempts waiting for the first answers, or undefined once settled. */
   held: Array<() => void> | undefined;
@@ -78,10 +74,7 @@ function cut(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
-/**
- * The delivery's publish hook: sends the attempt to its add-on's live streams when one is
- * announced. Otherwise it is a map lookup: nothing is built, nothing is sent.
- */
+/** Without an announced stream this is one map lookup: nothing is built or sent. */
 export function publishLiveDelivery(svc: Services, job: CallJob, row: DeliveryRow, outcome: string) {
   const watched = svc.caches.get(WATCHED);
   if (!watched.held) publishIfWatched(svc, watched, job, row, outcome);
@@ -109,7 +102,6 @@ function publishIfWatched(svc: Services, watched: Watched, job: CallJob, row: De
 }
 
 interface Holders {
-  /** This process's open streams by add-on. */
   byAddon: Map<string, number>;
   total: number;
   /** The answer to other processes' asks is live. */
@@ -138,10 +130,7 @@ const isLiveDelivery = (m: unknown): m is LiveDelivery => {
   return !!d && typeof d.callId === 'string' && typeof d.tool === 'string' && typeof d.at === 'string' && typeof d.attempt === 'number';
 };
 
-/**
- * Follows one of the developer's add-ons for a live stream: each finished delivery attempt, from
- * any process, until `close`. Another developer's add-on is NOT_FOUND, as in the delivery log.
- */
+/** Each finished attempt, from any process, until `close`. */
 export async function openLiveDeliveries({
   ctx,
   addonId,

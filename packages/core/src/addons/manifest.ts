@@ -77,16 +77,9 @@ const show = (v: unknown) => {
 };
 
 /*
- * Invisible text. Everything a model reads of a manifest must be what a person reviewing it sees:
- * tag characters spell out ASCII no font shows, zero-width characters and variation selectors
- * carry hidden bits or split a word so that no check recognises it, bidi controls reorder what is
- * shown. So format (Cf), private-use (Co) and default-ignorable characters are refused, except in
- * the places where they are part of ordinary writing (docs/addons.md "Invisible characters"):
- * - U+FE0E / U+FE0F (text / emoji presentation) right after an emoji character;
- * - U+200D (zero-width joiner) between two emoji, as in 👩‍💻, 👍🏽‍... or ❤️‍🔥;
- * - U+200C / U+200D between two letters or marks of one script that spells with them (Persian
- *   می‌خواهم, Devanagari क्‍ष);
- * - the tag characters of the three flags Unicode recommends (England, Scotland, Wales).
+ * What a model reads must be what a reviewer sees: Cf, Co and default-ignorable characters hide or
+ * reorder text, so they are refused except where ordinary writing needs them (docs/addons.md
+ * "Invisible characters": emoji presentation and ZWJ sequences, ZWNJ/ZWJ in scripts, flag tags).
  */
 const INVISIBLE = /[\p{Cf}\p{Co}\p{Default_Ignorable_Code_Point}]/u;
 const BIDI_CONTROL = /\p{Bidi_Control}/u;
@@ -153,10 +146,7 @@ function invisibleKind(cp: number): { kind: string; why: string } {
   return { kind: 'a character that shows as nothing', why: 'which can hide text from the people who review the tool' };
 }
 
-/**
- * Why text a model reads cannot be used as it is (see INVISIBLE), or null: the first invisible
- * character as U+XXXX, its kind and its place (in characters, from 1), and how many there are.
- */
+/** Names the first invisible character (U+XXXX, kind, place) and how many there are. */
 export function invisibleProblem(s: string): string | null {
   if (!INVISIBLE.test(s)) return null;
   const cps = Array.from(s, (c) => c.codePointAt(0)!);
@@ -186,11 +176,7 @@ export function invisibleProblem(s: string): string | null {
 /** What schema.ts says of a bidi control in schema text; invisibleInSchema says it more plainly. */
 const SCHEMA_BIDI_MESSAGE = /control character U\+(202[A-E]|206[6-9])\b/;
 
-/**
- * Invisible characters in the text of an inputSchema that reaches the app: every `description` and
- * `title`, property names, and the strings of `enum`, `const`, `default` and `examples`, wherever
- * they are written (definitions included). Returns the paths it refused.
- */
+/** Every schema string that reaches the app, definitions included. Returns the paths it refused. */
 function invisibleInSchema(node: unknown, path: string, p: Problems, refused = new Set<string>(), depth = 0): Set<string> {
   if (depth > 64 || typeof node !== 'object' || node === null) return refused;
   const add = (at: string, label: string, problem: string) => {
@@ -315,11 +301,7 @@ function bool(obj: Record<string, unknown>, key: string, path: string, p: Proble
   return undefined;
 }
 
-/**
- * An absolute URL a manifest names (the webhook, a provider endpoint): no spaces or control
- * characters, no credentials, no fragment, a host, at most `max` characters before and after it
- * is normalised; `scheme` says what is wrong with its scheme. The sentences name it as the caller says.
- */
+/** `max` holds before and after normalising; `scheme` says what is wrong with its scheme. */
 function checkUrl(
   v: unknown,
   at: string,
@@ -376,11 +358,7 @@ function checkWebhook(v: unknown, at: string, p: Problems): string | undefined {
   });
 }
 
-/**
- * An `icons` list (the add-on's or a tool's), in form: each `src` an http(s) URL (fetched once when
- * the manifest is pushed, registry.ts) or a data URI, read here. Each checked icon is added to
- * `sources` with its path.
- */
+/** Form only: URLs are fetched once on push (registry.ts); each icon is added to `sources`. */
 function checkIcons(v: unknown, at: string, p: Problems, sources: IconSource[], tool?: string): ManifestIcon[] | undefined {
   if (!Array.isArray(v) || v.length > ICON_LIMITS.perOwner) {
     p.add(at, `\`icons\` must be a list of up to ${ICON_LIMITS.perOwner} icons: {"src": "https://.../icon.png"}${Array.isArray(v) ? ` (got ${v.length})` : ''}.`);
@@ -547,11 +525,7 @@ function checkKind(v: unknown, at: string, p: Problems): ArgumentKind | undefine
   return { number: { ...bounds, ...(whole !== undefined ? { whole: whole as boolean } : {}) } };
 }
 
-/**
- * A list of choices, for an argument's `choice` kind and a setting's `choices`: 1 to `max` distinct
- * strings of at most `maxLength` characters, NFC-normalised (arguments are normalised before they
- * are compared, so the choices are too). `what` opens the sentence for a list of the wrong shape.
- */
+/** NFC-normalised, since arguments are normalised before they are compared. */
 function checkChoiceList(
   body: unknown,
   at: string,
@@ -694,11 +668,7 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   return tool;
 }
 
-/**
- * Checks an add-on manifest against DESIGN.md: every violation is listed at once, each with its
- * JSON pointer. Returns the normalised manifest (defaults filled, text NFC and trimmed), each tool
- * compiled to one JSON Schema, and lint warnings.
- */
+/** Against DESIGN.md: every violation at once, each with its JSON pointer. */
 export function checkManifest(input: unknown): ManifestCheck {
   const p = new Problems();
   const schemas = newSchemaCheckState();
@@ -916,10 +886,8 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /**
- * A provider endpoint: the webhook's rules (absolute, no spaces, no credentials, no fragment, the
- * same length), and https, since the person's tokens and the client secret travel on it; http only
- * on a loopback host, for a provider run on the developer's machine. Where it leads (a private
- * address) is checked when Toolport calls it, as for a webhook.
+ * https, since tokens and the client secret travel on it (http only on loopback, for local
+ * development). Private addresses are checked when Toolport calls it.
  */
 function checkProviderUrl(obj: Record<string, unknown>, key: string, at: string, label: string, p: Problems): string | undefined {
   const example = 'an absolute https URL such as https://example.com/oauth/token';
@@ -1021,11 +989,7 @@ function checkAccounts(v: unknown, at: string, p: Problems): ManifestAccount[] |
   return out;
 }
 
-/**
- * A tool's `accounts`: the providers whose tokens its deliveries carry (only those: a tool that
- * needs none gets none). Up to 5 names, each once; that each is declared is checked by
- * checkToolProviders, once the manifest's own `accounts` are read.
- */
+/** Whether each is declared is checked later, by checkToolProviders. */
 function checkToolAccounts(v: unknown, at: string, p: Problems): string[] | undefined {
   if (!Array.isArray(v)) {
     p.add(at, `A tool's \`accounts\` must be a list of up to ${ACCOUNT_LIMITS.providers} provider names from the manifest's \`accounts\`, for example ["github"].`);

@@ -11,29 +11,19 @@ import { settingValueProblem } from './setting-values';
 import type { ManifestAccount } from './types';
 
 /*
- * The OAuth client an add-on's developer registered with each provider its manifest declares
- * (`accounts`): the client id in clear, the secret (none for a public client, PKCE only) sealed
- * with the master key ring (`addon_oauth_clients.client_secret_enc`, box 'addon-oauth-client').
- * Only the add-on's owner reads or changes it; the secret is never returned, never logged, and a
- * refusal says what is wrong with it without quoting it.
+ * The client secret is sealed with the master key ring (box 'addon-oauth-client'), and never
+ * returned, logged or quoted in a refusal.
  */
 
 type ClientRow = typeof addonOauthClients.$inferSelect;
 
 /**
- * Where a provider sends the person back after they connect an account: one address per add-on and
- * provider, so a code always comes back to the flow it was issued for. With one shared address a
- * malicious add-on could start its own flow, send the person on to another add-on's provider, and
- * have Toolport hand that provider's code (and the PKCE verifier) to its own token endpoint (the
- * OAuth "mix-up" attack, RFC 9700 §4.4: distinct redirect URIs are its defence).
+ * One address per add-on and provider: distinct redirect URIs are the defence against the OAuth
+ * mix-up attack (RFC 9700 §4.4), where one add-on gets another provider's code.
  */
 export const accountRedirectUri = (svc: Services, addonId: string, provider: string) =>
   `${svc.config.publicUrl.replace(/\/+$/, '')}/accounts/callback/${encodeURIComponent(addonId)}/${encodeURIComponent(provider)}`;
 
-/**
- * The providers the owner's add-on declares in its current release; another developer's add-on,
- * or one that does not exist, is not found alike.
- */
 async function ownedAccounts(ctx: Ctx, addonId: string): Promise<{ name: string; accounts: ManifestAccount[] }> {
   const found = await currentManifest(ctx.svc.db, and(eq(addons.id, addonId), eq(addons.ownerId, personId(ctx)), isNull(addons.deletedAt)));
   if (!found) throw notFound('That add-on');
@@ -101,10 +91,7 @@ function readClient(input: unknown): { clientId: string; clientSecret: string | 
   return { clientId: clientId as string, clientSecret: (clientSecret as string | null | undefined) ?? null };
 }
 
-/**
- * `PUT /api/addons/{id}/accounts/{provider}/client` with `{"clientId", "clientSecret"?}`: stores
- * the client, replacing the one before (without `clientSecret` it is a public client).
- */
+/** Without `clientSecret` it is a public client (PKCE only). */
 export async function setAddonOauthClient({ ctx, addonId, provider, input }: { ctx: Ctx; addonId: string; provider: string; input: unknown }) {
   const account = await declaredAccount(ctx, addonId, provider);
   const { clientId, clientSecret } = readClient(input);

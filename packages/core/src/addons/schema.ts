@@ -18,11 +18,7 @@ const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 /** The draft-07 `$schema` (what MCP SDK v1 servers and zod-to-json-schema write). */
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
 
-/**
- * The dialect a top-level `$schema` names, or undefined when it names one Toolport does not take.
- * Draft-07 is accepted and rewritten to 2020-12 (its `definitions`, tuple `items` and
- * `additionalItems`), so apps that only know 2020-12 can use it.
- */
+/** Draft-07 is rewritten to 2020-12, so apps that only know 2020-12 can use it. */
 function dialectOf(value: unknown): '2020-12' | 'draft-07' | undefined {
   if (typeof value !== 'string') return undefined;
   const uri = value.replace(/^https?:\/\//, '').replace(/#$/, '');
@@ -107,7 +103,6 @@ export function canonicalJson(value: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Argument kinds → JSON Schema 2020-12
 
-/** The JSON Schema of one argument kind. */
 function kindSchema(kind: ArgumentKind): JsonSchema {
   if (kind === 'boolean') return { type: 'boolean' };
   if ('text' in kind) return { type: 'string', maxLength: kind.text.maxLength };
@@ -138,14 +133,9 @@ export function compileArguments(args: readonly ManifestArgument[]): JsonSchema 
 // ---------------------------------------------------------------------------------------------
 // Patterns: matched by a linear-time engine (RE2), linted for backtracking engines
 //
-// Ajv would run a `pattern` with JavaScript's backtracking RegExp, where `^(\w{1,20}\s?){1,20}$`
-// takes 20 s on 30 characters. Toolport runs every pattern with re2js (RE2 in plain JavaScript):
-// no pattern can backtrack, its cost is at most its program size per character. The pattern is
-// written in JavaScript's `u` syntax (what JSON Schema means and what apps run), so it is read
-// here and said again in RE2's syntax with JavaScript's meaning: `.`, `\s` and the class escapes
-// are spelt out, every group is non-capturing. What RE2 cannot do in linear time (lookarounds,
-// backreferences) is refused at registration. Whether a pattern would backtrack in other engines
-// (the add-on's own, an app's) is only a lint warning now.
+// JavaScript's backtracking RegExp can take seconds on a short string, so patterns run on re2js.
+// They are written in JavaScript's `u` syntax, so they are translated to RE2 with JavaScript's
+// meaning; what RE2 cannot do in linear time (lookarounds, backreferences) is refused.
 
 /** JavaScript's `\s`: WhiteSpace and LineTerminator (ECMA-262), as [from, to] code points. */
 const JS_SPACE: readonly (readonly [number, number])[] = [
@@ -192,7 +182,6 @@ export class PatternRefusal extends Error {}
 const NESTED_REPEATS = 'repeats too often for linear-time matching: counted repetitions nested in each other multiply (`(x{1,60}){1,60}` is 3,600), and may make at most 1000; use `*` or `+` and let `maxLength` bound the length';
 
 interface Piece {
-  /** The piece in RE2 syntax. */
   re2: string;
   /** An upper bound of its RE2 program size, known before compiling it. */
   size: number;
@@ -212,10 +201,7 @@ function repeatsFit(r: Repeat, left: number): boolean {
 }
 const repeatsOf = (pieces: Piece[]) => pieces.flatMap((p) => p.repeats ?? []);
 
-/**
- * Reads a pattern that `new RegExp(p, 'u')` accepted, and says it in RE2's syntax with the same
- * meaning. Also notes where a counted repetition `{n,m}` stands, for the lint (`widened`).
- */
+/** From JavaScript `u` syntax to RE2 with the same meaning; notes each `{n,m}` for the lint. */
 class PatternReader {
   private i = 0;
   /** [start, end) of each `{n,m}` with m > n, in UTF-16 units of the source. */
@@ -421,7 +407,6 @@ class PatternReader {
 
 /** A pattern read and compiled for linear-time matching. */
 export interface LinearPattern {
-  /** The pattern in RE2's syntax. */
   re2: string;
   /** Its program size: an upper bound of the engine's work per character. */
   steps: number;
@@ -430,12 +415,9 @@ export interface LinearPattern {
   test(s: string): boolean;
 }
 
-/**
- * The engine's own work per character beyond the program: when its state cache cannot hold a
- * pattern's states it builds them as it reads (measured: about as much as 128 instructions).
- */
+/** The engine's work per character beyond the program, when its state cache overflows. */
 export const PATTERN_STEP_OVERHEAD = 128;
-/** What one compile costs, in steps per instruction of the program (measured, with room). */
+/** What one compile costs, in steps per instruction of the program (with room). */
 export const PATTERN_COMPILE_STEPS = 1_024;
 /** Memory for each pattern's cache of automaton states; past it the engine simulates instead. */
 const PATTERN_STATE_MEMORY = 64 * 1024;
@@ -446,10 +428,7 @@ let compiledSteps = 0;
 const MAX_COMPILED_PATTERNS = 500;
 const MAX_COMPILED_STEPS = 250_000;
 
-/**
- * The pattern compiled for linear-time matching, or the refusal that says why it cannot be
- * (`fresh` when it was compiled just now). Throws only PatternRefusal.
- */
+/** `fresh` when compiled just now. Throws only PatternRefusal. */
 export function linearPattern(p: string): { pattern: LinearPattern; fresh: boolean } {
   const hit = compiledPatterns.get(p);
   if (hit !== undefined) {
@@ -509,11 +488,7 @@ function compileLinear(p: string): LinearPattern {
   return { re2: piece.re2, steps, ranges: reader.ranges, test: (s: string) => set.match(s).length > 0 };
 }
 
-/**
- * Why a pattern cannot be used on strings of up to `maxLength` characters, or null. Only what is
- * certain: syntax, what linear-time matching cannot do, and a size that would make one check
- * costly (`maxLength` × (program + overhead) is bounded).
- */
+/** Only what is certain: syntax, what RE2 cannot do, and the cost `maxLength` × (program + overhead). */
 export function patternProblem(p: string, maxLength: number = SCHEMA_LIMITS.patternInput): string | null {
   let pattern: LinearPattern;
   try {
@@ -544,10 +519,7 @@ type RecheckSync = (
   params?: { timeout?: number | null; checker?: 'auto' | 'automaton' | 'fuzz' },
 ) => RecheckDiagnostics;
 
-/**
- * Time for one pattern's analysis, and for a whole manifest's. It runs on the event loop, at
- * registration; nothing depends on it but whether a warning is given (half the old refusal's 3 s and 8 s).
- */
+/** It runs on the event loop at registration; only whether a warning is given depends on it. */
 const LINT_PATTERN_MS = 2_000;
 const LINT_PATTERNS_MS = 4_000;
 
@@ -575,11 +547,7 @@ export const patternCheckerIsRecheck = () => loadRecheck() !== null;
 
 const QUANTIFIER_AFTER = /^(?:[*+]|\{\d+,\d*\})/;
 
-/**
- * The lint's fallback when recheck is unavailable: flags what could backtrack badly without
- * proving anything — backreferences, lookarounds, and repeated groups that contain a repetition
- * or an alternation (`(a+)+`, `(a|ab)*`).
- */
+/** The lint's fallback without recheck: a heuristic, flags `(a+)+`, `(a|ab)*` and the like. */
 export function conservativePatternProblem(p: string): string | null {
   if (/\\[1-9]|\\k</.test(p)) return 'uses a backreference; remove it';
   if (/\(\?<?[=!]/.test(p)) return 'uses a lookaround; remove it';
@@ -614,11 +582,8 @@ const MAX_LINT_VERDICTS = 1_000;
 const REWRITE = 'rewrite it without nested or overlapping repetition, e.g. `^[a-z]+(-[a-z]+)*$` instead of `^([a-z]+-?)+$`';
 
 /**
- * The lint's verdict: why a pattern could freeze a backtracking engine (JavaScript's, Python's,
- * Java's: what the add-on or an app may check it with), or null. Toolport itself matches it in
- * linear time. Bounded repetitions are also analysed as unbounded (`{1,20}` as `{1,}`): recheck
- * calls `^(\w{1,20}\s?){1,20}$` safe, since its time is bounded, but the bound is 2^20.
- * Null as well when the analysis runs out of time: a warning, not a proof.
+ * For the backtracking engines of add-ons and apps. Bounded repetitions are analysed as unbounded:
+ * recheck calls `^(\w{1,20}\s?){1,20}$` safe, but its bound is 2^20. Null on timeout: not a proof.
  */
 export function patternLint(p: string, deadline = performance.now() + LINT_PATTERN_MS): string | null {
   const verdict = lintVerdict(p, deadline);
@@ -678,10 +643,7 @@ function lintVerdict(p: string, deadline: number): string | null | 'timeout' {
   return verdict;
 }
 
-/**
- * Lint warnings for the patterns of some inputSchemas (each with its JSON path), within one time
- * budget for them all. Also used on manifests that were refused, so nothing here assumes a checked shape.
- */
+/** One time budget for them all. Also run on refused manifests: assumes no checked shape. */
 export function patternWarnings(schemas: ReadonlyArray<readonly [path: string, schema: unknown]>): FieldError[] {
   const out: FieldError[] = [];
   loadRecheck(); // its warm-up is not the patterns' time
@@ -712,9 +674,8 @@ export function patternWarnings(schemas: ReadonlyArray<readonly [path: string, s
 }
 
 /**
- * Why an outputSchema's pattern cannot be used, or null: apps check each answer against it with a
- * backtracking engine, and the add-on writes the answer. A pattern the analysis could not clear
- * within the manifest's budget is refused too: here, unknown is not safe.
+ * Apps run it with a backtracking engine on what the add-on writes, so a pattern the analysis
+ * could not clear in time is refused: here, unknown is not safe.
  */
 function outputPatternProblem(p: string, st: SchemaCheckState): string | null {
   st.outputLintDeadline ??= performance.now() + LINT_PATTERNS_MS;
@@ -790,14 +751,8 @@ const isWhole = (v: unknown): v is number => typeof v === 'number' && Number.isS
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
- * Checks a raw inputSchema (2020-12, or draft-07 rewritten to it) against the whitelist; every refusal is added to `errors` with
- * its pointer under `path`. Returns a JSON copy of the schema when nothing was refused.
- *
- * With `output`, the schema is a tool's outputSchema: the same whitelist and safety rules, said of
- * the outputSchema, except the bounds that only limit what reaches an add-on (`maxLength`,
- * `maxItems`, `items`, `additionalProperties`): a result is capped at 64 KB anyway. Its patterns
- * are run by apps, on what the add-on answers, with backtracking engines (the MCP SDK's Ajv uses
- * JavaScript's RegExp): one that could backtrack catastrophically is refused, not linted.
+ * With `output` (an outputSchema), bounds that only limit what reaches an add-on are skipped (a
+ * result is capped at 64 KB anyway), and a backtracking-prone pattern is refused, not linted.
  */
 export function checkInputSchema(
   input: unknown,
@@ -875,10 +830,7 @@ function dedupe(errors: FieldError[], from: number) {
 // ---------------------------------------------------------------------------------------------
 // Written out in place: local $ref, and optional values as anyOf with null
 
-/**
- * Where each object of a written-out schema was written in the manifest, for error paths: one
- * check's notes on its own objects (not a per-services cache), gone with them.
- */
+/** Where each written-out object came from, for error paths; one check's own, not a cache. */
 type Origins = WeakMap<object, string>;
 
 /** Subschemas a schema may have once its references are written out (a legal one has a few hundred). */
@@ -935,10 +887,7 @@ const refusesNull = (x: Record<string, unknown>) =>
   (Array.isArray(x.enum) && !x.enum.includes(null)) ||
   ('const' in x && x.const !== null);
 
-/**
- * In `{"anyOf": [X, {"type": "null"}], ...annotations}` (either order; or `oneOf`), which keyword
- * and the index of X.
- */
+/** In `{"anyOf": [X, {"type": "null"}]}` (either order; or `oneOf`), the keyword and X's index. */
 function nullableBranch(node: Record<string, unknown>): { key: 'anyOf' | 'oneOf'; index: number } | undefined {
   const key = 'anyOf' in node ? 'anyOf' : 'oneOf';
   const list = node[key];
@@ -951,15 +900,9 @@ function nullableBranch(node: Record<string, unknown>): { key: 'anyOf' | 'oneOf'
 }
 
 /**
- * Writes out what generated schemas say indirectly, so that what is checked, enforced and listed
- * says it directly: local references (and the top-level `$defs` they point into), and an optional
- * value as Pydantic writes it, `{"anyOf": [X, {"type": "null"}]}` (or `oneOf`, X refusing null),
- * which becomes X accepting null. A draft-07 schema (`dialect`) is said the 2020-12 way as well:
- * its top-level `definitions` go the way of `$defs`, and its tuples become `prefixItems` and `items`.
- * A reference that leads back to itself (directly or through others) would recurse without bound
- * and is refused (added to `errors`, the reference left in place, the rest still written out and
- * checked). Remote references and other `anyOf`s are left for checkNode to refuse. Undefined when
- * the written-out schema would be too large to check.
+ * Inlines local `$ref`s and Pydantic's `anyOf [X, null]`, and rewrites draft-07 to 2020-12, so what
+ * is checked is what is listed. A cyclic reference would recurse without bound and is refused.
+ * Undefined when the result would be too large to check.
  */
 function writeOut(
   root: Record<string, unknown>,
@@ -1075,10 +1018,7 @@ function writeOut(
     return out;
   };
 
-  /**
-   * A draft-07 tuple as 2020-12 says it: the list of `items` is `prefixItems`, and
-   * `additionalItems` becomes `items`.
-   */
+  /** Draft-07 tuple to 2020-12: `items` list → `prefixItems`, `additionalItems` → `items`. */
   const tuple = (node: Record<string, unknown>, items: unknown[], out: Record<string, unknown>, at: string, depth: number) => {
     setOwn(out, 'prefixItems', items.map((s, i) => expand(s, ptr(at, 'items', i), depth + 1)));
     if ('additionalItems' in node) return setOwn(out, 'items', expand(node.additionalItems, ptr(at, 'additionalItems'), depth + 1));

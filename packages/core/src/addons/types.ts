@@ -73,11 +73,7 @@ export interface Manifest {
   accounts?: ManifestAccount[];
 }
 
-/**
- * One OAuth provider an add-on declares (manifest `accounts`): where Toolport sends the person to
- * connect an account, and where it trades and revokes tokens. The developer's client id and secret
- * are never in the manifest: they are stored through the developer API.
- */
+/** The client id and secret are never in the manifest: they are stored through the developer API. */
 export interface ManifestAccount {
   /** `^[a-z][a-z0-9_]{0,31}$`, once per manifest: the key in the delivery's `accounts`. */
   provider: string;
@@ -85,7 +81,6 @@ export interface ManifestAccount {
   title: string;
   /** The authorization endpoint (https; http only on a loopback host). */
   authorizationUrl: string;
-  /** The token endpoint. */
   tokenUrl: string;
   /** The RFC 7009 revocation endpoint, if the provider has one: disconnecting revokes the token there. */
   revocationUrl?: string;

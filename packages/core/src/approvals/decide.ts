@@ -24,6 +24,7 @@ import { APPROVALS_CHANNEL } from '../events/channels';
 
 const DECIDED_SHOWN = 50;
 
+/** `GET /api/approvals`: the pending ones carry no decision; with `status=all` each is a OneApproval (pending ones too). */
 export type ListedApproval = NamedApproval & Partial<Omit<RecordedDecision, 'id'>>;
 
 const listQuery = z.object({ status: z.enum(['pending', 'all'], { message: 'Use pending or all.' }).default('pending') });
@@ -185,10 +186,7 @@ async function decide(
   throw alreadyDecided(found);
 }
 
-/**
- * The person's decision from the dashboard (a card or the approval's own page): allow, or deny
- * with an optional reason the model receives.
- */
+/** A deny's optional reason is what the model receives. */
 export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<RecordedDecision> {
   const { decision, reason } = parseInput(dashboardDecision, input, 'Say allow or deny.');
   if (id.length > 64) throw notFound('That approval');
@@ -197,10 +195,8 @@ export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string;
 
 export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'>;
 
-/**
- * One of the person's approvals, for its own page: pending, or what ended it. A pending row past
- * its expiry or whose holder is gone shows as what the sweeper is about to record.
- */
+/** `GET /api/approvals/{id}`: what was asked, and what ended it. */
+/** A pending row past its expiry or whose holder is gone shows as what the sweeper will record. */
 export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promise<OneApproval> {
   const userId = personId(ctx);
   if (id.length > 64) throw notFound('That approval');
@@ -222,11 +218,8 @@ export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promis
 export type ElicitationAnswer = 'accept' | 'decline' | 'cancel' | 'error';
 
 /**
- * The app's answer to the URL elicitation of one of its calls (MCP `elicitation/create`). It never
- * approves: "accept" only says the person was offered the page, and the call keeps waiting for their
- * decision there. "decline" or "cancel" (an app may always say no) records the approval as cancelled
- * by the app, through the same one conditional update as every other decision. An approval of
- * another person, or of another app of theirs, is NOT_FOUND and changes nothing.
+ * MCP URL elicitation answer. It never approves: "accept" only says the person was shown the
+ * page; "decline" or "cancel" cancels (an app may always say no).
  */
 export async function answerApprovalElicitation({ ctx, approvalId, action }: { ctx: Ctx; approvalId: string; action: ElicitationAnswer }): Promise<RecordedDecision> {
   if (ctx.actor.kind !== 'app') throw new Error('answerApprovalElicitation needs an app acting for a person.');
@@ -248,11 +241,7 @@ export async function answerApprovalElicitation({ ctx, approvalId, action }: { c
   return toDecision(found);
 }
 
-/**
- * A decision from a notification's action, or its dismissal, without a session: the token is the
- * capability. A forged token (or another approval's) changes nothing; a replayed or late one meets
- * the already-recorded decision.
- */
+/** No session: the token is the capability; a replayed one meets the already-recorded decision. */
 export async function decideApprovalWithToken({ ctx, input }: { ctx: Ctx; input: unknown }): Promise<RecordedDecision> {
   const status = DECIDED[parseInput(pushDecision, input, 'Say allow, deny or dismiss.').decision];
   const link = approvalLink.safeParse(input);

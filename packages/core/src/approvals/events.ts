@@ -18,10 +18,7 @@ export interface ApprovalEvents {
   close(): Promise<void>;
 }
 
-/**
- * Follows the person's approvals for a live stream: the pending ones first (a reconnect catches
- * up), then every `approval` / `approval.decided` from any process, until `close`.
- */
+/** Pending ones first, so a reconnect catches up; then every event from any process. */
 export async function openApprovalEvents({
   ctx,
   send,

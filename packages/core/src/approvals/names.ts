@@ -14,9 +14,8 @@ export type NamedApproval = ApprovalView & ApprovalNames;
 const keyOf = (addonId: string, toolName: string) => `${addonId}__${toolName}`;
 
 /**
- * Adds the tool's title and the add-on's name to approvals (the row keeps only ids). From the
- * person's enabled tools first: the release the app called, whose title the push showed. A tool
- * switched off since falls back to the add-on's current names, then to the ids.
+ * From the person's enabled tools first (the release the app called, whose title the push showed),
+ * then the add-on's current names, then the ids.
  */
 export async function withNames<T extends ApprovalView>(svc: Services, userId: string, views: T[]): Promise<Array<T & ApprovalNames>> {
   if (!views.length) return [];

@@ -9,11 +9,7 @@ export type ApprovalRow = typeof approvals.$inferSelect;
 
 /** The process the approval names as its holder still has a live lease row. */
 const holderAlive = sql`exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())`;
-/**
- * The approval's holder still holds the waiting call: its process's lease (a row in
- * approval_holders) has not lapsed, nor the per-row lease of rows from the previous release.
- * Rows with neither (from before leases) count as held until they expire.
- */
+/** Neither the holder's lease nor an older row's own lease has lapsed; rows with neither count as held. */
 export const stillHeld = sql`((${approvals.heldUntil} is null or ${approvals.heldUntil} > now()) and (${approvals.holderId} is null or ${holderAlive}))`;
 /** The holder's lease lapsed: that process is gone, and nothing can run the call. */
 const holderGone = sql`(${approvals.heldUntil} <= now() or (${approvals.holderId} is not null and not ${holderAlive}))`;
@@ -29,7 +25,6 @@ export interface UserEvent {
   data: unknown;
 }
 
-/** An approval as the API and the dashboard show it. */
 export interface ApprovalView {
   id: string;
   app: string;
@@ -46,7 +41,6 @@ export interface RecordedDecision {
   status: ApprovalRow['status'];
   decidedBy: string | null;
   decidedAt: string | null;
-  /** The person's reason for a deny, if they gave one. */
   reason: string | null;
 }
 
@@ -139,25 +133,17 @@ export async function cancelPending(svc: Services, ids: string[], decidedBy: str
   return rows;
 }
 
-/**
- * What one process's sweeper saw lapsed: holder id, that lease's end (database time, ms) and when
- * (this process's clock, ms) it first saw it so.
- */
+/** Holder id → its lease's end (database time, ms) and when this process first saw it lapsed. */
 export type LapsedLeases = Map<string, { heldUntil: number; seenAt: number }>;
 /**
- * A lapsed lease makes its holder gone only once sweeps this far apart, each of which reached the
- * database, saw it lapsed and unchanged. A live holder renews every 3 s and, after a failed
- * attempt, every half second until the database answers, so it would have moved its lease in
- * between; a lapse seen once may be a database outage both sides just came back from (a live
- * process's calls were cancelled so).
+ * A lapse must be seen unchanged by two sweeps this far apart: a live holder (renewing every 3 s,
+ * retrying every 0.5 s) would have moved it; one sighting may be a shared database outage.
  */
 const GONE_AFTER_MS = 4_000;
 
 /**
- * Marks overdue pending approvals expired, and those whose holder is gone (see GONE_AFTER_MS; or
- * its row is gone: it deleted it at shutdown, or was forgotten) cancelled: their calls can never
- * run. Any process may run it; idempotent. Without `lapsed` (one sweep's memory) it cancels no
- * approval of a lapsed lease.
+ * Cancels approvals whose holder is gone (their calls can never run). Idempotent, any process.
+ * Without `lapsed` (one sweep's memory) no approval of a lapsed lease is cancelled.
  */
 export async function expireOverdue(svc: Services, lapsed: LapsedLeases = new Map()): Promise<number> {
   const expired = await svc.db

@@ -30,20 +30,12 @@ const PROGRESS_EVERY_MS = 5_000;
 const CONFIRM_DEADLINE_MS = 5_000;
 const SWEEP_EVERY_MS = 5_000;
 /**
- * The holder's lease on its waiting approvals: one row per process in approval_holders (each
- * approval names its holder), renewed in one single-row statement every RENEW_EVERY_MS while the
- * process holds any call. A process killed without a shutdown stops renewing; within LEASE_SECONDS
- * an allow is refused and the sweeper records its approvals cancelled. Long enough to ride out a
- * short database restart without cancelling calls whose process is alive. (The lease was once a
- * column of every approval: 10,000 waiting calls meant rewriting 10,000 rows every 3 s.)
+ * One lease row per process (approval_holders), not per approval, so renewing is one statement.
+ * Long enough to ride out a short database restart without cancelling a live process's calls.
  */
 export const LEASE_SECONDS = 10;
 const RENEW_EVERY_MS = 3_000;
-/**
- * One renewal attempt's bound: a statement stuck on a dead connection must not hold back the next
- * one (it did, and a 4 s outage cost a live process its lease). A failed attempt is tried again
- * every RENEW_RETRY_MS, so the lease is renewed as soon as the database answers again.
- */
+/** A statement stuck on a dead connection must not hold back the next attempt. */
 const RENEW_TIMEOUT_MS = 2_000;
 const RENEW_RETRY_MS = 500;
 /** The lease connection's wait before connecting again: the attempts are already spaced. */
@@ -63,12 +55,8 @@ export interface ApprovalsOptions {
 }
 
 export interface ApprovalsService extends Approvals {
-  /** How many calls this process holds waiting for a decision. */
   readonly waiting: number;
-  /**
-   * The process is stopping: holds no new call, and ends every call waiting here as cancelled
-   * (`shutdown`), recorded first, so each one answers its app while the connection is still open.
-   */
+  /** Recorded first, so each waiting call answers its app while the connection is still open. */
   stopHolding(): Promise<void>;
   close(): Promise<void>;
 }
@@ -78,10 +66,8 @@ const FINAL = new Set<ApprovalRow['status']>(['allowed', 'denied', 'dismissed', 
 const RECHECK_BATCH = 1_000;
 
 /**
- * One call waiting for the person. Kept small: one timer that serves both progress and expiry, the
- * object itself as the abort listener, an entry in the process's map of held calls, nothing held
- * open in the database. Its promise is the one the caller holds (no chain of async frames), and it
- * keeps of the request only what the wait needs (the add-on's description lives in the row).
+ * Kept small, since thousands may wait: one timer, itself as the abort listener, nothing open in
+ * the database, and only what the wait needs of the request.
  */
 class Waiting {
   timer: NodeJS.Timeout | undefined;
@@ -210,10 +196,7 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/**
- * The approval insert, built once with placeholders: drizzle would otherwise rebuild it for every
- * held call. The database's clock decides expiry, for every process alike.
- */
+/** Built once: drizzle would rebuild it per call. The database's clock decides expiry, for all processes. */
 function prepareInsert(db: Services['db']) {
   return db
     .insert(approvals)
@@ -235,9 +218,7 @@ function prepareInsert(db: Services['db']) {
       remainingMs: sql<number>`(extract(epoch from ${approvals.expiresAt} - now()) * 1000)::float8`,
       // In the same statement: most people have no push subscription, and a query of its own per call costs more.
       hasPush: sql<boolean>`exists (select 1 from ${pushSubscriptions} where ${pushSubscriptions.userId} = ${sql.placeholder('userId')})`,
-      // Whether the app's last initialize declared URL elicitation (see recordUrlElicitation): read
-      // here, by the statement a held call makes anyway, so no call pays a lookup of its own, and
-      // every process sees the grant as it is now.
+      // Read by the statement a held call makes anyway, so no call pays a lookup of its own.
       urlElicitation: sql<boolean>`coalesce((select ${oauthGrants.urlElicitation} from ${oauthGrants} where ${oauthGrants.id} = ${sql.placeholder('grantId')}), false)`,
     })
     .prepare('toolport_insert_approval');
@@ -258,6 +239,7 @@ class ApprovalsImpl implements ApprovalsService {
   /** The progress message around the approval's id (its own page), built once. */
   private readonly progressBefore: string;
   private readonly progressAfter: string;
+  /** performance.now() of the last renewal (0: none yet); only the time since it is read. */
   /** This process's row in approval_holders (see LEASE_SECONDS). */
   private readonly holderId = newId('hld');
   private renewedAt = 0;
@@ -273,7 +255,6 @@ class ApprovalsImpl implements ApprovalsService {
   /** The dashboards told of the calls cancelled at stop; awaited before the bus closes. */
   private announcing: Promise<unknown> | undefined;
 
-  /** See prepareInsert. */
   private readonly insertStatement: ReturnType<typeof prepareInsert>;
 
   constructor(readonly svc: Services, opts: ApprovalsOptions) {
@@ -300,10 +281,7 @@ class ApprovalsImpl implements ApprovalsService {
     this.offReconnect = svc.bus.afterReconnect(() => void this.recheck());
   }
 
-  /**
-   * The bus was down: a decision announced meanwhile never reached us, and without this the call
-   * would run (or end) only when its expiry timer read the row. The database has every decision.
-   */
+  /** After a bus outage: a decision announced meanwhile never reached us; the database has it. */
   private async recheck() {
     const ids = [...this.byId.keys()];
     for (let i = 0; i < ids.length; i += RECHECK_BATCH) {
@@ -353,10 +331,7 @@ class ApprovalsImpl implements ApprovalsService {
     }
   }
 
-  /**
-   * Takes or extends this process's lease: one statement shared by whoever asks meanwhile, given up
-   * after RENEW_TIMEOUT_MS, and then its connection with it, so the next attempt is a fresh one.
-   */
+  /** Given up after RENEW_TIMEOUT_MS with its connection, so the next attempt is a fresh one. */
   private renewHolder(): Promise<void> {
     this.renewing ??= (async () => {
       try {
@@ -432,9 +407,8 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   /**
-   * Asks a `confirm` add-on what the call will do. null: it says no approval is needed. Its own
-   * cancel signal, ended by the deadline or by the call's signal: `AbortSignal.any` would leave a set
-   * of dependants on the call's signal for as long as the person takes to decide.
+   * null: no approval needed. Its own signal: `AbortSignal.any` would keep dependants on the call's
+   * signal for as long as the person takes to decide.
    */
   private async askAddon(req: ApprovalRequest): Promise<ConfirmDescriptor | null | undefined> {
     const asking = new CallCancel();

@@ -10,16 +10,12 @@ import { newId } from '../ids';
 import { inputObject, parseInput } from '../input';
 import type { Services } from '../services';
 
-/**
- * The person's own approval rules (docs/approvals.md "Rules you set"): per tool, for every app or
- * for one. An app's rule wins over the tool's rule for every app; an expired allow applies no more.
- */
+/** docs/approvals.md "Rules you set": an app's rule wins over the tool's rule for every app. */
 const RULE_MODES = ['ask_every_time', 'ask', 'allow', 'never'] as const;
 export type RuleMode = (typeof RULE_MODES)[number];
 /** A time-limited allow lasts 1 hour to 30 days. */
 const RULE_HOURS_MAX = 720;
 
-/** One rule as the call path reads it. */
 export interface Rule {
   id: string;
   mode: RuleMode;
@@ -45,9 +41,8 @@ const TTL_MS = 30_000;
 const MAX_PEOPLE = 10_000;
 
 /**
- * Every tools/call reads the caller's rules: cached per person (most have none: one shared empty
- * map), dropped on the bus by every process when a rule changes, and wholly after a reconnect.
- * Kept no longer than TTL_MS, which bounds a missed message; an allow's expiry is checked per call.
+ * Read on every tools/call, so cached per person (one shared empty map for most). TTL_MS bounds a
+ * missed bus message; an allow's expiry is checked per call.
  */
 class RuleCache {
   readonly entries: BoundedMap<string, PersonRules | Promise<PersonRules>>;
@@ -141,10 +136,7 @@ export interface RuleView {
   mode: RuleMode;
   expiresAt: string | null;
   createdAt: string;
-  /**
-   * An allow set without the destructive warning, for a tool that has since become destructive (a
-   * release the person accepted): it asks again until the person sets it through the warning.
-   */
+  /** The tool became destructive since: it asks again until set through the warning. */
   needsAcknowledge: boolean;
 }
 
@@ -152,10 +144,7 @@ export interface RuleView {
 const needsAcknowledge = (rule: { mode: RuleMode; acknowledgedDestructive: boolean }, destructive: boolean | undefined) =>
   rule.mode === 'allow' && !rule.acknowledgedDestructive && !!destructive;
 
-/**
- * The person's rules in force, by add-on and tool. Expired time-limited allows are removed here
- * (they already stopped applying at their time), and rules of revoked apps are not shown.
- */
+/** Expired allows are removed here (they already stopped applying); revoked apps' rules are hidden. */
 export async function listRules({ ctx }: { ctx: Ctx }): Promise<RuleView[]> {
   const userId = personId(ctx);
   const now = ctx.svc.clock.now();
@@ -220,9 +209,8 @@ function parseRule(input: unknown) {
 const refused = (path: string, message: string) => validation(message, [{ path, message }]);
 
 /**
- * Sets the person's rule for one tool, for every app or for one app (`app`), replacing the rule
- * already there for that scope. An allow must name an app; it is refused for a tool its add-on
- * marks alwaysAsk, and for a destructive tool without `"acknowledge": "destructive"`.
+ * An allow must name an app, and is refused for an alwaysAsk tool and for a destructive tool
+ * without `"acknowledge": "destructive"`.
  */
 export async function setRule({ ctx, input }: { ctx: Ctx; input: unknown }): Promise<RuleView> {
   const userId = personId(ctx);
@@ -326,11 +314,7 @@ export async function dropAppRules(svc: Services, userId: string, grantId: strin
 
 type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0];
 
-/**
- * A release removed these tools: every person's rules for them go, inside the release's
- * transaction. Brought back later, a tool starts from the defaults, like any new tool. Returns
- * whether any went (then `allRulesChanged` once the release is stored).
- */
+/** A tool brought back later starts from the defaults. True if any went (announce a `rules` change). */
 export async function dropToolRules(tx: Tx, addonId: string, toolNames: string[]): Promise<boolean> {
   if (!toolNames.length) return false;
   const gone = await tx

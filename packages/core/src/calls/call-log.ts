@@ -72,8 +72,7 @@ export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: st
   if (query.outcome) conditions.push(eq(calls.outcome, query.outcome));
   if (query.cursor) {
     const [at, id] = decodeCursor(query.cursor);
-    // A row comparison is an index condition on calls_user_created_idx; the equivalent OR was only a
-    // filter, so a page 900,000 rows deep scanned them all (1.9 s at 1 M rows, bench/results/NOTES.md).
+    // A row comparison is an index condition on calls_user_created_idx; the equivalent OR is only a filter.
     conditions.push(sql`(${calls.createdAt}, ${calls.id}) < (${at.toISOString()}::timestamptz, ${id})`);
   }
   // This process's own calls are in the log before the page is read.
@@ -82,8 +81,7 @@ export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: st
     .select()
     .from(calls)
     .where(and(...conditions))
-    // NULLS LAST as in calls_user_created_idx: plain DESC means NULLS FIRST, which the index cannot
-    // serve, and the first page of a 1 M-row log became a sort of every row (bench/results/NOTES.md).
+    // NULLS LAST as in calls_user_created_idx: plain DESC means NULLS FIRST, which the index cannot serve.
     .orderBy(sql`${calls.createdAt} desc nulls last`, sql`${calls.id} desc nulls last`)
     .limit(limit + 1);
   const page = rows.slice(0, limit);

@@ -31,12 +31,9 @@ import { newToken } from '../ids';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 const CALL_DEADLINE_MS = 30_000;
-/**
- * The whole call, from its arrival: the add-on's confirm step (5 s at most), the person's approval
- * (30 s at most) and every delivery attempt fit in it. The SDK clients give up on a request after
- * 60 s (DEFAULT_REQUEST_TIMEOUT_MSEC); 5 s short of that leaves room for the network both ways and a
- * busy process, so the app always hears the outcome before it can believe the call timed out and
- * retry it. After a full approval wait delivery still has about 20 s.
+/*
+ * The call budget (CALL_BUDGET_SECONDS, 55 s) holds confirm, approval and every delivery attempt:
+ * 5 s under the SDK clients' 60 s request timeout, so the app hears the outcome before it retries.
  */
 export const CALL_BUDGET_MS = 55_000;
 /** Less than this left of the budget: the call is not sent at all (it could only time out). */
@@ -46,10 +43,7 @@ const APPROVAL_PLACE_MS = 40_000;
 
 const text = (t: string, isError = false): ToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
-/**
- * What the model reads when a call did not run. A deny's reason is the person's own words (one line
- * of plain text, at most 500 characters, nothing hidden: decide.ts checks it), quoted as JSON does.
- */
+/** A deny's reason (checked plain text, decide.ts) is quoted as JSON does. */
 const approvalSentences = (
   timeoutSeconds: number,
   decision: Pick<ApprovalDecision, 'reason' | 'decidedBy'> = {},
@@ -73,18 +67,13 @@ export interface CallToolInput {
   progress?: (message: string) => Promise<void>;
   /** Called once the call waits for the person's approval (the caller may stop holding its request's state). */
   onHold?: () => void;
-  /**
-   * The app can offer the person a page of Toolport's (URL elicitation): an approval's own page (see
-   * ApprovalRequest), or the link to connect an account the tool needs.
-   */
+  /** URL elicitation: an approval's page, or an account's connect page. */
   elicit?: ApprovalRequest['elicit'];
 }
 
 /**
- * Per-person and per-app call rates, shared across processes. A limited call is not logged: a
- * flood must not become a flood of writes. The sentence tells the model when to retry. A call that
- * goes straight to its add-on (`slot`) also takes one of the add-on's slots in the same Redis
- * round trip: `release` is then the slot, or null when the add-on is busy.
+ * A limited call is not logged: a flood must not become a flood of writes. With `slot`, the add-on
+ * slot is taken in the same Redis round trip (`release` null: the add-on is busy).
  */
 async function admit(run: CallRun, slot?: Slot): Promise<{ limited?: ToolResult; release?: (() => Promise<void>) | null }> {
   const { svc, actor } = run;
@@ -103,7 +92,6 @@ async function admit(run: CallRun, slot?: Slot): Promise<{ limited?: ToolResult;
   return { limited: text(`Too many tool calls ${hit.whom}: at most ${hit.limit} a minute. Try again in ${seconds} seconds.`, true) };
 }
 
-/** The add-on's concurrency slot a call holds while it is delivered. */
 const addonSlot = (svc: Services, addonId: string): Slot => ({
   key: `addon:${addonId}`,
   max: svc.config.limits.addonConcurrency,
@@ -115,19 +103,11 @@ export interface CallToolOptions {
   tools?: EnabledToolSet;
   /** Who is asked before a destructive call; by default `svc.approvals`. */
   approvals?: Approvals;
-  /**
-   * The call is a developer's check script, made as their test person: the developer's own
-   * approval rules (set as a person using add-ons) do not govern it.
-   */
+  /** A check script: the developer's own approval rules do not govern it. */
   asTestPerson?: boolean;
 }
 
-/**
- * The call path after the token: find the tool among the person's enabled ones, check the
- * arguments, ask the person if it is destructive, dispatch, shape the result, log it.
- * Traced as `mcp tools/call` (call id, add-on, tool, outcome; never the arguments), with
- * `approval wait` and `dispatch` below it. An unexpected error is logged with the call id.
- */
+/** Traced as `mcp tools/call`, never with the arguments. */
 export function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallToolInput; options?: CallToolOptions }): Promise<ToolResult> {
   const actor = ctx.actor;
   if (actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
@@ -187,9 +167,8 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   const tools = options.tools ?? (await svc.tools.forApp(actor));
   const tool = tools.byName.get(input.name);
   const checked = tool ? checkArguments(tool.inputSchema, input.arguments ?? {}) : undefined;
-  // The common call (known tool, valid arguments, enabled, not destructive) is counted and takes
-  // its add-on's slot in one Redis round trip; any other is counted here and takes its slot, if it
-  // gets that far, after its approval.
+  // The common call (not destructive) is counted and takes its add-on's slot in one Redis round trip;
+  // any other takes its slot after its approval.
   const straight = tool && checked?.ok && !tool.webhookDisabled && !tool.destructive ? addonSlot(svc, tool.addonId) : undefined;
   const admitted = await admit(run, straight);
   if (admitted.limited) {
@@ -249,9 +228,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   // After the wait, the accounts are read again (disconnected, renewed or failed meanwhile).
   call.accountRows = undefined;
 
-  // A place among the person's waiting approvals, shared across processes (a lease: a process that
-  // dies holding one frees it on expiry). Counting the pending rows instead cost a statement that
-  // grew with every call already waiting.
+  // A lease, so a process that dies holding a place frees it on expiry.
   const place = await svc.limiter.lease(`approvals:${actor.userId}`, svc.config.limits.pendingApprovalsPerPerson, APPROVAL_PLACE_MS);
   if (!place) {
     run.log({ ...where, outcome: 'limited', detail: 'pending_approvals' });
@@ -313,12 +290,7 @@ function needsSetup(run: CallRun, tool: EnabledTool, where: Checked['where'], sl
   return text(needsSetupSentence(run.svc, tool.addonId, tool.addonName, tool.settings!.missing), true);
 }
 
-/**
- * An account the tool needs is not connected, or its last renewal was refused: nothing is
- * delivered, before anyone is asked. The answer gives the link to (re)connect it; an app that
- * declared URL elicitation is also offered that link (`elicitation/create`, mode "url"), and
- * whatever it answers connects nothing.
- */
+/** Before anyone is asked. The app may offer the connect link by URL elicitation; its answer connects nothing. */
 async function needsAccount(run: CallRun, input: CallToolInput, call: Checked, missing: MissingAccount): Promise<ToolResult> {
   const { svc, actor } = run;
   const { tool } = call;
@@ -355,11 +327,7 @@ function blocked(run: CallRun, call: Checked, rule: Rule): ToolResult {
   return text(`The person blocked this tool${rule.forApp ? ' for this app' : ''} in Toolport, so the call did not run. Do not retry it.`, true);
 }
 
-/**
- * Why an answer cannot be passed on as the result of a tool that declares an outputSchema, or
- * null: MCP says such a result carries structuredContent matching it (and apps refuse one that
- * does not). The add-on ran; the sentence says its answer was withheld, and what is wrong with it.
- */
+/** MCP: a tool with an outputSchema must return structuredContent matching it (apps refuse one that does not). */
 function outputMismatch(tool: EnabledTool, structured: Record<string, unknown> | undefined): string | null {
   const who = `The add-on "${tool.addonName}"`;
   if (!structured) {

@@ -36,11 +36,7 @@ export interface EnabledTool {
   webhookDisabled: boolean;
   /** The install's settings, sealed, and the required ones unset (installs/settings.ts); none for a developer's check. */
   settings?: ToolSettings;
-  /**
-   * The providers whose accounts the tool needs (its manifest `accounts`, as the current release
-   * declares them): checked before approval, their fresh tokens sent with each delivery
-   * (installs/account-tokens.ts). Absent for a tool that needs none: its calls do no account work.
-   */
+  /** Absent for a tool that needs none: its calls do no account work. */
   accounts?: ToolAccount[];
 }
 
@@ -71,10 +67,7 @@ const MAX_USERS = 10_000;
 /** Distinct choices kept per person's set (it lives 30 s at most): past it they are built again. */
 const MAX_CHOICES_PER_SET = 64;
 
-/**
- * Each app's share of a person's set, built once per set and choice: a choice that covers the
- * whole set is the set itself, so its listing (listing.ts) is shared by every such app.
- */
+/** A choice covering the whole set is the set itself, so its listing is shared by every such app. */
 const chosenSets = new WeakMap<EnabledToolSet, Map<string, EnabledToolSet>>();
 
 function chosenOf(set: EnabledToolSet, choice: ToolChoice): EnabledToolSet {
@@ -90,10 +83,7 @@ function chosenOf(set: EnabledToolSet, choice: ToolChoice): EnabledToolSet {
   return chosen;
 }
 
-/**
- * Every tools/list and tools/call reads the person's enabled tools: cached per person, dropped on
- * the bus ('tools' for one person, 'addons' for everyone) so every process sees switches at once.
- */
+/** Read on every tools/list and tools/call; dropped on the bus so every process sees switches at once. */
 export class EnabledToolsCache {
   private readonly entries = new BoundedMap<string, Promise<EnabledToolSet>>(MAX_USERS, TTL_MS);
   private unsubscribe: Array<() => Promise<void>> = [];
@@ -121,10 +111,7 @@ export class EnabledToolsCache {
     else this.entries.delete(userId);
   }
 
-  /**
-   * What one app sees: the person's enabled tools that its grant lets it use (chosen at consent or
-   * on the Apps page). A tool outside it answers like a tool that does not exist.
-   */
+  /** A tool outside the grant answers like a tool that does not exist. */
   async forApp(app: { userId: string; grantId: string }): Promise<EnabledToolSet> {
     const set = await this.get(app.userId);
     return chosenOf(set, cachedToolChoice(this.svc, app.grantId) ?? (await grantToolChoice(this.svc, app.grantId)));
@@ -208,7 +195,6 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
   );
 }
 
-/** A stored tool row as the call path sees it. */
 export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string, webhookDisabled: boolean, addonIcons: unknown = null): EnabledTool {
   return {
     mcpName: `${tool.addonId}__${tool.name}`,

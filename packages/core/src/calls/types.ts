@@ -25,24 +25,13 @@ export interface ApprovalRequest {
   progress?: (message: string) => Promise<void>;
   /** Called once the call is recorded as waiting for the person (not when no one is asked). */
   onHold?: () => void;
-  /**
-   * The person's rule (ask every time) or the add-on's alwaysAsk says this call asks: a `confirm`
-   * add-on answering null gives no description, and the person is still asked.
-   */
+  /** A `confirm` add-on answering null then gives no description, and the person is still asked. */
   mustAsk?: boolean;
-  /**
-   * The app declared URL-mode elicitation: called once the approval is recorded, with its page, so
-   * the app can offer the person the link (MCP `elicitation/create`, mode "url"). The app's answer
-   * never decides the call: only the person does, on that page, the dashboard or a notification.
-   */
+  /** URL-mode elicitation: the app's answer never decides the call, only the person does. */
   elicit?: (link: ElicitationLink) => void;
 }
 
-/**
- * A page of Toolport's that an app offers the person (URL-mode elicitation): an approval's own
- * page, while the call waits there; or the add-on's page to connect an account a call needed, after
- * the call has ended (the app's answer to it means nothing either way).
- */
+/** An approval's page, or an account's connect page; the app's answer means nothing either way. */
 export interface ElicitationLink {
   kind: 'approval' | 'account';
   /** The approval's id (`apr_...`) for an approval; a fresh one (`con_...`) for a connect link. */

@@ -23,10 +23,7 @@ function insertSql(table: Table, rows: Record<string, unknown>[], params: unknow
   return `insert into "${getTableName(table)}" (${columns.map(([, c]) => `"${c.name}"`).join(',')}) values ${tuples.join(',')}`;
 }
 
-/**
- * The call log and the delivery log, written behind the calls in one statement per batch: a call's
- * delivery row and its call row usually land in the same `with d as (insert ...) insert ...`.
- */
+/** One statement per batch: a call's delivery and call rows share a `with d as (insert ...) insert ...`. */
 export class LogWriter {
   private readonly rows: WriteBehind<LogRow>;
 

@@ -13,11 +13,7 @@ export interface WriteBehindOptions<Row> {
   maxPending?: number;
   /** Waits between attempts at a failing batch. */
   retryDelaysMs?: number[];
-  /**
-   * How long rows may gather before a batch is written (group commit delay): at low rates a call's
-   * rows then share a statement with the next calls' instead of paying for one alone. A reader's
-   * `flushed()` does not wait for it.
-   */
+  /** Group commit delay, so at low rates calls share a statement. `flushed()` does not wait for it. */
   delayMs?: number;
   /** How long a batch keeps waiting while the database is unreachable (restarting) before it is dropped. */
   outageMs?: number;
@@ -28,13 +24,8 @@ const OUTAGE_MS = 60_000;
 const OUTAGE_STEP_MS = 1_000;
 
 /**
- * Rows that record what already happened (the call log, the delivery log) are written behind the
- * call instead of on its path: `push` returns at once, and rows are written in multi-row INSERTs
- * (group commit: rows gather for up to `delayMs`, or while the previous batch is being written). On
- * one PGlite connection a statement costs ~0.4 ms of CPU however few rows it carries. What it
- * trades: a row is visible a moment after the call answered (readers in this process wait for
- * `flushed()`, which does not wait for the delay), and a process killed outright loses the rows of
- * its last moment. A graceful stop writes everything (`close`).
+ * Off the call path, in multi-row INSERTs: a statement's cost barely depends on its rows. The trade:
+ * a row shows a moment late (readers here wait for `flushed()`), and a killed process loses its last rows.
  */
 export class WriteBehind<Row> {
   private pending: Row[] = [];

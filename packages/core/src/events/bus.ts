@@ -1,19 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { BusChannel, BusMessages } from './channels';
 
-/**
- * Cross-process messages: approvals decided, caches to drop, results to hand back. Typed by the
- * channel map of channels.ts; `BusTransport` is the same thing for any channel name.
- */
+/** Typed by channels.ts; `BusTransport` is the same for any channel name. */
 export interface EventBus {
   publish<C extends BusChannel>(channel: C, message: BusMessages[C]): Promise<void>;
   /** Resolves once the subscription is live; the returned function ends it. */
   subscribe<C extends BusChannel>(channel: C, handler: (message: BusMessages[C]) => void): Promise<() => Promise<void>>;
-  /**
-   * Runs `listener` each time the bus is back after losing its connection, once its subscriptions
-   * are live again: whatever was published meanwhile was missed, so caches kept fresh by messages
-   * are dropped and waits for a message look up what they waited for. Returns its removal.
-   */
+  /** Messages published while disconnected are missed: listeners drop caches and recheck waits. */
   afterReconnect(listener: () => void): () => void;
   close(): Promise<void>;
 }

@@ -1,11 +1,7 @@
 import type { UserEvent } from '../approvals/records';
 import type { CallOutcome } from '../queue/types';
 
-/**
- * Every bus channel, named once, and the message each carries (`BusMessages`): the bus's publish
- * and subscribe are typed by it, so a channel's publishers and followers agree on one shape.
- * Messages cross processes (and releases, during a deploy): followers still check what they read.
- */
+/** Messages cross processes (and releases, during a deploy): followers still check what they read. */
 
 /** `{userId, grantId?}` (or `{}`: everyone's): a person's gates changed (AI apps, MCP URL, an app revoked, its tools). */
 export const GATES_CHANNEL = 'gates';
@@ -17,10 +13,7 @@ export const TOOLS_CHANNEL = 'tools';
 export const RULES_CHANNEL = 'approval-rules';
 /** `{kid}`: the signing keys were rotated; every process reloads them. */
 export const KEYS_CHANNEL = 'signing-keys';
-/**
- * `{id}`: an approval was decided (or ended); the API process holding its call wakes it. One
- * channel for all approvals: a SUBSCRIBE per waiting call cost two Redis round trips and a channel.
- */
+/** One channel for all approvals: a SUBSCRIBE per waiting call costs two Redis round trips. */
 export const APPROVALS_CHANNEL = 'approvals:decided';
 
 /**

@@ -57,9 +57,8 @@ export function createRedisBus(url: string, prefix: string): RedisBus {
   let readies = 0;
   sub.on('ready', () => {
     if (++readies === 1 || !reconnected.size) return;
-    // ioredis sends its SUBSCRIBEs again right after emitting 'ready', in the same turn; one more,
-    // for a channel already held, sent on the next tick is answered after them, so the listeners
-    // run once every subscription is live again.
+    // ioredis resubscribes right after 'ready'; one more SUBSCRIBE on the next tick is answered after
+    // them, so the listeners run once every subscription is live again.
     const held = handlers.keys().next().value;
     new Promise<void>((resolve) => process.nextTick(resolve)).then(() => (held ? sub.subscribe(held) : undefined)).then(
       () => {

@@ -8,18 +8,9 @@ import type { Services } from '../services';
 import { openAccountTokens, providerClient, requestToken, type TokenAnswer } from './connected-accounts';
 
 /*
- * Connected accounts on the call path (#26). A tool that names providers in its manifest `accounts`
- * is checked before anyone is asked (each account connected and not `failed`), and just before
- * dispatch gets a fresh access token of each: one expiring soon is refreshed at the provider's
- * token endpoint first. One refresh at a time per account across processes: a lease on the row
- * (`refresh_lease_until`, taken by one conditional UPDATE); the process that takes it refreshes and
- * stores the tokens (sealed), the others watch the row until `refreshed_at` moves. Within a process
- * one refresh per account is shared by every call that needs it (REFRESHES).
- *
- * A refresh the provider refuses with invalid_grant (revoked, expired, replayed) marks the account
- * `failed` with a sentence, and calls answer with the link to connect it again. A provider that does
- * not answer, or answers garbage, fails the call with a sentence and leaves the account as it was.
- * No token reaches a log line, an error message, a span or the call log.
+ * One refresh at a time per account across processes (a row lease, `refresh_lease_until`), since a
+ * rotating provider treats a resent refresh token as a replay. invalid_grant marks the account
+ * `failed`; an unreachable provider only fails the call. No token reaches a log, error, span or call log.
  */
 
 const ACCOUNT_TOKEN_LIMITS = {
@@ -126,10 +117,7 @@ function firstMissing(accounts: ToolAccount[], rows: Map<string, AccountRow>): M
   return undefined;
 }
 
-/**
- * Before approval: are all the tool's accounts connected and usable? One statement, only for a tool
- * that names accounts. The rows read are kept for a call that goes straight to dispatch.
- */
+/** Before approval. The rows read are reused by a call that goes straight to dispatch. */
 export async function checkToolAccounts(
   svc: Services,
   userId: string,
@@ -169,10 +157,8 @@ export type AccountTokensResult =
 const REFRESHES = cacheKind('account refreshes', (_svc, scope) => scope.map<string, Promise<Fetched>>(ACCOUNT_TOKEN_LIMITS.inFlight, 60_000));
 
 /**
- * Just before dispatch: a fresh access token of each of the tool's accounts, refreshing where one
- * expires soon, sealed together as the job carries them (`{"<provider>": {"accessToken": "..."}}`,
- * opened only by the worker). `rows` are the ones the check read, when no approval wait came
- * between (after one, the rows are read again). `deadline`: when the call must stop waiting.
+ * Sealed together as the job carries them (opened only by the worker). `rows` are the check's,
+ * only when no approval wait came between.
  */
 export async function accountTokensFor(
   svc: Services,
@@ -233,11 +219,8 @@ const noAnswer = (account: ToolAccount, why: string, reason: string): Fetched =>
 
 
 /**
- * The account's token, renewed: by this process if it takes the lease, else by the one holding it,
- * watched until `refreshed_at` moves (bounded by the call's deadline). A lease that expires (its
- * holder died) is taken over. Whoever takes the lease first checks the row again: a token renewed
- * meanwhile is used as it is, and only the refresh token read under the lease is ever sent (with
- * rotating refresh tokens, sending a consumed one revokes the whole grant).
+ * Only the refresh token read under the lease is ever sent: with rotating refresh tokens, sending
+ * a consumed one revokes the whole grant. Without the lease, watch `refreshed_at` until it moves.
  */
 async function renew(svc: Services, call: CallOf, account: ToolAccount, seen: AccountRow): Promise<Fetched> {
   const moved = (row: AccountRow) => !sameTime(row.refreshedAt, seen.refreshedAt);

@@ -15,19 +15,10 @@ import { accountRedirectUri } from '../addons/oauth-clients';
 import { currentManifest, isCurrentRelease } from '../addons/current-release';
 
 /*
- * Connected accounts, the person's side (#26): the person connects an account at a provider the
- * add-on declares (manifest `accounts`) with the OAuth client its developer stored
- * (addons/oauth-clients.ts), by the authorization-code flow with PKCE (S256) and `state`, and can
- * disconnect it (RFC 7009 revocation where the provider has an endpoint).
- *
- * - A link in progress is one `account_link_states` row: the `state` by its SHA-256 only, the PKCE
- *   verifier sealed (box 'account-link'), ten minutes, used once (marked atomically), at most ten
- *   open per person. It names the person, the add-on and the provider, so the callback knows all
- *   three from the state alone and refuses it in anyone else's session.
- * - The tokens are sealed (box 'connected-accounts'), never logged, never in an error, a span or an
- *   API answer. A sentence about a failed exchange names the provider, never quotes what was sent.
- * - Every call to the provider goes through svc.outbound: the webhook's SSRF rules (no redirects
- *   followed, private addresses refused unless WEBHOOK_ALLOW_PRIVATE), one deadline, a size cap.
+ * - A link's `state` is stored by its SHA-256 only, with the PKCE verifier sealed; it names the
+ *   person, so the callback refuses it in anyone else's session.
+ * - Tokens are sealed, never logged or in an error, span or API answer.
+ * - Provider calls go through svc.outbound, for the webhook's SSRF rules.
  */
 
 const ACCOUNT_LINK_LIMITS = {
@@ -152,12 +143,8 @@ function outboundSentence(title: string, err: OutboundError): { message: string;
 }
 
 /**
- * One request to a provider's token endpoint (RFC 6749 §4.1.3 and §6): `params` is the grant
- * (`grant_type`, `code`, `redirect_uri`, `code_verifier`, or `refresh_token`). The client
- * authenticates with HTTP Basic when it has a secret (client_secret_basic), else sends its
- * `client_id` in the body (a public client). The answer is read as JSON or as a form, and checked.
- * Every failure is a ToolportError ('UNAVAILABLE', `details.reason`: TokenFailure) whose sentence
- * names the provider's title and never repeats a token, the code, the verifier or the secret.
+ * RFC 6749 §4.1.3 and §6. A failure's sentence names the provider and never repeats a token, the
+ * code, the verifier or the secret.
  */
 export async function requestToken(
   svc: Services,
@@ -404,14 +391,8 @@ const linkError = (code: 'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'GONE' |
 const AGAIN = "Open the add-on's page in Toolport and press Connect again.";
 
 /**
- * `GET /accounts/callback`: the provider sent the browser back with `code` and `state` (or an
- * `error`). The state must be one Toolport made, unexpired, unused, and the signed-in person's;
- * then the code is exchanged (with the PKCE verifier) and the tokens stored sealed. Answers where
- * to send the browser; throws a ToolportError whose `details.back` names the add-on to link back to.
- *
- * Not signed in, or signed in as someone else: refused, and the state is NOT used up, so the
- * person who pressed Connect can still sign in and finish (the code is good only with the verifier,
- * which never leaves Toolport, so holding the URL gives no one else anything).
+ * Someone else's session is refused without using up the state, so the person can still sign in
+ * and finish: the code is good only with the verifier, which never leaves Toolport.
  */
 export async function finishAccountLink({
   svc,
@@ -523,10 +504,8 @@ async function storeTokens(svc: Services, key: { userId: string; addonId: string
 // Disconnecting.
 
 /**
- * RFC 7009 at the provider's revocation endpoint, with the client's authentication: the refresh
- * token (hint `refresh_token`), then the access token (hint `access_token`): a provider that
- * revokes the grant with the refresh token needs only the first, one that does not needs both.
- * true: every token revoked (200); false: refused or not reached; null: nothing to call.
+ * RFC 7009: both tokens, since not every provider revokes the grant with the refresh token.
+ * null: no endpoint.
  */
 async function revokeAtProvider(svc: Services, revocationUrl: string | null, client: ProviderClient | undefined, tokens: AccountTokens, provider: string): Promise<boolean | null> {
   if (!revocationUrl) return null;
@@ -563,8 +542,7 @@ async function revokeAtProvider(svc: Services, revocationUrl: string | null, cli
 async function forget(svc: Services, rows: ConnectedRow[], accounts: ManifestAccount[], addonId: string) {
   return Promise.all(
     rows.map(async (row) => {
-      // Where the person connected it (a later release cannot move where its tokens go); rows from
-      // before that was kept use the current release's.
+      // A later release cannot move where its tokens go; older rows without it use the current release's.
       const revocationUrl = row.tokenUrl !== null ? row.revocationUrl : (accounts.find((a) => a.provider === row.provider)?.revocationUrl ?? null);
       const client = revocationUrl ? await providerClient(svc, addonId, row.provider) : undefined;
       let tokens: AccountTokens;
@@ -603,10 +581,7 @@ export async function disconnectAccount({ ctx, addonId, provider }: { ctx: Ctx; 
   return { revoked: revoked ?? null };
 }
 
-/**
- * Uninstalling: every account the person connected for the add-on is forgotten and revoked, and
- * their links in progress for it dropped. Revocation failures do not stop the uninstall.
- */
+/** Revocation failures do not stop the uninstall. */
 export async function forgetInstallAccounts(svc: Services, userId: string, addonId: string) {
   await svc.db.delete(accountLinkStates).where(and(eq(accountLinkStates.userId, userId), eq(accountLinkStates.addonId, addonId)));
   const gone = await svc.db

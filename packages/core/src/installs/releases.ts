@@ -9,24 +9,11 @@ import { announceToolsChange } from '../calls/enabled-tools';
 import type { CompiledTool } from '../addons/types';
 import { addons, addonVersions, installs, toolSwitches } from '../db/schema/index';
 
-/**
- * Releases and the person's accepted definitions (DESIGN.md gate 3). Every push of a manifest is a
- * release; each switched-on tool keeps the release the person accepted, and what an app sees of it
- * changes only when the person accepts a later one. A release that changes nothing an app reads
- * (the fields below) needs no review.
- */
+/** DESIGN.md gate 3: what an app sees of a tool changes only when the person accepts a release. */
 
 /**
- * What an app reads of a tool, and what decides how it runs: a change to any of these is reviewed.
- * The outputSchema too: a model reads its descriptions, and it decides which answers pass. So are
- * MCP's idempotent and open-world hints, which apps may weigh when they decide to ask the person.
- * Icons are not: they change nothing a model reads or a call does (like the add-on's description).
- * Nor is a tool's `accounts`: the current release's list always applies. Which tokens a delivery
- * carries changes nothing an app reads, and grants the add-on nothing the person did not give it:
- * a token exists only once the person connected that provider for this add-on themselves (which is
- * their consent to share it), and every tool of the add-on posts to the same webhook. A release
- * that adds a provider to a tool makes its calls answer with the connect link until the person
- * connects; holding back the accepted list would instead send the new code no token at all.
+ * What a model reads or what decides how a call runs. Not icons, nor `accounts`: a token exists
+ * only once the person connected that provider for this add-on, which is their consent.
  */
 const REVIEWED = ['title', 'summary', 'inputSchema', 'outputSchema', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm', 'alwaysAsk'] as const;
 type Reviewed = (typeof REVIEWED)[number];
@@ -152,11 +139,7 @@ async function releasesOf(ctx: Ctx, wanted: Array<{ addonId: string; version: nu
   return out;
 }
 
-/**
- * The update waiting for the person's review in each of their installs: per add-on, the tools that
- * are switched on (or were, before the release removed them) whose accepted definition differs from
- * the current one, and the tools the release added (they start off). Undefined: nothing to review.
- */
+/** Per add-on: switched-on (or removed) tools whose accepted definition differs, and added tools. */
 export async function pendingUpdates(ctx: Ctx, current: Map<string, { version: number; tools: CompiledTool[] }>): Promise<Map<string, PendingUpdate>> {
   const userId = personId(ctx);
   const ids = [...current.keys()];
@@ -211,11 +194,7 @@ export async function pendingUpdates(ctx: Ctx, current: Map<string, { version: n
 const RELEASE = 'Give the release number shown with the update.';
 const acceptInput = inputObject({ version: z.number({ message: RELEASE }).int(RELEASE).safe(RELEASE) });
 
-/**
- * The person accepts an add-on's current release: every switched-on tool moves to it, and tools
- * the release removed are forgotten. `version` must be the release they reviewed: a newer one that
- * arrived meanwhile is refused, to be reviewed in turn.
- */
+/** `version` must be the release reviewed: a newer one that arrived meanwhile is refused. */
 export async function acceptUpdate({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
   const userId = personId(ctx);
   const { version } = parseInput(acceptInput, input, 'Say which release you accept.');

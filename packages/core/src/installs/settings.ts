@@ -12,13 +12,8 @@ import type { ManifestSetting, SettingKind } from '../addons/types';
 import { settingValueProblem, type SettingValue } from '../addons/setting-values';
 
 /**
- * The person's values for an install's declared settings (manifest `settings`). They live in one
- * JSON object, sealed with the master key ring (`installs.settings_enc`, box 'install-settings'):
- * `{"v": {name: value}, "k": {name: kind}}`, the kind each value was saved as, so a release that
- * turns a secret into a text setting never shows the saved secret (the value counts as unset).
- * Opened to show the non-secret values to their person, to tell which required ones are missing
- * (when the person's enabled tools are loaded) and, in the worker, to sign a delivery. Values are
- * never logged, never in an error message, a span or the call log.
+ * Sealed. `k` keeps the kind each value was saved as, so a release that turns a secret into a text
+ * setting never shows the saved secret. Values are never logged or in an error, span or call log.
  */
 interface Stored {
   v: Record<string, SettingValue>;
@@ -92,10 +87,7 @@ export async function getInstallSettings({ ctx, addonId }: { ctx: Ctx; addonId: 
 }
 
 
-/**
- * Applies `values` (name → value; null clears) to `stored`, checking each by the declared kind.
- * Every problem is listed; nothing is kept when there is one.
- */
+/** Every problem is listed; nothing is kept when there is one. */
 function applyValues(declared: ManifestSetting[], stored: Stored, values: unknown, addonName: string): Stored {
   if (values === undefined) return stored;
   if (typeof values !== 'object' || values === null || Array.isArray(values)) {
@@ -135,10 +127,7 @@ function applyValues(declared: ManifestSetting[], stored: Stored, values: unknow
   return next;
 }
 
-/**
- * `PUT /api/installs/{addon}/settings` with `{"values": {...}}`: a partial update. An omitted
- * setting keeps its value (a secret is only ever replaced); `null` clears one that is not required.
- */
+/** Partial: an omitted setting keeps its value (a secret is only ever replaced). */
 export async function setInstallSettings({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
   const userId = personId(ctx);
   if (typeof input !== 'object' || input === null || Array.isArray(input) || !('values' in input)) {
@@ -162,10 +151,7 @@ export async function setInstallSettings({ ctx, addonId, input }: { ctx: Ctx; ad
   return settingsView(addonId, declared, saved);
 }
 
-/**
- * The sealed settings of a new install (`POST /api/installs` with `settings`): the declared
- * defaults, then the values given. Refuses bad values before anything is installed.
- */
+/** Refuses bad values before anything is installed. */
 export async function initialSettings(svc: Services, addonId: string, values: unknown): Promise<string | null> {
   const { name, declared } = await declaredSettings(svc.db, addonId);
   const defaults: Stored = { v: {}, k: {} };
@@ -186,10 +172,7 @@ export interface ToolSettings {
   missing: string[];
 }
 
-/**
- * The call path's view of one install's settings, made when the person's enabled tools are loaded
- * (cached with them, dropped when the person saves). Opened here only to tell what is missing.
- */
+/** Cached with the enabled tools. Opened here only to tell what is missing. */
 export function toolSettings(svc: Services, sealed: string | null, declared: unknown): ToolSettings {
   const list = Array.isArray(declared) ? (declared as ManifestSetting[]) : [];
   const required = list.filter((d) => d.required);

@@ -226,10 +226,7 @@ function consentPage(
   };
 }
 
-/**
- * POST /oauth/authorize/decision. The request is checked again from the form, and the CSRF token
- * must be the one the consent page carried for this session and this exact request.
- */
+/** The request is checked again; the CSRF token is bound to this session and this exact request. */
 export async function decideAuthorization(
   svc: Services,
   { form, session }: { form: URLSearchParams; session: PersonSession },

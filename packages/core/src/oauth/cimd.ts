@@ -59,10 +59,7 @@ async function fetchDocument(svc: Services, clientId: string) {
   return readClientMetadata(doc, { allowSecret: false });
 }
 
-/**
- * The client described by the metadata document at `clientId`, fetched through the SSRF-checked
- * outbound client and cached in oauth_clients (kind 'cimd'); undefined when it cannot be had.
- */
+/** Fetched through the SSRF-checked outbound client; cached in oauth_clients (kind 'cimd'). */
 export async function resolveMetadataDocumentClient(svc: Services, clientId: string): Promise<OAuthClient | undefined> {
   if (!validDocumentUrl(clientId)) return undefined;
   const [cached] = await svc.db.select().from(oauthClients).where(eq(oauthClients.id, clientId));

@@ -196,10 +196,7 @@ function decodeBasicPart(part: string): string {
   return decodeURIComponent(part.replace(/\+/g, ' '));
 }
 
-/**
- * Client authentication at the token and revocation endpoints (RFC 6749 §2.3): the method the
- * client registered, and only that one.
- */
+/** RFC 6749 §2.3: the method the client registered, and only that one. */
 export async function authenticateClient(
   svc: Services,
   form: URLSearchParams,

@@ -9,11 +9,7 @@ export function declaresUrlElicitation(capabilities: unknown): boolean {
   return typeof url === 'object' && url !== null && !Array.isArray(url);
 }
 
-/**
- * Remembers on the grant whether its app's last initialize declared URL-mode elicitation: the MCP
- * endpoint is stateless, so the process that answers a later tools/call learns it from here (the
- * statement that records a held call reads it). Writes only when it changed. True if it did.
- */
+/** The MCP endpoint is stateless, so a later tools/call learns it from the grant. True if it changed. */
 export async function recordUrlElicitation(svc: Services, grantId: string, declared: boolean): Promise<boolean> {
   const changed = await svc.db
     .update(oauthGrants)
@@ -23,10 +19,7 @@ export async function recordUrlElicitation(svc: Services, grantId: string, decla
   return changed.length > 0;
 }
 
-/**
- * Whether the grant's app declared URL-mode elicitation at its last initialize. Read only where a
- * call that does not wait for approval offers a link (an account to connect, installs/account-tokens.ts).
- */
+/** Read only where a call that does not wait for approval offers a link (an account to connect). */
 export async function grantDeclaresUrlElicitation(svc: Services, grantId: string): Promise<boolean> {
   const [row] = await svc.db.select({ urlElicitation: oauthGrants.urlElicitation }).from(oauthGrants).where(eq(oauthGrants.id, grantId));
   return row?.urlElicitation ?? false;

@@ -8,11 +8,7 @@ import type { Services } from '../services';
 import { announceGateChange } from './verify';
 import { dropAppRules } from '../approvals/rules';
 
-/**
- * Ends a connection: every token of the grant stops working (refresh tokens and codes check the
- * grant; access tokens are checked by `verifyAccessToken` within its cache bound, at once where the
- * bus message arrives). Returns whether this call revoked it.
- */
+/** Access tokens stop within `verifyAccessToken`'s cache bound (at once where the bus message arrives). */
 export async function revokeGrant(svc: Services, grantId: string, userId?: string): Promise<boolean> {
   const where = userId
     ? and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt))
@@ -50,10 +46,7 @@ export interface Connection {
   tools: string[];
   /** Whether the app also gets the tools the person switches on later. */
   newTools: boolean;
-  /**
-   * Switched-on tools it may not use, of add-ons installed after the app was let in: the ones the
-   * person has not chosen for it yet (the Apps page marks them new).
-   */
+  /** Switched-on tools not yet chosen for this app (the Apps page marks them new). */
   addedSince: string[];
   createdAt: string;
   lastUsedAt: string | null;

@@ -39,6 +39,7 @@ class KeyStore {
   private keys = new Map<string, LoadedKey>();
   private signer?: { kid: string; key: CryptoKey };
   private fromSettings?: Promise<Array<LoadedKey & { privateKey: CryptoKey }>>;
+  /** performance.now() of the last load, 0 before it: how often to reload, not a time of day (a moved clock must not stop reloads). */
   private loadedAt = 0;
   private loading?: Promise<void>;
   private subscribed?: Promise<unknown>;
@@ -86,11 +87,7 @@ class KeyStore {
     this.loadedAt = Date.now();
   }
 
-  /**
-   * TOOLPORT_SIGNING_KEYS: the first signs, all verify. Keys the database holds from before (or
-   * from a process of an older release still signing with them) are retired here and only verify,
-   * until the tokens they signed have expired.
-   */
+  /** Other keys in the database only verify (retired) until the tokens they signed have expired. */
   private async loadFromSettings(configured: KeyObject[]) {
     const now = this.svc.clock.now();
     this.fromSettings ??= Promise.all(

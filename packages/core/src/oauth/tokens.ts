@@ -118,14 +118,9 @@ async function redeemCode(svc: Services, client: OAuthClient, form: URLSearchPar
 }
 
 /**
- * How long after a rotation the same client may present the spent refresh token again and get the
- * same successor. The SDK clients refresh once per failed request without coordinating, so an app
- * that sends several calls as its access token expires presents one refresh token several times,
- * the late ones 30–90 ms after the first. RFC 9700 §4.14.2 has a reused refresh token revoke the
- * family; within this window that reuse is the app racing itself, and answering it is safe: it
- * gets nothing the winning request did not, no branch of the family is made, and a thief who
- * presents it then shares the one successor, so the next rotation by either side is a replay that
- * revokes. After the window, or once the successor is spent itself, a reuse revokes as before.
+ * The SDK clients refresh once per failed request without coordinating, so one refresh token
+ * arrives several times at once. RFC 9700 §4.14.2 says reuse revokes the family; within this window
+ * it gets the same successor instead (no new branch, so a thief's next rotation is still a replay).
  */
 export const REFRESH_GRACE_MS = 10_000;
 
@@ -197,11 +192,7 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
   return tokenResponse(access, successor!, row.scope);
 }
 
-/**
- * A spent refresh token presented again by its client: within REFRESH_GRACE_MS of the rotation,
- * and while its successor is the family's live head, the same successor (with a fresh access
- * token); otherwise a replay, and the family is revoked.
- */
+/** The same successor only while it is the family's live head; otherwise a replay, and the family is revoked. */
 async function answerRace(
   svc: Services,
   client: OAuthClient,
@@ -267,9 +258,8 @@ async function grantOfAccessToken(svc: Services, token: string, clientId: string
 }
 
 /**
- * POST /oauth/revoke (RFC 7009). Either kind of token ends its whole grant: a refresh token's family,
- * and an access token's connection (no per-token deny-list, since a revoked grant already stops every
- * access token at the next gate check). Unknown tokens and other clients' tokens are ignored.
+ * RFC 7009. Either kind ends its whole grant: no per-token deny-list is needed, since a revoked
+ * grant stops every access token at the next gate check.
  */
 export async function revokeToken(svc: Services, { form, authorization }: TokenRequest): Promise<void> {
   single(form);

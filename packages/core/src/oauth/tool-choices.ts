@@ -10,10 +10,8 @@ import { switchedOnTools, type EnabledTool } from '../calls/enabled-tools';
 import { announceGateChange } from './verify';
 
 /*
- * Which tools each app may use. The rule: an app uses the tools the person ticked when they let it
- * in (all of their switched-on tools, preselected) and what they choose later on the Apps page. A
- * tool switched on later is not added to an app let in before, unless the person ticked "Also let
- * it use tools I switch on later" for it: consent is to what the person saw.
+ * A tool switched on later is not added to an app let in before, unless the person ticked "Also let
+ * it use tools I switch on later": consent is to what the person saw.
  */
 
 type Tx = Parameters<Parameters<Services['db']['transaction']>[0]>[0];
@@ -53,12 +51,7 @@ const notSwitchedOn = (names: string[]) =>
 
 export type ToolChoiceRead = { ok: true; tools: string[]; newTools: boolean } | { ok: false; message: string; ticked: ReadonlySet<string>; newTools: boolean };
 
-/**
- * Reads Allow's ticks from the consent form: `tool` once per ticked tool, `new_tools=yes` when
- * "Also let it use tools I switch on later" is ticked. Every tool must be one the person has
- * switched on now; a name twice, more names than tools or a tool they do not have refuses the
- * whole form (nothing is made), with a sentence for the page.
- */
+/** Any unknown or repeated tool refuses the whole form: nothing is made. */
 export function readConsentChoice(form: URLSearchParams, switchedOn: EnabledTool[]): ToolChoiceRead {
   const sent = form.getAll('tool');
   const newToolsSent = form.getAll('new_tools');
@@ -85,10 +78,8 @@ const choiceInput = inputObject({
 });
 
 /**
- * `PUT /api/connections/{id}/tools` `{tools, newTools}`: the switched-on tools this app may use
- * from now on, and whether it also gets those switched on later. Naming a tool that is not
- * switched on (or twice) refuses it all. A tool the app was given that is switched off now is not
- * on the page, so it stays given: switched on again, it is back for this app.
+ * A given tool that is switched off now is not on the page, so it stays given: switched on again,
+ * it is back for this app.
  */
 export async function setConnectionTools({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<{ tools: string[]; newTools: boolean }> {
   const userId = personId(ctx);
@@ -143,11 +134,7 @@ export async function giveNewTools(tx: Tx, userId: string, names: string[]): Pro
   return rowCount(rows) > 0;
 }
 
-/**
- * Takes from apps' choices every tool name `dropped` matches (given the SQL of one name), in the
- * grants `where` picks, in the caller's transaction: one statement, touching only the grants that
- * hold such a name. Returns the grants changed.
- */
+/** One statement, touching only the grants that hold such a name. */
 async function dropFromChoices(tx: Tx, dropped: (name: SQL) => SQL, where: SQL): Promise<Array<{ id: string; userId: string }>> {
   const result = await tx.execute(sql`
     update ${oauthGrants} set tools = coalesce(
@@ -168,10 +155,8 @@ export async function forgetAddonTools(tx: Tx, userId: string, addonId: string):
 }
 
 /**
- * A release removed these tools (`{addonId}__{toolName}`): they leave every app's choice, of every
- * person, inside the release's transaction. Brought back and switched on, a tool reaches only the
- * apps the person gives it (or that take later tools), like any new tool. Returns the grants
- * changed, whose cached gates are dropped once the release is stored (`announceChoicesForgotten`).
+ * Brought back later, a tool reaches only the apps the person gives it, like any new tool. The
+ * caller drops the changed grants' gates once the release is stored (`announceChoicesForgotten`).
  */
 export function forgetRemovedTools(tx: Tx, mcpNames: string[]): Promise<Array<{ id: string; userId: string }>> {
   if (!mcpNames.length) return Promise.resolve([]);

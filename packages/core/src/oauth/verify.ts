@@ -28,10 +28,7 @@ export interface AppIdentity {
 export interface VerifiedAccess {
   identity: AppIdentity;
   scope: string;
-  /**
-   * False when the person turned AI apps off: the token is still good and the MCP endpoint still
-   * answers this app (an empty tools/list, every call refused with AI_APPS_OFF's sentence).
-   */
+  /** False: the token is still good, but tools/list is empty and every call is refused. */
   aiAppsOn: boolean;
 }
 
@@ -43,10 +40,7 @@ export const AI_APPS_OFF = {
   instructions: 'AI apps are turned off for this Toolport account. The person can turn them on in the Toolport dashboard.',
 } as const;
 
-/**
- * The tools a grant lets its app use (`oauth_grants.tools`), read with its gate: `key` names the
- * choice (equal choices, equal keys), so the tool set built for it is built once.
- */
+/** Equal choices have equal `key`s, so the tool set for a choice is built once. */
 export interface ToolChoice {
   key: string;
   names: ReadonlySet<string>;
@@ -145,10 +139,7 @@ async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> 
   return gate;
 }
 
-/**
- * The tools this grant lets its app use, from the gate lookup `verifyAccessToken` has just made
- * (a map hit on the call path). An unknown or revoked grant chooses nothing.
- */
+/** A map hit on the call path (`verifyAccessToken` has just looked it up). */
 export async function grantToolChoice(svc: Services, grantId: string): Promise<ToolChoice> {
   const gate = await lookupGate(svc, grantId);
   return gate && !gate.revoked ? gate.tools : NO_CHOICE;
@@ -193,10 +184,8 @@ interface VerifiedClaims {
 }
 
 /**
- * Tokens whose signature and claims were checked, until they expire: an app sends the same token
- * for every call, and an ES256 verification costs more than the rest of the check. A hit still
- * needs its signing key to be listed (a removed key ends its tokens at once) and goes through the
- * gates below like any other request. Kept no longer than a token lives.
+ * An app sends the same token for every call, and ES256 costs more than the rest of the check. A
+ * hit still needs its key listed (a removed key ends its tokens at once) and passes the gates.
  */
 const VERIFIED_MAX = 10_000;
 const VERIFIED_TOKENS = cacheKind('verified tokens', (_svc, scope) =>
@@ -252,12 +241,7 @@ async function checkSignatureAndClaims(svc: Services, token: string, mcpUrl: str
   return claims;
 }
 
-/**
- * Verifies an access token for the MCP endpoint at `mcpUrl`: signature (ES256 only), type, issuer,
- * audience exactly `mcpUrl`, lifetime; then the gates: the grant is live and the person's user key
- * is still the one in the URL (else UNAUTHORIZED), and whether AI apps are on (`aiAppsOn`). A
- * database failure throws (never "allowed", never 401).
- */
+/** ES256 only; audience exactly `mcpUrl`. A database failure throws: never "allowed", never 401. */
 export async function verifyAccessToken(svc: Services, token: string, mcpUrl: string): Promise<VerifiedAccess> {
   if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('The access token is malformed.');
   const { sub, gid, clientId, scope } = await checkSignatureAndClaims(svc, token, mcpUrl);

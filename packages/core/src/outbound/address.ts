@@ -34,11 +34,7 @@ function v6Range(addr: ipaddr.IPv6, text: string): string {
   }
 }
 
-/**
- * The range an IP address belongs to: 'unicast' only for a global unicast address, otherwise the
- * reason it is refused ('loopback', 'private', 'linkLocal', 'uniqueLocal', 'carrierGradeNat', ...).
- * Returns 'invalid' for a string that is not an IP address.
- */
+/** 'unicast' only for a global unicast address; otherwise why it is refused, or 'invalid'. */
 export function addressRange(ip: string): string {
   const text = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
   let addr: Address;

@@ -27,9 +27,8 @@ function codePoints(text: string): number {
 const cutTo = (flat: string, max: number) => `${Array.from(flat).slice(0, max - 1).join('').trimEnd()}…`;
 
 /**
- * Cleaned like every sentence from an add-on, then cut to `max` characters with an ellipsis;
- * `was` is the length as sent. Cleaning only removes characters, so a long text is cleaned by
- * growing prefixes until one holds more than `max`: a 1 MB message costs a few KB of work.
+ * Cleaning only removes characters, so growing prefixes are cleaned until one exceeds `max`: a
+ * 1 MB message costs a few KB of work. `was` is the length as sent.
  */
 function bound(raw: string, max: number): { text: string; was?: number } {
   for (let take = max * 4; take < raw.length; take *= 4) {
@@ -45,10 +44,8 @@ const rowList = (rows: number[]) =>
   `confirm.info${rows.slice(0, NAMED_ROWS).map((i) => `[${i}]`).join(', ')}` + (rows.length > NAMED_ROWS ? ` and ${rows.length - NAMED_ROWS} more` : '');
 
 /**
- * Reads an add-on's `confirm` answer (Raycast's Tool.Confirmation shape). Too long is cut, never
- * refused: the person sees an ellipsis and how many rows were left out, and `cut` tells the
- * developer's delivery log what was cut. A row without a value is not shown, as in Raycast. Only a
- * wrong shape is refused (a string saying why), which falls back to the plain approval.
+ * Raycast's Tool.Confirmation shape. Too long is cut, never refused; only a wrong shape is refused
+ * (a string saying why), which falls back to the plain approval.
  */
 export function readConfirm(c: unknown): { confirm: ConfirmDescriptor | null; cut?: string } | string {
   if (c === null) return { confirm: null };

@@ -207,11 +207,7 @@ function classifyStatus(res: OutboundResponse): Failure {
 
 const FINAL_CLASSES = new Set(['blocked_address', 'bad_url', 'too_large', 'cancelled']);
 
-/**
- * POSTs one signed delivery and reads the add-on's answer. Never throws for anything the add-on
- * does: every outcome is classified, with `retryable` saying whether another attempt may help.
- * Signed with the time of this attempt, so each retry carries a fresh timestamp and the same id.
- */
+/** Never throws for anything the add-on does. Each retry is signed afresh: a new timestamp, the same id. */
 export function postWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
   // The host only: a webhook's path or query may hold the developer's own tokens.
   let host = '';

@@ -20,9 +20,8 @@ export interface RedisSettings {
 
 export const CALLS_QUEUE = 'calls';
 /**
- * Calls enqueued in the same turn of the event loop share one job, up to this many: BullMQ's add,
- * fetch and finish scripts then run once for all of them. A call alone is a job of its own, as
- * before (job id = call id), so a quiet API pays nothing for this.
+ * Calls enqueued in one event-loop turn share a job, so BullMQ's scripts run once for all of them;
+ * a call alone is its own job (job id = call id).
  */
 const MAX_CALLS_PER_JOB = 32;
 /** A job of several calls; a job of one call is the CallJob itself. */
@@ -37,11 +36,8 @@ const KEEP_COMPLETED = { age: 600, count: 10_000 };
 const KEEP_FAILED = { age: 3600, count: 10_000 };
 const CLEAN_EVERY_MS = 10 * 60_000;
 /**
- * For a caller in another process, a call's outcome is also kept this long under
- * `${prefix}:outcome:{callId}`: pub/sub delivers only to whoever is subscribed at that instant, and a
- * caller whose subscription was down (Redis restarting) reads the outcome from there instead of
- * waiting out the deadline. Past the deadline and its grace nobody reads it; it holds the result, so
- * it is kept no longer.
+ * Pub/sub reaches only current subscribers, so the outcome is also kept in a key for a caller whose
+ * subscription was down. It holds the result, so no longer than the deadline and its grace.
  */
 const OUTCOME_TTL_MS = 60_000;
 /** After the dispatcher's connection comes back, waiting calls look for missed outcomes and lost jobs. */
@@ -83,21 +79,14 @@ function reply(svc: Services, job: { callId: string; replyTo?: string }, outcome
   return svc.bus.publish(...replyOf(job, outcome));
 }
 
-/**
- * The calls waiting in this process (ROLE=all): a worker here hands them their outcome directly
- * instead of through a Redis PUBLISH to itself.
- */
+/** ROLE=all: a worker here hands outcomes over directly, not through a Redis PUBLISH to itself. */
 export interface LocalReplies {
   replyTo: string;
   /** Settles the call's waiters in this process; false when none waits here. */
   settle(callId: string, outcome: CallOutcome): boolean;
 }
 
-/**
- * The API side: enqueue the call (job id = call id) and wait for its outcome. Each API process
- * listens on one reply channel for all its calls: a SUBSCRIBE and an UNSUBSCRIBE per call were two
- * of the dozen Redis round trips of a call.
- */
+/** One reply channel per API process, not a SUBSCRIBE per call: saves two Redis round trips a call. */
 export function createBullDispatcher(
   svc: Services,
   redis: RedisSettings,
@@ -114,10 +103,7 @@ export function createBullDispatcher(
   void checkEvictionPolicy(connection, svc.log);
 
   const replyTo = repliesChannel(randomUUID());
-  /**
-   * Each waiting call: its job (to queue it again if Redis loses it), whoever waits for it, and the
-   * job that carries it once queued (its own id, or a batch's).
-   */
+  /** The job is kept to queue it again if Redis loses it. */
   const waiting = new Map<string, { job: CallJob; settlers: Set<(outcome: CallOutcome) => void>; enqueued?: boolean; jobId?: string }>();
   const settleAll = (callId: string, outcome: CallOutcome) => {
     const mine = waiting.get(callId);
@@ -129,9 +115,8 @@ export function createBullDispatcher(
     return raw ? (JSON.parse(raw) as CallOutcome) : undefined;
   };
   /**
-   * After Redis came back: an outcome published while our subscription was down is read from its
-   * key; a job Redis lost (restarted without persistence) is queued again under the same id, so
-   * the add-on sees at worst a retry with the same webhook-id, never a second call.
+   * A job Redis lost is queued again under the same id, so the add-on sees at worst a retry with the
+   * same webhook-id, never a second call.
    */
   const recheck = async () => {
     for (const [callId, mine] of waiting) {
@@ -173,10 +158,7 @@ export function createBullDispatcher(
         throw err;
       }));
 
-  /**
-   * The calls to add at the end of this turn of the event loop: the calls that arrived together
-   * (one Redis reply wakes many requests) go out as one job.
-   */
+  /** One Redis reply wakes many requests: the calls of one turn go out as one job. */
   let gathering: CallJob[] = [];
   const addGathered = () => {
     const calls = gathering.filter((c) => waiting.has(c.callId));
@@ -320,15 +302,9 @@ async function nextAttempt(svc: Services, job: CallJob, pickups: number): Promis
 }
 
 /**
- * BullMQ's Worker with one Redis fetch fewer per job on a quiet queue. When BullMQ's main loop gets
- * a job it asks Redis for another at once; once the job is done it waits on the queue's wake-up
- * marker, which the fetch that handed out the job left in place, wakes at once and asks a second
- * time. Two empty fetches per job, the second landing in Redis just as the next call is queued. A
- * worker that was running nothing when it got a job is marked drained instead: its loop goes
- * straight to the blocking wait, which takes the marker, and makes one empty fetch while the job's
- * webhook is out. With other jobs running, BullMQ's fetching in sequence is left as it is.
- * (`drained` is BullMQ's private flag; test/dispatch-bullmq.test.ts counts the fetches, so a BullMQ
- * upgrade that changes the loop shows there.)
+ * On a quiet queue BullMQ's loop makes two empty fetches per job (the wake-up marker is left in
+ * place); an idle worker that gets a job is marked drained so it goes straight to the blocking wait.
+ * `drained` is private: test/dispatch-bullmq.test.ts counts the fetches to catch an upgrade.
  */
 export class PromptWorker<T> extends Worker<T> {
   private jobsRunning = 0;
@@ -360,10 +336,7 @@ export interface CallWorkerOptions {
   local?: LocalReplies;
 }
 
-/**
- * The worker side: runs the retry loop inside the processor (fast, deadline-bound backoff rather
- * than BullMQ's delayed retries), publishes the outcome, completes the job.
- */
+/** Retries inside the processor: deadline-bound backoff, not BullMQ's delayed retries. */
 export async function startCallWorker(svc: Services, redis: RedisSettings, opts: CallWorkerOptions = {}): Promise<CallWorker> {
   // BullMQ workers need maxRetriesPerRequest: null on their own connections.
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null, connectionName: `${redis.prefix}:worker` });
@@ -403,10 +376,8 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       // waiting for it (replyTo), whose dispatcher settles it here. Nothing to store or broadcast.
       const local = data.replyTo !== undefined && data.replyTo === opts.local?.replyTo && opts.local.settle(data.callId, outcome);
       if (!local) {
-        // Stored first (this connection waits out a Redis restart), then broadcast: a caller that
-        // missed the broadcast reads the key, so a failed publish does not fail a delivered call.
-        // Both go out together on this one connection, which keeps their order: one round trip, not
-        // two (and no ioredis Pipeline, which copies every BullMQ script onto itself).
+        // Stored, then broadcast, on one connection (which keeps their order): a failed publish does
+        // not fail a delivered call. No ioredis Pipeline: it copies every BullMQ script onto itself.
         const stored = connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
         void connection.publish(...busMessage(redis.prefix, ...replyOf(data, outcome))).catch((err) => {
           svc.log.warn('cannot broadcast a call outcome; the caller reads it from Redis', { err, callId: data.callId });

@@ -77,12 +77,7 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
   return target;
 }
 
-/**
- * The webhook body of DESIGN.md, with the arguments' JSON text inserted byte for byte, the
- * person's settings for the install (`settings`, opened from the job's sealed blob just for this;
- * left out when they set none, so the body of an add-on without settings is as before), and the
- * access tokens of the accounts the tool needs (`accounts`, likewise; left out when it needs none).
- */
+/** DESIGN.md's body; the arguments' JSON text is inserted byte for byte (the approval digest covers it). */
 function webhookBody(job: CallJob, attempt: number, settings: string | undefined, accounts: string | undefined): string {
   const call = JSON.stringify({ id: job.callId, deadline: new Date(job.deadline).toISOString(), attempt });
   const { approval } = job;
@@ -157,10 +152,7 @@ function toOutcome(answer: WebhookAnswer): CallOutcome {
   return answer;
 }
 
-/**
- * One attempt at delivering a call: refuses after the deadline, sends it signed, records one
- * deliveries row. Safe to repeat: the call id is the add-on's idempotency key.
- */
+/** Safe to repeat: the call id is the add-on's idempotency key. */
 function runDelivery(svc: Services, job: CallJob, attempt: number, signal?: CancelSignal): Promise<AttemptResult> {
   const attributes = {
     'toolport.call.id': job.callId,
@@ -262,10 +254,7 @@ function sleep(ms: number, signal?: CancelSignal): Promise<void> {
   });
 }
 
-/**
- * Delivers a call with retries: exponential backoff with full jitter, for retryable failures only,
- * and never past the call's deadline or after `signal` aborts.
- */
+/** Exponential backoff with full jitter, never past the call's deadline. */
 export async function deliverCall(
   svc: Services,
   job: CallJob,

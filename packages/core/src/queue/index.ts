@@ -8,10 +8,6 @@ export { createInProcessDispatcher } from './in-process';
 export { CALLS_QUEUE, checkEvictionPolicy } from './bullmq';
 export type { CallWorker, CallWorkerOptions, LocalReplies, RedisSettings } from './bullmq';
 
-/**
- * The dispatcher for these services: BullMQ when Redis is configured (and, unless ROLE=api, a
- * worker in this process), else the in-process queue. Registers what must be closed.
- */
 export async function startQueue(svc: Services): Promise<Dispatcher> {
   const redis = svc.config.redis;
   if (!redis) {

@@ -2,10 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
 import type { CancelSignal } from '../cancel';
 
-/**
- * One delivery to an add-on's webhook. Carries ids and the call's own data, never a secret in
- * clear: the person's settings and account tokens travel sealed, and only the worker opens them.
- */
+/** Never a secret in clear: settings and account tokens travel sealed; only the worker opens them. */
 export interface CallJob {
   /** `call_...`: the webhook-id on every attempt, the idempotency key. */
   callId: string;
@@ -21,26 +18,14 @@ export interface CallJob {
   deadline: number;
   /** The person's approval of this call, sent in the signed body (allowed destructive calls only). */
   approval?: ApprovalReceipt;
-  /**
-   * The person's settings for this install, sealed (installs/settings.ts): opened by the worker and
-   * put in the signed body as `settings`, never in Redis or a log in clear. Absent: none set.
-   */
+  /** Sealed: opened only by the worker, never in Redis or a log in clear. */
   settings?: string;
-  /**
-   * Fresh access tokens of the accounts this tool needs, sealed together (installs/account-tokens.ts):
-   * opened by the worker and put in the signed body as `accounts`. Absent: the tool needs none.
-   */
+  /** Sealed, like `settings`. */
   accounts?: string;
-  /**
-   * W3C Trace Context of the dispatching span, set by the BullMQ dispatcher when a trace is being
-   * recorded, so the worker's spans (another process) are its children. Never sent to the add-on.
-   */
+  /** W3C Trace Context, so the worker's spans are children of the dispatch. Never sent to the add-on. */
   traceparent?: string;
   tracestate?: string;
-  /**
-   * The bus channel of the API process waiting for the outcome (BullMQ only). Without it, the
-   * outcome goes to the call's own channel (`result:{callId}`), as jobs of older processes expect.
-   */
+  /** Without it the outcome goes to `result:{callId}`, as jobs of older processes expect. */
   replyTo?: string;
 }
 

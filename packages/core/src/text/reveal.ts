@@ -1,14 +1,7 @@
 /**
- * Makes characters that can hide or disguise text visible before a person approves something:
- * zero-width and invisible characters, bidi controls (which can reorder what is shown), control
- * characters, tag characters and variation selectors, everywhere (except the joiners, selectors and
- * tags that are part of an emoji); and in names (app, add-on, tool and argument names) letters that
- * pose as another script's: "Сlaude" with a Cyrillic С. Look-alikes come from Unicode's
- * confusables data (UTS #39 skeletons, passed in as `skeleton`); without it, a word that mixes
- * scripts has its minority script's letters marked. Names written in one script, in any script,
- * are shown as written. Shared by the dashboard (bundled from here) and the Web Push body, so both
- * show the same thing; it must stay free of Node APIs and of the confusables data itself (the
- * dashboard loads that only when a name mixes scripts).
+ * Makes hidden characters, and in names look-alike letters ("Сlaude" with a Cyrillic С, UTS #39),
+ * visible before a person approves. Shared by the dashboard and the Web Push body: it must stay free
+ * of Node APIs and of the confusables data (the dashboard loads that only when a name mixes scripts).
  */
 export type Segment = { text: string } | { hidden: string; code: string; why: 'hidden' | 'lookalike' };
 

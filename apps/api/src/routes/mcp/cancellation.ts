@@ -1,10 +1,8 @@
 import { CallCancel, REQUEST_CANCEL_CHANNEL, type Services } from '@toolport/core';
 
 /**
- * In-flight calls of this process, so `notifications/cancelled` (a separate POST, which may reach
- * any process) can end them. A call waiting for approval keeps what it holds for up to 30 s: no
- * closures per call here (tsx compiles each named arrow function with a `name` property, a quarter
- * of a kilobyte apiece), and a CallCancel rather than an AbortController (about a kilobyte less).
+ * A waiting call holds its entry for up to 30 s, so no per-call closures here, and a CallCancel
+ * rather than an AbortController.
  */
 export class InFlight {
   private readonly calls = new Map<string, CallCancel>();

@@ -51,11 +51,8 @@ function digestOf(listing: Listing): string {
 }
 
 /**
- * The streams on which apps are told their tool list changed, in this process: 2026-07-28's
- * `subscriptions/listen` (basic/patterns/subscriptions) and 2025-11-25's standalone GET stream
- * (2025-11-25 basic/transports §Listening for Messages from the Server). Every process hears the
- * bus (a switch, an accepted release, an add-on's change, a gate) and tells its own streams, only
- * when the list the app would now get differs from the one it was last told of.
+ * 2026-07-28 `subscriptions/listen` and the 2025-11-25 GET stream. A stream is told only when the
+ * list the app would now get differs from the one it was last told of.
  */
 export class ChangeStreams {
   private readonly byUser = new Map<string, Set<ChangeStream>>();
@@ -64,7 +61,7 @@ export class ChangeStreams {
 
   constructor(private readonly svc: Services) {}
 
-  /** Follows the bus. A message's handlers all run before the next turn, so the checks wait for one: the tool cache has dropped its entry by then. */
+  /** Follows the changes. A change's followers all run before the next turn, so the checks wait for one: the tool cache has dropped its entry by then. */
   listen() {
     const later = (fn: () => void) => setImmediate(fn);
     const { bus } = this.svc;
@@ -80,11 +77,7 @@ export class ChangeStreams {
     return (this.byUser.get(userId)?.size ?? 0) < MAX_CHANGE_STREAMS_PER_PERSON;
   }
 
-  /**
-   * Opens a stream on Node's response (the handler returns PARKED: nothing of the request stays
-   * alive but this object). The acknowledgment (2026-07-28) is written once the current list is
-   * known, so every change after it is told.
-   */
+  /** The acknowledgment is written once the current list is known, so every change after it is told. */
   async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean }) {
     const stream: ChangeStream = { ...access, outgoing, wantsTools: subscription ? subscription.toolsListChanged : true, ...(subscription ? { subscriptionId: subscription.id } : {}) };
     let mine = this.byUser.get(access.identity.userId);

@@ -13,12 +13,8 @@ import { jsonRpcError } from '../../http/json-rpc';
 import { ACCOUNT_ELICITATION_ID_PREFIX, ELICITATION_ID_PREFIX } from './frames';
 
 /*
- * URL-mode elicitation (MCP 2025-11-25 client/elicitation) for approvals: a held call offers the
- * person the approval's own page (node-writers.ts). What the app answers arrives as a POST of a
- * JSON-RPC response, on any process. It never approves anything: only the person decides, on that
- * page, the dashboard or a notification. A decline or cancel ends the call (an app may always say no).
- * A call that needed an account offers the link to connect it the same way; the app's answer to
- * that one is taken (202) and means nothing: only the person connects an account, on the page.
+ * MCP 2025-11-25 client/elicitation. The app's answer never approves: only the person decides. A
+ * decline or cancel ends the call (an app may always say no); an answer to a connect link means nothing.
  */
 
 const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{1,60}$/;
@@ -33,10 +29,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 export const isElicitationAnswer = (body: Record<string, unknown>) =>
   !('method' in body) && typeof body.id === 'string' && (body.id.startsWith(ELICITATION_ID_PREFIX) || body.id.startsWith(ACCOUNT_ELICITATION_ID_PREFIX));
 
-/**
- * At initialize: remembers on the grant whether the app declared URL elicitation (written only when
- * it changed). A failure leaves the grant as it was: its calls fall back to progress messages.
- */
+/** At initialize. On failure the grant is unchanged: its calls fall back to progress messages. */
 export async function noteCapabilities(svc: Services, identity: AppIdentity, params: unknown) {
   const capabilities = isPlainObject(params) ? params.capabilities : undefined;
   try {

@@ -43,12 +43,8 @@ type PlainRequest =
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * The two requests an app sends over and over, in their ordinary form (2025-11-25 and earlier, whose
- * headers revisions.ts has checked): one JSON-RPC request, no task; a tools/call may carry a progress token (many apps
- * send one with every call). These are answered without building a per-request SDK Server and
- * transport (which cost as much as the rest of a call). Anything else, including every malformed
- * or unusual message and a tools/list with a progress token, goes to the SDK, which stays the one
- * place that shapes protocol errors and handles initialize, ping and notifications.
+ * The common 2025-era tools/list and tools/call skip the per-request SDK Server (it costs as much as
+ * the rest of a call). Anything unusual goes to the SDK, the one place that shapes protocol errors.
  */
 function plainRequest(message: Record<string, unknown>): PlainRequest | undefined {
   const { id, method, params } = message;
@@ -65,13 +61,7 @@ function plainRequest(message: Record<string, unknown>): PlainRequest | undefine
   return { method, id, name: params.name, arguments: params.arguments, ...(progressToken !== undefined ? { progressToken } : {}) };
 }
 
-/**
- * The MCP endpoint, `/u/{userKey}/mcp`: checks the Origin and the token, reads one JSON-RPC
- * message, decides its revision (revisions.ts), then answers it one way: a 2026-07-28 request by
- * modern.ts; a 2025-era ordinary tools/list from the listing cache, an ordinary tools/call by a
- * direct Node writer (JSON, or SSE with a progress token), everything else by the SDK. A GET is the
- * 2025-era change stream (change-streams.ts).
- */
+/** 2026-07-28 requests go to modern.ts; 2025-era ones to the direct writers or the SDK (revisions.ts). */
 export function createMcpRoutes(svc: Services) {
   const inflight = new InFlight(svc);
   inflight.listen();

@@ -14,9 +14,8 @@ export interface Listing {
   gzip?: GzipHead;
 }
 
-// The listing of a tool set is built and serialised once per set (sets are cached per person and
-// replaced on change): tools/list with 800 tools is then a string copy, not 800 objects re-serialised.
-// A WeakMap, not a per-services cache: a listing lives exactly as long as its set.
+// Serialised once per (cached) set, so tools/list is a string copy. A WeakMap: a listing lives
+// exactly as long as its set.
 const listings = new WeakMap<EnabledToolSet, Listing>();
 
 /**

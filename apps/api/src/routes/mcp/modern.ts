@@ -18,11 +18,7 @@ import { runToolCall } from './tool-call';
  * result carries `resultType` (basic/index §Result Responses) and the server's identity in `_meta`.
  */
 
-/**
- * server/utilities/caching: list results say how long they stay fresh and who may keep them. A
- * person's tools are theirs (private); 30 s is the bound of the per-person tool cache, and a change
- * within it reaches a listening app at once (change-streams.ts).
- */
+/** server/utilities/caching: 30 s is the per-person tool cache's bound; a listening app hears changes at once. */
 const CACHE_HINTS = { ttlMs: 30_000, cacheScope: 'private' } as const;
 
 /** As listing.ts: listings from this size on are gzipped for apps that accept it. */
@@ -62,11 +58,7 @@ function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): R
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * basic/patterns/mrtr: a retry carries `inputResponses` (one result object per input request) and
- * the server's `requestState`. Toolport asks apps for no input (the person approves in its
- * dashboard), so these are never needed; when sent, they must still have their shapes.
- */
+/** basic/patterns/mrtr: Toolport asks for no input, but when sent these must still have their shapes. */
 function retryProblem(params: Record<string, unknown>): string | undefined {
   const { inputResponses, requestState } = params;
   if (inputResponses !== undefined && (!isPlainObject(inputResponses) || Object.values(inputResponses).some((r) => !isPlainObject(r)))) {

@@ -6,17 +6,9 @@ import { elicitationComplete, elicitationRequest, jsonRpcAnswer, jsonRpcResult, 
 import { failedCall } from './tool-call';
 
 /*
- * The two direct writers of a tools/call on Node, answering as the SDK's transport would without
- * building a per-request Server and transport (which cost as much as the rest of a call): a JSON
- * answer, and an SSE stream for a call with a progress token. Once a call waits for the person,
- * its answer is written straight to Node's response: nothing of the request's async frames, Hono's
- * context or the middleware stays alive while the person decides (up to 30 s).
- *
- * An app that declared URL-mode elicitation is offered the approval's own page while its call waits
- * (`elicitation/create`, on the call's SSE stream; a JSON answer becomes one before anything is
- * written), and hears `notifications/elicitation/complete` just before the result. A call that
- * needs an account offers the link to connect it the same way, just before its result, and sends
- * no completion: connecting goes on after the call.
+ * Answers as the SDK's transport would, without a per-request Server. Once a call waits, its answer
+ * is written straight to Node's response, so no request frame, Hono context or middleware stays
+ * alive while the person decides (up to 30 s). A JSON answer becomes SSE to offer an elicitation.
  */
 
 /** Whether the call's answer may become an SSE stream carrying an elicitation (its Accept lists text/event-stream). */
@@ -36,12 +28,7 @@ const asIs: EncodeResult = (result) => JSON.stringify(result);
 /** False once the app hung up (the call was cancelled with it) or the answer was sent: nobody reads more. */
 const answerable = (outgoing: ServerResponse) => !outgoing.destroyed && !outgoing.writableEnded;
 
-/**
- * A direct tools/call answered as JSON. Until the call is held for approval the answer is Hono's;
- * once held the handler returns, and the answer is written to Node's response when the call ends.
- * One reaction on the call serves both endings: a held call keeps it for up to 30 s, so no race
- * and no extra callbacks.
- */
+/** One reaction on the call serves both endings (Hono's answer, or Node's once held): a held call keeps it up to 30 s. */
 export async function answerDirect(
   c: Context<AppEnv>,
   outgoing: ServerResponse,
@@ -110,11 +97,7 @@ function endElicited(outgoing: ServerResponse, id: string | number, result: stri
   outgoing.end(sseMessage(jsonRpcResult(id, result)));
 }
 
-/**
- * The stream of a tools/call with a progress token: the call's progress notifications as they
- * come, then its answer. One object and its one `progress` function per call, rather than a closure
- * for each (it lives as long as the call, up to 30 s while the person decides).
- */
+/** One object per call rather than closures: it lives as long as the call, up to 30 s. */
 class ProgressStream {
   private step = 0;
   private elicited: string | undefined;
@@ -147,12 +130,7 @@ class ProgressStream {
   }
 }
 
-/**
- * A direct tools/call with a progress token, answered as the SDK answers it: an SSE stream
- * (progress notifications, then the result) written straight to Node's response. The handler
- * returns at once, so nothing of the request's frames or Hono's context stays alive while the call
- * runs or waits for the person.
- */
+/** Returns at once, so nothing of the request's frames or Hono's context stays alive while the call waits. */
 export function answerStreamed(
   c: Context<AppEnv>,
   outgoing: ServerResponse,

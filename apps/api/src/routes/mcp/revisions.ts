@@ -3,14 +3,9 @@ import { AI_APPS_OFF } from '@toolport/core';
 import { isRequestId } from '../../http/json-rpc';
 
 /*
- * Which MCP revisions Toolport speaks and what each requires of a request before any method runs:
- * the one place where a request's revision is decided and refused. Each rule names the text of the
- * revision that sets it (paths under the specification's 2026-07-28/ folder unless said otherwise).
- *
- * - 2026-07-28 ("modern"): stateless, no handshake; every request carries its revision and the
- *   client's capabilities in `params._meta` and mirrors them in headers (modern.ts serves it).
- * - 2025-11-25 and earlier ("legacy"): the `initialize` handshake, served per request by the SDK's
- *   Server or the direct writers (sdk-fallback.ts, node-writers.ts), without sessions.
+ * The one place a request's revision is decided and refused; each rule names the spec text that sets
+ * it (under 2026-07-28/ unless said otherwise). 2026-07-28 is stateless (modern.ts); 2025-11-25 and
+ * earlier use `initialize`, served per request without sessions.
  */
 
 export const MODERN_REVISION = '2026-07-28';
@@ -95,11 +90,7 @@ const unsupported = (requested: string): Route =>
 const acceptsBoth = (accept: string | undefined) => !!accept?.includes('application/json') && accept.includes('text/event-stream');
 const NOT_ACCEPTABLE = 'Not Acceptable: send an Accept header listing both application/json and text/event-stream.';
 
-/**
- * The revision a valid JSON-RPC message (http/json-rpc.ts `invalidJsonRpc` passed) is served by,
- * or why it is refused. Body first (basic/versioning §Backward Compatibility: a request carrying
- * per-request `_meta` is modern, `initialize` is legacy), the headers a cross-check.
- */
+/** Body first (basic/versioning §Backward Compatibility), the headers a cross-check. */
 export function routeMessage(headers: RevisionHeaders, body: Record<string, unknown>): Route {
   const { version } = headers;
   // A response to a request of ours: only the handshake revisions had a channel for those.
@@ -133,11 +124,7 @@ export function routeMessage(headers: RevisionHeaders, body: Record<string, unkn
   return { era: 'legacy' };
 }
 
-/**
- * A GET: 2025-11-25's standalone stream (2025-11-25 basic/transports §Listening for Messages from
- * the Server), which 2026-07-28 replaced by subscriptions/listen (basic/transports/streamable-http
- * §Earlier Streamable HTTP Revisions: a GET is 405 there).
- */
+/** 2025-11-25's standalone stream; 2026-07-28 answers a GET 405 (it has subscriptions/listen). */
 export function routeGet(headers: RevisionHeaders): 'stream' | Refusal | 'not-allowed' {
   const { version } = headers;
   if (version === MODERN_REVISION || !headers.accept?.includes('text/event-stream')) return 'not-allowed';

@@ -54,11 +54,7 @@ function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, in
   return server;
 }
 
-/**
- * Everything of 2025-11-25 and earlier the direct answers do not take (initialize, ping,
- * notifications, unusual forms, any tools/call off Node), through a per-request SDK Server and its Streamable HTTP transport: the
- * one place that shapes protocol errors. Stateless: any process can serve any request.
- */
+/** The one place that shapes protocol errors. Stateless: any process can serve any request. */
 export async function answerWithSdk(
   c: Context<AppEnv>,
   svc: Services,

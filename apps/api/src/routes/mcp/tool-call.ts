@@ -29,11 +29,7 @@ export function failedCall(err: unknown): ToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/**
- * One tools/call for the app, whichever path answers it, cancellable by a `notifications/cancelled`
- * that reaches any process. Never rejects: a call that threw answers as a tool error. Callbacks, not
- * an async function: a call waiting for approval keeps no frame of it.
- */
+/** Never rejects. Callbacks, not async: a call waiting for approval keeps no frame of it. */
 export function runToolCall(
   svc: Services,
   identity: AppIdentity,

@@ -191,6 +191,7 @@ function useFocusAfterCards(pending: Approval[]) {
   }, [pending]);
 }
 
+/** The Recent list: the server's decided approvals, and those just decided here (with a note). */
 type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string };
 const RECENT = 10;
 const outcomeWord: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'Expired, not answered', dismissed: 'Dismissed', cancelled: 'Cancelled by the app' };

@@ -22,11 +22,7 @@ export const addons = pgTable(
     /** Set when the webhook answered 410 Gone; calls are refused until the developer pushes again. */
     webhookDisabledAt: ts('webhook_disabled_at'),
     version: integer('version').notNull().default(1),
-    /**
-     * The public listing, decided by an operator: `pending` from the developer's request (a public
-     * push) until `approved` or `rejected`; `delisted` when an operator took it down. Until
-     * approved only the developer can install it. Null: private.
-     */
+    /** Until approved only the developer can install it. Null: private. */
     listing: text('listing', { enum: ['pending', 'approved', 'rejected', 'delisted'] }),
     listingReason: text('listing_reason'),
     listingChangedAt: ts('listing_changed_at'),
@@ -104,10 +100,7 @@ export const installs = pgTable(
   {
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
-    /**
-     * The person's values for the add-on's declared settings, one JSON object sealed with the master
-     * key ring (secrets among them): opened only to sign a delivery or to show the non-secret ones.
-     */
+    /** Sealed (secrets among them): opened only to sign a delivery or to show the non-secret ones. */
     settingsEnc: text('settings_enc'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
@@ -147,26 +140,16 @@ export const connectedAccounts = pgTable(
     failure: text('failure'),
     createdAt: ts('created_at').notNull().defaultNow(),
     refreshedAt: ts('refreshed_at'),
-    /**
-     * A refresh in progress until then (a lease across processes): the process that set it calls the
-     * provider; the others wait for `refreshedAt` to move. Expired: anyone may take it.
-     */
+    /** A lease across processes: the others wait for `refreshedAt` to move. Expired: anyone may take it. */
     refreshLeaseUntil: ts('refresh_lease_until'),
-    /**
-     * The token and revocation endpoints the person connected through (from the release of that
-     * moment): a refresh token is only ever sent there. A later release that moves the token
-     * endpoint makes the account need reconnecting; null on rows from before this column.
-     */
+    /** A refresh token is only ever sent where the person connected; a moved endpoint needs reconnecting. */
     tokenUrl: text('token_url'),
     revocationUrl: text('revocation_url'),
   },
   (t) => [uniqueIndex('connected_accounts_one_per_provider').on(t.userId, t.addonId, t.provider)],
 );
 
-/**
- * One authorization-code flow in progress (the person pressed Connect): the `state` it carries,
- * by digest, and its PKCE verifier, sealed. Used once; short-lived.
- */
+/** The `state` by digest and the PKCE verifier sealed. Used once; short-lived. */
 export const accountLinkStates = pgTable('account_link_states', {
   stateHash: text('state_hash').primaryKey(),
   userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -191,11 +174,7 @@ export const toolSwitches = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.addonId, t.toolName] })],
 );
 
-/**
- * Icon images, by the SHA-256 of their bytes: fetched (or decoded) once when a manifest is pushed,
- * checked to be a small PNG, JPEG, WebP or GIF, and served from Toolport's own origin, so an app
- * never fetches an add-on's URL. Shared by every release and add-on that uses the same image.
- */
+/** By SHA-256, served from Toolport's own origin so an app never fetches an add-on's URL. */
 export const icons = pgTable('icons', {
   hash: text('hash').primaryKey(),
   mimeType: text('mime_type').notNull(),

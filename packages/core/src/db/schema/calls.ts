@@ -26,16 +26,9 @@ export const approvals = pgTable(
     /** The person's reason for a deny (plain text, bounded): passed to the model in the tool error. */
     reason: text('reason'),
     expiresAt: ts('expires_at').notNull(),
-    /**
-     * The process holding the waiting call: its lease is one row in approval_holders, renewed every
-     * few seconds. Once it lapses the call is gone (that process died): nothing can run it, so an
-     * allow is refused and it is cancelled. Null: rows from before holder rows.
-     */
+    /** Once its approval_holders lease lapses nothing can run the call, so an allow is refused. */
     holderId: text('holder_id'),
-    /**
-     * The previous release's lease, per approval (every waiting row was rewritten every 3 s). Still
-     * honoured for rows that have it; new rows leave it null.
-     */
+    /** Legacy per-row lease: honoured where set; new rows leave it null. */
     heldUntil: ts('held_until'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
@@ -46,13 +39,7 @@ export const approvals = pgTable(
   ],
 );
 
-/**
- * The person's own rule for a tool, for every app (grant_id null) or one app; an app's rule wins
- * over the tool's. `ask_every_time`: approval for every call, destructive or not; `ask`: the
- * default (destructive tools ask); `allow`: this app's calls run without asking, until revoked or
- * `expires_at` (never for a tool its add-on marks alwaysAsk); `never`: the tool answers that the
- * person blocked it.
- */
+/** grant_id null: every app; an app's rule wins. `allow` is never set for an alwaysAsk tool. */
 export const approvalRules = pgTable(
   'approval_rules',
   {
@@ -65,11 +52,7 @@ export const approvalRules = pgTable(
     mode: text('mode', { enum: ['ask_every_time', 'ask', 'allow', 'never'] }).notNull(),
     /** A time-limited allow ends here; null: until the person removes the rule. */
     expiresAt: ts('expires_at'),
-    /**
-     * An allow set for a destructive tool through the warning. An allow without it applies only
-     * while the tool the app is served is not destructive: a release that makes it so, once
-     * accepted, asks again until the person sets the rule through the warning.
-     */
+    /** Without it an allow applies only while the tool is not destructive. */
     acknowledgedDestructive: boolean('acknowledged_destructive').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),
   },

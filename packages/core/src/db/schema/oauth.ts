@@ -30,21 +30,11 @@ export const oauthGrants = pgTable(
     redirectUri: text('redirect_uri'),
     /** Digest of the consent form's token that made this grant: a replayed form makes no second one. */
     consentKey: text('consent_key').unique(),
-    /**
-     * The tools (`{addonId}__{toolName}`) the person let this app use, chosen at consent and on the
-     * Apps page. tools/list and tools/call see only these (and only while switched on).
-     */
+    /** `{addonId}__{toolName}`; only while switched on. */
     tools: jsonb('tools').$type<string[]>().notNull().default([]),
-    /**
-     * The person also lets this app use tools they switch on later: switching one on adds it to
-     * `tools`. Off unless ticked at consent; on for grants made before per-app choices (they meant
-     * "every switched-on tool").
-     */
+    /** Switching a tool on adds it to `tools`. On for grants made before per-app choices. */
     newTools: boolean('new_tools').notNull().default(false),
-    /**
-     * The app's last initialize declared URL-mode elicitation (MCP 2025-11-25): a call waiting for
-     * approval sends it the approval page's link. Remembered per grant: the endpoint is stateless.
-     */
+    /** MCP 2025-11-25 URL-mode elicitation; remembered per grant since the endpoint is stateless. */
     urlElicitation: boolean('url_elicitation').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),
     lastUsedAt: ts('last_used_at'),
