@@ -1,6 +1,7 @@
-// Lint: typescript-eslint's recommended rules, plus the one architectural rule of AGENTS.md that
-// a type checker cannot see: routes are thin adapters, so they reach the domain only through
-// `@toolport/core`'s index, never drizzle or a file deep inside core.
+// Lint: typescript-eslint's recommended rules, plus the architectural rules a type checker cannot
+// see: routes are thin adapters, so they reach the domain only through `@toolport/core`'s index,
+// never drizzle or a file deep inside core; the core reads the time through its clock and opens
+// database connections only in its database port.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -29,14 +30,35 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
   },
   {
+    // One clock (svc.clock), so a test moving it moves every time the core reads.
+    files: ['packages/core/src/**/*.ts'],
+    ignores: ['packages/core/src/clock.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Read the time through svc.clock (the clock port)' }],
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'Read the time through svc.clock (the clock port)' }],
+    },
+  },
+  {
+    // Every connection is the database port's to open and to close (db/client.ts).
+    files: ['packages/core/src/**/*.ts'],
+    ignores: ['packages/core/src/db/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ['postgres', '@electric-sql/pglite'].map((name) => ({ name, message: 'Open connections in the database port (db/client.ts).' })),
+        patterns: [{ group: ['drizzle-orm/postgres-js', 'drizzle-orm/postgres-js/*', 'drizzle-orm/pglite', 'drizzle-orm/pglite/*'], message: 'Open connections in the database port (db/client.ts).' }],
+      }],
+    },
+  },
+  {
     files: ['apps/api/src/**/*.ts', 'packages/cli/src/**/*.ts', 'packages/addon-kit/src/**/*.ts', 'examples/*/src/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'drizzle-orm', message: 'SQL lives in packages/core: call a verb from @toolport/core.' }],
         patterns: [
           { group: ['drizzle-orm/*'], message: 'SQL lives in packages/core: call a verb from @toolport/core.' },
-          // The CLI loads only the manifest checks, through core's two named subpaths, not all of core.
-          { group: ['@toolport/core/*', '!@toolport/core/manifest', '!@toolport/core/lint', '**/packages/core/**', '**/core/src/**'], message: 'Import from @toolport/core (its index), not a file inside core.' },
+          // The CLI loads only the manifest checks, through core's two named subpaths, not all of core,
+          // and the API's shapes through `@toolport/core/api` (types only: nothing of it runs).
+          { group: ['@toolport/core/*', '!@toolport/core/manifest', '!@toolport/core/lint', '!@toolport/core/api', '**/packages/core/**', '**/core/src/**'], message: 'Import from @toolport/core (its index), not a file inside core.' },
         ],
       }],
     },

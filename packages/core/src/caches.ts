@@ -8,8 +8,8 @@ export class BoundedMap<K, V> {
   constructor(
   /** `now`: epoch ms by the services' clock (tests move it), as the TTL is read. */
     private readonly max: number,
-    private readonly ttlMs = Infinity,
-    private readonly now: () => number = Date.now,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
   ) {}
 
   get(key: K): V | undefined {
@@ -78,9 +78,10 @@ export class Caches {
   private closed = false;
   private readonly scope: CacheScope;
 
-  constructor(private readonly svc: Services) {
-    this.scope = {
-      map: <K, V>(max: number, ttlMs?: number, now?: () => number) => {
+  /** What a cache of `kind` may hold on to; it follows only the changes the kind declared. */
+  private scopeOf(kind: CacheKind<unknown>): CacheScope {
+    return {
+      map: <K, V>(max: number, ttlMs = Infinity, now = () => this.svc.clock.now().getTime()) => {
         const map = new BoundedMap<K, V>(max, ttlMs, now);
         this.onClose.push(() => map.clear());
         return map;

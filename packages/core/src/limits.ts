@@ -47,7 +47,7 @@ class MemoryLease implements Lease {
     if (this.released) return;
     let h = this.leases.get(this.key);
     if (!h) this.leases.set(this.key, (h = new Map()));
-    h.set(this.id, Date.now() + this.ttlMs);
+    h.set(this.id, performance.now() + this.ttlMs);
   }
 
   async release() {
@@ -67,13 +67,13 @@ function createMemoryLimiter(): Limiter {
   const slots = new Map<string, number>();
   const leases = new Map<string, Map<string, number>>();
   const sweep = setInterval(() => {
-    const now = Date.now();
+    const now = performance.now();
     for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
   }, 60_000);
   sweep.unref();
   const limiter: Limiter = {
     async hit(checks) {
-      const now = Date.now();
+      const now = performance.now();
       for (const [i, { key, limit, windowMs }] of checks.entries()) {
         let w = windows.get(key);
         if (!w || w.resetAt <= now) windows.set(key, (w = { count: 0, resetAt: now + windowMs }));
@@ -100,7 +100,7 @@ function createMemoryLimiter(): Limiter {
       return hit.over >= 0 ? hit : { ...hit, release: await limiter.acquire(slot.key, slot.max, slot.ttlMs) };
     },
     async lease(key, max, ttlMs) {
-      const now = Date.now();
+      const now = performance.now();
       let held = leases.get(key);
       if (!held) leases.set(key, (held = new Map()));
       // Pruned only when every place looks taken: pruning on each take is quadratic.

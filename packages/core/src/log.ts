@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from './clock';
 import { activeTraceId } from './tracing';
 
 /**
@@ -10,10 +11,10 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(base: Record<string, unknown> = {}, silent = false): Logger {
+export function createLogger(base: Record<string, unknown> = {}, silent = false, clock: Clock = systemClock): Logger {
   const write = (level: string, msg: string, fields?: Record<string, unknown>) => {
     if (silent) return;
-    const entry: Record<string, unknown> = { time: new Date().toISOString(), level, msg, ...base, ...fields };
+    const entry: Record<string, unknown> = { time: clock.now().toISOString(), level, msg, ...base, ...fields };
     if (entry.traceId === undefined) {
       const traceId = activeTraceId();
       if (traceId) entry.traceId = traceId;

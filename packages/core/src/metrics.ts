@@ -129,7 +129,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
 }
 
 /** Pending approvals not yet past their expiry (the sweeper marks those expired soon after). */
-export async function countPendingApprovals(db: Db, now = new Date()): Promise<number> {
+export async function countPendingApprovals(db: Db, now: Date): Promise<number> {
   const [row] = await db
     .select({ n: count() })
     .from(approvals)

@@ -64,7 +64,7 @@ export interface ServiceOverrides {
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const missing = productionSecretProblems(config);
   if (missing.length) throw new ConfigError(missing);
-  const log = overrides.log ?? createLogger({ role: config.role });
+  const log = overrides.log ?? createLogger({ role: config.role }, false, overrides.clock);
   const database = await createDatabase(config.database);
   await database.migrate();
   const secrets = await loadSecrets(config, database.db).catch(async (err) => {
@@ -72,7 +72,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     throw err;
   });
   const bus = typedBus(config.redis ? createRedisBus(config.redis.url, config.redis.prefix) : createInProcessBus());
-  const outbound = createOutboundClient({ allowPrivate: config.webhookAllowPrivate });
+  // Deadlines are set by svc.clock, read when a request is sent (tests replace svc.clock).
+  const outbound = createOutboundClient({ allowPrivate: config.webhookAllowPrivate, clock: { now: () => svc.clock.now() } });
   const svc: Services = {
     config,
     database,
@@ -90,7 +91,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     limiter: createLimiter(config),
     logs: new LogWriter(database, log),
     // Read at scrape time: the dispatcher is set below.
-    metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
+    metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db, svc.clock.now()), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
     closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
   };
   svc.caches = new Caches(svc);

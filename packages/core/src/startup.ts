@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
+import { probePostgres } from './db/client';
 import { StartupError, type Config } from './config';
 
 /**
@@ -78,15 +79,6 @@ function redisFailure(err: unknown, url: string): Failure {
   return { retry: false, reason: `${where} failed (${code ? `${code}: ` : ''}${message})`, fix: 'fix REDIS_URL' };
 }
 
-async function probePostgres(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, connect_timeout: CONNECT_TIMEOUT_S, onnotice: () => {}, connection: { application_name: 'toolport' } });
-  try {
-    await sql`select 1`;
-  } finally {
-    await sql.end({ timeout: 1 }).catch(() => {});
-  }
-}
-
 async function probeRedis(url: string): Promise<void> {
   // One try per attempt and every error caught here: an ioredis client without an error listener
   // prints "[ioredis] Unhandled error event" on each of its own endless reconnects.
@@ -129,7 +121,7 @@ export async function checkDependencies(
   { redis = true, say = (line: string) => process.stderr.write(`${line}\n`) }: { redis?: boolean; say?: (line: string) => void } = {},
 ): Promise<void> {
   const pgUrl = config.database.url;
-  if (pgUrl) await waitFor(() => probePostgres(pgUrl), (err) => postgresFailure(err, pgUrl), say);
+  if (pgUrl) await waitFor(() => probePostgres(pgUrl, CONNECT_TIMEOUT_S), (err) => postgresFailure(err, pgUrl), say);
   const redisUrl = config.redis?.url;
   if (redis && redisUrl) await waitFor(() => probeRedis(redisUrl), (err) => redisFailure(err, redisUrl), say);
 }

@@ -61,7 +61,7 @@ export interface ResolvedIcons {
 export async function resolveIcons(svc: Services, sources: IconSource[]): Promise<ResolvedIcons> {
   const out: ResolvedIcons = { addon: [], tools: new Map(), images: [] };
   if (!sources.length) return out;
-  const deadline = Date.now() + FETCH_TIMEOUT_MS;
+  const deadline = svc.clock.now().getTime() + FETCH_TIMEOUT_MS;
   const fetched = new Map<string, Promise<Buffer | string>>();
   for (const s of sources) {
     if (!s.bytes && !fetched.has(s.icon.src)) fetched.set(s.icon.src, fetchImage(svc, s.icon.src, deadline));

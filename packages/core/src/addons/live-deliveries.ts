@@ -52,7 +52,7 @@ const WATCHED = cacheKind('watched add-ons', (svc, scope): Watched => {
     .subscribe(DELIVERY_WATCH_CHANNEL, (m) => {
       const { addonId, ttlMs } = (m ?? {}) as { addonId?: unknown; ttlMs?: unknown };
       if (typeof addonId !== 'string' || typeof ttlMs !== 'number' || !(ttlMs > 0)) return;
-      watched.until.set(addonId, Date.now() + Math.min(ttlMs, MAX_WATCH_TTL_MS));
+      watched.until.set(addonId, svc.clock.now().getTime() + Math.min(ttlMs, MAX_WATCH_TTL_MS));
     })
     .then(ask)
     .then(
@@ -83,9 +83,9 @@ export function publishLiveDelivery(svc: Services, job: CallJob, row: DeliveryRo
 
 function publishIfWatched(svc: Services, watched: Watched, job: CallJob, row: DeliveryRow, outcome: string) {
   const until = watched.until.get(job.addonId);
-  if (until === undefined || until < Date.now()) return;
+  if (until === undefined || until < svc.clock.now().getTime()) return;
   const event: LiveDelivery = {
-    at: (row.createdAt ?? new Date()).toISOString(),
+    at: (row.createdAt ?? svc.clock.now()).toISOString(),
     callId: job.callId,
     type: job.type,
     tool: job.tool,

@@ -36,7 +36,7 @@ export async function liveSecrets(svc: Services, addonId: string): Promise<strin
 }
 
 async function ping(svc: Services, url: string, secrets: string[]) {
-  await pingWebhook({ client: svc.outbound, url, secrets, deadline: Date.now() + PING_TIMEOUT_MS });
+  await pingWebhook({ client: svc.outbound, url, secrets, deadline: svc.clock.now().getTime() + PING_TIMEOUT_MS, clock: svc.clock });
 }
 
 function toolRows(addonId: string, compiled: CompiledTool[]) {

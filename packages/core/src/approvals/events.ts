@@ -63,7 +63,7 @@ export async function openApprovalEvents({
     // Subscribed before reading: an approval made meanwhile is sent twice at worst, never missed.
     unsubscribe = await svc.bus.subscribe(userChannel(userId), (m) => forward(m as UserEvent));
     if (lastEventId) {
-      for (const d of await listDecidedSince(svc, userId, new Date(Date.now() - CATCH_UP_MS))) {
+      for (const d of await listDecidedSince(svc, userId, new Date(svc.clock.now().getTime() - CATCH_UP_MS))) {
         send({ event: 'approval.decided', id: `${d.id}.decided`, data: { id: d.id, status: d.status } });
       }
     }

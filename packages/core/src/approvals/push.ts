@@ -206,7 +206,7 @@ export async function sendApprovalPush(svc: Services, p: ApprovalPush): Promise<
           method: 'POST',
           headers: details.headers as Record<string, string>,
           body: details.body as unknown as string,
-          deadline: Date.now() + PUSH_DEADLINE_MS,
+          deadline: svc.clock.now().getTime() + PUSH_DEADLINE_MS,
           maxBytes: 16 * 1024,
         });
         if (res.status === 404 || res.status === 410) {

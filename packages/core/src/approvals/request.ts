@@ -1,6 +1,5 @@
 import { and, eq, getTableColumns, inArray, isNull, ne, sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
+import type { OwnConnection } from '../db/client';
 import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
 import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
@@ -165,7 +164,7 @@ class Waiting {
 
   tick() {
     if (this.settled) return;
-    const now = Date.now();
+    const now = this.owner.svc.clock.now().getTime();
     if (now >= this.deadline) {
       void this.end('expired', 'timeout');
       return;
@@ -246,8 +245,11 @@ class ApprovalsImpl implements ApprovalsService {
   private renewing: Promise<void> | undefined;
   private renewRetry: NodeJS.Timeout | undefined;
   private renewFailures = 0;
-  private leaseClient: postgres.Sql | undefined;
-  private leaseDrizzle: Services['db'] | undefined;
+  /**
+   * Its own connection on Postgres: the shared pool backs off up to 20 s after failures, which
+   * would outlast the lease.
+   */
+  private readonly lease: OwnConnection;
   /** What this process's sweeper saw lapsed (see expireOverdue). */
   private readonly lapsed: LapsedLeases = new Map();
   private sweeping = false;
@@ -258,6 +260,7 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly insertStatement: ReturnType<typeof prepareInsert>;
 
   constructor(readonly svc: Services, opts: ApprovalsOptions) {
+    this.lease = svc.database.leaseConnection({ connectTimeoutS: RENEW_TIMEOUT_MS / 1000, reconnectS: LEASE_RECONNECT_S });
     this.ttl = opts.ttlSeconds ?? APPROVAL_TTL_SECONDS;
     this.insertStatement = prepareInsert(svc.db);
     this.confirmDeadlineMs = opts.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS;
@@ -335,9 +338,10 @@ class ApprovalsImpl implements ApprovalsService {
   private renewHolder(): Promise<void> {
     this.renewing ??= (async () => {
       try {
-        const started = Date.now();
+        const started = performance.now();
         const heldUntil = sql`now() + ${`${LEASE_SECONDS} seconds`}::interval`;
-        const statement = this.leaseDb()
+        const statement = this.lease
+          .db()
           .insert(approvalHolders)
           .values({ id: this.holderId, heldUntil })
           .onConflictDoUpdate({ target: approvalHolders.id, set: { heldUntil } })
@@ -345,7 +349,7 @@ class ApprovalsImpl implements ApprovalsService {
         await within(statement, RENEW_TIMEOUT_MS);
         this.renewedAt = started;
       } catch (err) {
-        this.dropLeaseClient();
+        this.lease.reset();
         throw err;
       } finally {
         this.renewing = undefined;
@@ -354,34 +358,9 @@ class ApprovalsImpl implements ApprovalsService {
     return this.renewing;
   }
 
-  /**
-   * On Postgres the lease has a connection of its own. The shared pool (postgres.js) waits longer
-   * after each failed connection, up to 20 s, and every query queues behind it: after a 4 s outage
-   * renewals waited 6 s more than the database did, and a live process lost its lease.
-   */
-  private leaseDb(): Services['db'] {
-    const url = this.svc.database.kind === 'postgres' ? this.svc.config.database.url : undefined;
-    if (!url) return this.svc.db;
-    this.leaseClient ??= postgres(url, {
-      max: 1,
-      backoff: () => LEASE_RECONNECT_S,
-      connect_timeout: RENEW_TIMEOUT_MS / 1000,
-      idle_timeout: 60,
-      onnotice: () => {},
-      connection: { application_name: 'toolport-lease' },
-    });
-    return (this.leaseDrizzle ??= drizzle(this.leaseClient) as unknown as Services['db']);
-  }
-
-  private dropLeaseClient() {
-    void this.leaseClient?.end({ timeout: 0 }).catch(() => {});
-    this.leaseClient = undefined;
-    this.leaseDrizzle = undefined;
-  }
-
   /** Before a new approval names this process as its holder, the lease must be fresh. */
   private async holding() {
-    if (Date.now() - this.renewedAt >= RENEW_EVERY_MS) await this.renewHolder();
+    if (performance.now() - this.renewedAt >= RENEW_EVERY_MS) await this.renewHolder();
   }
 
   get waiting() {
@@ -426,7 +405,7 @@ class ApprovalsImpl implements ApprovalsService {
             arguments: req.argumentsText,
             subject: req.subject,
             app: { name: req.appName, clientId: req.clientId },
-            deadline: Date.now() + this.confirmDeadlineMs,
+            deadline: this.svc.clock.now().getTime() + this.confirmDeadlineMs,
             ...(req.tool.settings?.sealed ? { settings: req.tool.settings.sealed } : {}),
           },
           asking,
@@ -492,8 +471,9 @@ class ApprovalsImpl implements ApprovalsService {
     if (req.elicit && inserted.urlElicitation) this.elicit(w, req);
     this.progress(w);
     // Without a progress token nothing is sent while it waits: no timer every 5 s for each held call.
-    w.nextProgress = w.progress ? Date.now() + this.progressEveryMs : Infinity;
-    w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - Date.now()), w);
+    const now = this.svc.clock.now().getTime();
+    w.nextProgress = w.progress ? now + this.progressEveryMs : Infinity;
+    w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - now), w);
     w.signal?.addEventListener('abort', w, { once: true });
     if (w.signal?.aborted) w.handleEvent();
   }
@@ -514,7 +494,7 @@ class ApprovalsImpl implements ApprovalsService {
       holderId: this.holderId,
     });
     const { remainingMs, hasPush, urlElicitation, ...inserted } = row!;
-    w.deadline = Date.now() + Number(remainingMs);
+    w.deadline = this.svc.clock.now().getTime() + Number(remainingMs);
     return { row: inserted, hasPush, urlElicitation };
   }
 
@@ -627,7 +607,7 @@ class ApprovalsImpl implements ApprovalsService {
     await stopListening?.().catch(() => {});
     // Nothing of ours is waiting any more; the sweeper would forget the row within the hour anyway.
     if (this.renewedAt) await this.svc.db.delete(approvalHolders).where(eq(approvalHolders.id, this.holderId)).catch(() => {});
-    this.dropLeaseClient();
+    this.lease.reset();
   }
 }
 

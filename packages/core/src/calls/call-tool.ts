@@ -343,15 +343,11 @@ const firstText = (content: ContentBlock[]): string => {
   return block ? (block.text as string) : '';
 };
 
-/**
- * The approval an allowed call carries to its add-on, inside the signed body (DESIGN.md "Webhook
- * protocol"): which approval, when and where the person decided, and the digest of the exact
- * argument text they were shown, which is the text the add-on receives.
- */
-function receiptOf(decision: ApprovalDecision, argumentsText: string): ApprovalReceipt {
+/** DESIGN.md "Webhook protocol": the digest is of the exact argument text shown, which the add-on receives. */
+function receiptOf(svc: Services, decision: ApprovalDecision, argumentsText: string): ApprovalReceipt {
   return {
     id: decision.approvalId ?? '',
-    decidedAt: (decision.decidedAt ?? new Date()).toISOString(),
+    decidedAt: (decision.decidedAt ?? svc.clock.now()).toISOString(),
     channel: decision.decidedBy ?? 'dashboard',
     argumentsHash: argumentsHash(argumentsText),
   };
@@ -401,8 +397,9 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
   }
 
   // Delivery gets the tool's time or what is left of the call's budget, whichever ends first.
-  const deadline = Math.min(Date.now() + (tool.timeoutSeconds ?? CALL_DEADLINE_MS / 1000) * 1000, run.budgetEnd);
-  if (deadline - Date.now() < MIN_DELIVERY_MS) {
+  const now = svc.clock.now().getTime();
+  const deadline = Math.min(now + (tool.timeoutSeconds ?? CALL_DEADLINE_MS / 1000) * 1000, run.budgetEnd);
+  if (deadline - now < MIN_DELIVERY_MS) {
     void call.slot?.().catch(() => {});
     run.log({ ...where, ...decided, outcome: 'timed_out', detail: 'budget' });
     return text(`The call ran out of time before it could be sent to the add-on (a call has ${CALL_BUDGET_MS / 1000} seconds in all), so it did not run.`, true);
@@ -414,7 +411,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     return text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
   }
   let outcome: CallOutcome;
-  const sentAt = Date.now();
+  const sentAt = svc.clock.now().getTime();
   try {
     // Enqueue to result; the BullMQ dispatcher puts this span's context in the job for the worker.
     outcome = await inSpan('dispatch', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId } }, async (dispatching) => {
@@ -428,7 +425,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
           subject: call.subject,
           app: { name: actor.appName, clientId: actor.clientId },
           deadline,
-          ...(decision?.status === 'allowed' ? { approval: receiptOf(decision, call.argumentsText) } : {}),
+          ...(decision?.status === 'allowed' ? { approval: receiptOf(svc, decision, call.argumentsText) } : {}),
           ...(tool.settings?.sealed ? { settings: tool.settings.sealed } : {}),
           ...(accounts ? { accounts } : {}),
         },

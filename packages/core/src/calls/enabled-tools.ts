@@ -85,7 +85,7 @@ function chosenOf(set: EnabledToolSet, choice: ToolChoice): EnabledToolSet {
 
 /** Read on every tools/list and tools/call; dropped on the bus so every process sees switches at once. */
 export class EnabledToolsCache {
-  private readonly entries = new BoundedMap<string, Promise<EnabledToolSet>>(MAX_USERS, TTL_MS);
+  private readonly entries = new BoundedMap<string, Promise<EnabledToolSet>>(MAX_USERS, TTL_MS, () => this.svc.clock.now().getTime());
   private unsubscribe: Array<() => Promise<void>> = [];
 
   constructor(private readonly svc: Services) {}

@@ -16,6 +16,14 @@ export type Schema = typeof schema;
 /** Both drivers share drizzle's Postgres dialect: one query API, one set of migrations. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 
+/** A connection of its own, outside the shared pool: opened on first use, and again after `reset()`. */
+export interface OwnConnection {
+  /** Its query API, opening the connection if none is open. */
+  db(): Db;
+  /** Ends the connection now, a statement stuck on it included; the next `db()` opens a fresh one. */
+  reset(): void;
+}
+
 export interface Database {
   db: Db;
   kind: 'postgres' | 'pglite';
@@ -23,7 +31,19 @@ export interface Database {
   ping(): Promise<void>;
   /** One parameterised statement straight to the driver: for the few hot writes drizzle's builder slows. */
   run(text: string, params: unknown[]): Promise<void>;
+  /** For the approvals' holder lease (approvals/request.ts says why not the pool). On PGlite it is `db`. */
+  leaseConnection(opts: { connectTimeoutS: number; reconnectS: number }): OwnConnection;
   close(): Promise<void>;
+}
+
+/** Connects once and asks `select 1`, before the services start (startup.ts explains a failure). */
+export async function probePostgres(url: string, connectTimeoutS: number): Promise<void> {
+  const sql = postgres(url, { max: 1, connect_timeout: connectTimeoutS, onnotice: () => {}, connection: { application_name: 'toolport' } });
+  try {
+    await sql`select 1`;
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
 }
 
 const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
@@ -59,6 +79,33 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
       },
       async close() {
         await client.end({ timeout: 5 });
+      leaseConnection({ connectTimeoutS, reconnectS }) {
+        let own: postgres.Sql | undefined;
+        let ownDb: Db | undefined;
+        const end = () => {
+          const ending = own?.end({ timeout: 0 }).catch(() => {});
+          own = undefined;
+          ownDb = undefined;
+          return ending;
+        };
+        owned.add(end);
+        return {
+          db() {
+            own ??= postgres(config.url!, {
+              max: 1,
+              backoff: () => reconnectS,
+              connect_timeout: connectTimeoutS,
+              idle_timeout: 60,
+              onnotice: () => {},
+              connection: { application_name: 'toolport-lease' },
+            });
+            return (ownDb ??= drizzlePostgres(own) as unknown as Db);
+          },
+          reset() {
+            void end();
+          },
+        };
+      },
       },
     };
   }
@@ -81,5 +128,6 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
     async close() {
       await client.close();
     },
+    leaseConnection: () => ({ db: () => db, reset() {} }),
   };
 }

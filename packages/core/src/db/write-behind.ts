@@ -103,14 +103,15 @@ export class WriteBehind<Row> {
   }
 
   private async writeBatch(batch: Row[]) {
-    const outageUntil = Date.now() + (this.opts.outageMs ?? OUTAGE_MS);
+    // A duration, not a time of day: performance.now() keeps it whatever the services' clock says.
+    const outageUntil = performance.now() + (this.opts.outageMs ?? OUTAGE_MS);
     let waited = false;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.opts.write(batch);
       } catch (err) {
         // The database is away (not the rows at fault): wait for it rather than drop the rows.
-        if (isDependencyDown(err) && Date.now() < outageUntil) {
+        if (isDependencyDown(err) && performance.now() < outageUntil) {
           if (!waited) this.opts.log.warn('log write is waiting for the database', { log: this.opts.name, rows: batch.length, err });
           waited = true;
           attempt--;

@@ -256,7 +256,7 @@ async function watch(
   deadline: number,
   moved: (row: AccountRow) => boolean,
 ): Promise<{ kind: 'row'; row: AccountRow } | { kind: 'gone' } | { kind: 'free' } | { kind: 'timeout' }> {
-  while (Date.now() + ACCOUNT_TOKEN_LIMITS.pollMs < deadline) {
+  while (svc.clock.now().getTime() + ACCOUNT_TOKEN_LIMITS.pollMs < deadline) {
     await sleep(ACCOUNT_TOKEN_LIMITS.pollMs);
     const [row] = await svc.db
       .select({ ...ROW, free: sql<boolean>`(${connectedAccounts.refreshLeaseUntil} is null or ${connectedAccounts.refreshLeaseUntil} < now())` })

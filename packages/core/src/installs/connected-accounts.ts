@@ -169,7 +169,7 @@ export async function requestToken(
       method: 'POST',
       headers,
       body: form.toString(),
-      deadline: Date.now() + ACCOUNT_LINK_LIMITS.providerDeadlineMs,
+      deadline: svc.clock.now().getTime() + ACCOUNT_LINK_LIMITS.providerDeadlineMs,
       maxBytes: ACCOUNT_LINK_LIMITS.tokenAnswerBytes,
     });
   } catch (err) {
@@ -521,7 +521,7 @@ async function revokeAtProvider(svc: Services, revocationUrl: string | null, cli
         method: 'POST',
         headers,
         body: form.toString(),
-        deadline: Date.now() + ACCOUNT_LINK_LIMITS.providerDeadlineMs,
+        deadline: svc.clock.now().getTime() + ACCOUNT_LINK_LIMITS.providerDeadlineMs,
         maxBytes: ACCOUNT_LINK_LIMITS.tokenAnswerBytes,
       });
       return res.status === 200;

@@ -186,7 +186,7 @@ export async function pendingUpdates(ctx: Ctx, current: Map<string, { version: n
       }
     }
     const release = latest.get(`${addonId}@${now.version}`);
-    result.set(addonId, { from, to: now.version, notes: release?.notes ?? null, publishedAt: (release?.createdAt ?? new Date()).toISOString(), tools: changes });
+    result.set(addonId, { from, to: now.version, notes: release?.notes ?? null, publishedAt: (release?.createdAt ?? ctx.svc.clock.now()).toISOString(), tools: changes });
   }
   return result;
 }

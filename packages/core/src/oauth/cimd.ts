@@ -15,9 +15,7 @@ const CIMD_STALE_MS = 24 * 3600 * 1000;
 const CIMD_FAILURE_MS = 60 * 1000;
 
 /** The document URLs that failed within CIMD_FAILURE_MS, by the services' clock (tests steer it). */
-const FAILURES = cacheKind('metadata document failures', (svc, scope) =>
-  scope.map<string, true>(10_000, CIMD_FAILURE_MS, () => svc.clock.now().getTime()),
-);
+const FAILURES = cacheKind('metadata document failures', (_svc, scope) => scope.map<string, true>(10_000, CIMD_FAILURE_MS));
 
 /** An https URL with a path, and nothing that could make two spellings of one id (RFC 3986 §6). */
 export function isMetadataDocumentId(clientId: string): boolean {
@@ -48,7 +46,7 @@ async function fetchDocument(svc: Services, clientId: string) {
     url: clientId,
     method: 'GET',
     headers: { accept: 'application/json' },
-    deadline: Date.now() + CIMD_TIMEOUT_MS,
+    deadline: svc.clock.now().getTime() + CIMD_TIMEOUT_MS,
     maxBytes: CIMD_MAX_BYTES,
   });
   if (res.status !== 200) throw new Error(`the document answered ${res.status}`);

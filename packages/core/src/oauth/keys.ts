@@ -84,7 +84,7 @@ class KeyStore {
       this.signer = { kid: active.kid, key: (await importJWK(privateJwk, ALG)) as CryptoKey };
     }
     this.keys = keys;
-    this.loadedAt = Date.now();
+    this.loadedAt = performance.now();
   }
 
   /** Other keys in the database only verify (retired) until the tokens they signed have expired. */
@@ -109,7 +109,7 @@ class KeyStore {
     }
     this.signer = { kid: fromSettings[0]!.kid, key: fromSettings[0]!.privateKey };
     this.keys = keys;
-    this.loadedAt = Date.now();
+    this.loadedAt = performance.now();
   }
 
   private readRows() {
@@ -122,7 +122,7 @@ class KeyStore {
   }
 
   async signingKey() {
-    if (!this.signer || Date.now() - this.loadedAt > SIGNING_RELOAD_MS) await this.reload();
+    if (!this.signer || performance.now() - this.loadedAt > SIGNING_RELOAD_MS) await this.reload();
     return this.signer!;
   }
 
@@ -130,7 +130,7 @@ class KeyStore {
     if (!this.loadedAt) await this.reload();
     if (!kid) return undefined;
     let key = this.keys.get(kid);
-    if (!key && Date.now() - this.loadedAt >= UNKNOWN_KID_RELOAD_MS) {
+    if (!key && performance.now() - this.loadedAt >= UNKNOWN_KID_RELOAD_MS) {
       await this.reload();
       key = this.keys.get(kid);
     }
@@ -138,7 +138,7 @@ class KeyStore {
   }
 
   async published(): Promise<JWK[]> {
-    if (!this.loadedAt || Date.now() - this.loadedAt > SIGNING_RELOAD_MS) await this.reload();
+    if (!this.loadedAt || performance.now() - this.loadedAt > SIGNING_RELOAD_MS) await this.reload();
     return [...this.keys.values()].map((k) => k.publicJwk);
   }
 

@@ -105,7 +105,7 @@ export async function announceGateChange(svc: Services, message: { userId?: stri
 async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> {
   const cache = svc.caches.get(GATES);
   await cache.subscribed;
-  const now = Date.now();
+  const now = svc.clock.now().getTime();
   const hit = cache.entries.get(grantId);
   if (hit !== undefined) return hit;
   const epoch = cache.epoch;

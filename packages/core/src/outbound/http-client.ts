@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { systemClock, type Clock } from '../clock';
 import { addressRange } from './address';
 import type { OutboundClient, OutboundErrorClass, OutboundRequest, OutboundResponse } from './types';
 
@@ -24,6 +25,8 @@ export interface OutboundClientOptions {
   resolve?: Resolver;
   /** Sockets per origin; keep-alive makes a webhook call cost one round trip. */
   maxSockets?: number;
+  /** The clock requests' deadlines are set by (the services'); the system clock by default. */
+  clock?: Clock;
 }
 
 const defaultResolve: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
@@ -67,7 +70,7 @@ function checkUrl(raw: string, allowPrivate: boolean): URL {
 }
 
 export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
-  const { allowPrivate } = options;
+  const { allowPrivate, clock = systemClock } = options;
   const resolve = options.resolve ?? defaultResolve;
 
   async function resolveChecked(hostname: string, family: number): Promise<dns.LookupAddress[]> {
@@ -117,7 +120,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
 
   function once(url: URL, req: OutboundRequest, retryStale: boolean): Promise<OutboundResponse> {
     return new Promise<OutboundResponse>((resolvePromise, reject) => {
-      const remaining = req.deadline - Date.now();
+      const remaining = req.deadline - clock.now().getTime();
       if (remaining <= 0) return reject(new OutboundError('timeout', 'deadline passed before sending'));
       if (req.signal?.aborted) return reject(new OutboundError('cancelled', 'the call was cancelled before it was sent'));
 

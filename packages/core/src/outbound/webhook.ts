@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { systemClock, type Clock } from '../clock';
 import { ToolportError } from '../errors';
 import { inSpan } from '../tracing';
 import { OutboundError } from './http-client';
@@ -25,6 +26,8 @@ export interface PostWebhookInput {
   /** Epoch ms by which the whole exchange must be over. */
   deadline: number;
   /** Largest result accepted, in bytes of its text. */
+  /** The clock `deadline` was set by (the services'); the system clock by default. */
+  clock?: Clock;
   maxResultBytes?: number;
   /** The app cancelled the call: hang up on the add-on, whatever stage the exchange is at. */
   signal?: CancelSignal;
@@ -232,16 +235,17 @@ export function postWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
 }
 
 async function sendWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
-  const { client, url, secrets, id, body, kind, deadline, signal } = input;
+  const { client, url, secrets, id, body, kind, deadline, signal, clock = systemClock } = input;
   const maxResultBytes = input.maxResultBytes ?? MAX_RESULT_BYTES;
   const started = performance.now();
   const latency = () => Math.round((performance.now() - started) * 10) / 10;
-  if (deadline <= Date.now()) return { answer: failure('deadline', false, 'the call deadline passed before delivery'), latencyMs: 0 };
+  if (deadline <= clock.now().getTime()) return { answer: failure('deadline', false, 'the call deadline passed before delivery'), latencyMs: 0 };
 
   const headers = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    ...signatureHeaders({ id, timestamp: Math.floor(Date.now() / 1000), body, secrets }),
+    // The real time, not the services' clock (which tests move): the add-on checks it against its own clock.
+    ...signatureHeaders({ id, timestamp: Math.floor(systemClock.now().getTime() / 1000), body, secrets }),
   };
   let res: OutboundResponse;
   try {
@@ -308,6 +312,8 @@ function pingReason(a: Failure, timeoutMs: number): string {
       return 'The webhook must answer the ping with JSON {"challenge": "<the challenge it received>"}.';
     default:
       return `The webhook answered HTTP ${a.status}.`;
+  /** The clock `deadline` was set by (the services'); the system clock by default. */
+  clock?: Clock;
   }
 }
 
@@ -320,9 +326,10 @@ export interface PingWebhookInput {
 }
 
 /** Sends a signed ping challenge; resolves only when the webhook echoes it back. */
-export async function pingWebhook({ client, url, secrets, deadline }: PingWebhookInput): Promise<void> {
+export async function pingWebhook({ client, url, secrets, deadline, clock = systemClock }: PingWebhookInput): Promise<void> {
   const challenge = randomBytes(18).toString('base64url');
-  const timeoutMs = deadline - Date.now();
+    clock,
+  const timeoutMs = deadline - clock.now().getTime();
   const { answer } = await postWebhook({
     client,
     url,

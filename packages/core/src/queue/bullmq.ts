@@ -196,7 +196,7 @@ export function createBullDispatcher(
             (found) => settle(found ?? tooLate()),
             () => settle(tooLate()),
           ),
-        Math.max(0, job.deadline - Date.now()) + RESULT_GRACE_MS,
+        Math.max(0, job.deadline - svc.clock.now().getTime()) + RESULT_GRACE_MS,
       );
       let mine = waiting.get(job.callId);
       if (!mine) waiting.set(job.callId, (mine = { job, settlers: new Set() }));
@@ -349,7 +349,7 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
   const unsubscribe = await svc.bus.subscribe(CANCEL_CHANNEL, (msg) => {
     const { callId, deadline } = (msg ?? {}) as { callId?: unknown; deadline?: unknown };
     if (typeof callId !== 'string') return;
-    cancelledCalls.set(callId, typeof deadline === 'number' ? deadline : Date.now() + 60_000);
+    cancelledCalls.set(callId, typeof deadline === 'number' ? deadline : svc.clock.now().getTime() + 60_000);
     running.get(callId)?.abort();
   });
 
@@ -437,7 +437,7 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
   const sweep = setInterval(() => void clean(), CLEAN_EVERY_MS);
   sweep.unref();
   const forget = setInterval(() => {
-    const now = Date.now();
+    const now = svc.clock.now().getTime();
     for (const [callId, until] of cancelledCalls) if (until < now) cancelledCalls.delete(callId);
   }, 30_000);
   forget.unref();

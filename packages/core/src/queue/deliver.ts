@@ -165,8 +165,7 @@ function runDelivery(svc: Services, job: CallJob, attempt: number, signal?: Canc
 }
 
 async function attemptDelivery(svc: Services, job: CallJob, attempt: number, span: Span, signal?: CancelSignal): Promise<AttemptResult> {
-  const started = Date.now();
-  if (started >= job.deadline - MIN_ATTEMPT_MS) {
+  if (svc.clock.now().getTime() >= job.deadline - MIN_ATTEMPT_MS) {
     record(svc, job, attempt, span, {
       latencyMs: 0,
       errorClass: 'deadline',
@@ -186,6 +185,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     record(svc, job, attempt, span, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
     return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false };
   }
+    clock: svc.clock,
 
   // Each attempt may take all the time the call has left: cut shorter, a slow tool would be sent
   // again while its first attempt may still be working.
@@ -204,7 +204,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
 
   if (answer.kind !== 'failure') {
     // Past the deadline the app has been told the call timed out: the answer is not its result.
-    if (Date.now() > job.deadline) {
+    if (svc.clock.now().getTime() > job.deadline) {
       record(svc, job, attempt, span, { status, latencyMs, outcome: 'late', errorClass: 'deadline', detail: 'The add-on answered after the call had ended; the app was told it timed out.' });
       return { outcome: tooLate(), retryable: false };
     }
@@ -275,7 +275,7 @@ export async function deliverCall(
     const { outcome, retryable } = result;
     if (!retryable || tries >= MAX_ATTEMPTS) return outcome;
     const wait = backoffMs(tries);
-    if (Date.now() + wait + MIN_ATTEMPT_MS >= job.deadline) return outcome;
+    if (svc.clock.now().getTime() + wait + MIN_ATTEMPT_MS >= job.deadline) return outcome;
     await sleep(wait, signal);
   }
 }
