@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import { ADDONS_CHANNEL, createInProcessBus, type Services } from '@toolport/core';
 import { BoundedMap, cacheKind, Caches } from '../packages/core/src/caches';
 import { typedBus } from '../packages/core/src/events/bus';
+import { ChangeFeed } from '../packages/core/src/events/changes';
+import { systemClock } from '../packages/core/src/clock';
 
 describe('the caches of one services', () => {
   it('one eviction policy: at most max entries, the oldest written out first, none older than the TTL', () => {
@@ -29,7 +31,7 @@ describe('the caches of one services', () => {
 
   it('makes each kind once, and on close ends its subscriptions and empties its maps', async () => {
     const bus = typedBus(createInProcessBus());
-    const caches = new Caches({ bus } as Services);
+    const caches = new Caches({ bus, changes: new ChangeFeed(bus), clock: systemClock } as Services);
     let made = 0;
     const heard: string[] = [];
     const kind = cacheKind('test', (_svc, scope) => {

@@ -1,4 +1,5 @@
 import type { BusChannel, BusMessages } from './events/channels';
+import type { ChangeKind, Changes } from './events/changes';
 import type { Services } from './services';
 
 /** A hit does not renew an entry, so the TTL bounds staleness even where a bus message was missed. */
@@ -55,6 +56,8 @@ export interface CacheScope {
   map<K, V>(max: number, ttlMs?: number, now?: () => number): BoundedMap<K, V>;
   /** Follows a bus channel until close; resolves once live, rejects if the subscription fails. */
   subscribe<C extends BusChannel>(channel: C, handler: (message: BusMessages[C]) => void): Promise<void>;
+  /** Hears a kind of change the cache declared (`cacheKind`'s `follows`) until close; resolves once live. */
+  follow<K extends ChangeKind>(kind: K, handler: (change: Changes[K]) => void): Promise<void>;
   /** Runs after each bus reconnect (messages were missed meanwhile), until close. */
   afterReconnect(listener: () => void): void;
 }
@@ -62,10 +65,19 @@ export interface CacheScope {
 /** A kind of cache: made once per services, on first use. */
 interface CacheKind<T> {
   readonly name: string;
+  /** The changes that drop its entries: the registry of who reads what (test/caches.test.ts holds every kind to it). */
+  readonly follows: readonly ChangeKind[];
   create(svc: Services, scope: CacheScope): T;
 }
 
-export const cacheKind = <T>(name: string, create: (svc: Services, scope: CacheScope) => T): CacheKind<T> => ({ name, create });
+/** Every kind of cache defined, in the order their modules loaded. */
+export const CACHE_KINDS: Array<CacheKind<unknown>> = [];
+
+export function cacheKind<T>(name: string, create: (svc: Services, scope: CacheScope) => T, follows: readonly ChangeKind[] = []): CacheKind<T> {
+  const kind = { name, create, follows };
+  CACHE_KINDS.push(kind);
+  return kind;
+}
 
 /**
  * The caches of one Services (signing keys, gate lookups, verified tokens, delivery targets,
@@ -89,6 +101,13 @@ export class Caches {
       subscribe: async (channel, handler) => {
         // Made after close (a late request of a stopping process): works, follows nothing.
         if (this.closed) return;
+      follow: async (change, handler) => {
+        if (!kind.follows.includes(change)) throw new Error(`The ${kind.name} cache follows "${change}" changes without declaring them in cacheKind.`);
+        if (this.closed) return;
+        const following = this.svc.changes.follow(change, handler);
+        this.onClose.push(() => following.then((off) => off(), () => {}));
+        await following;
+      },
         const subscribed = this.svc.bus.subscribe(channel, handler);
         this.onClose.push(() => subscribed.then((off) => off(), () => {}));
         await subscribed;
@@ -103,7 +122,7 @@ export class Caches {
   get<T>(kind: CacheKind<T>): T {
     let cache = this.made.get(kind) as T | undefined;
     if (cache === undefined) {
-      cache = kind.create(this.svc, this.scope);
+      cache = kind.create(this.svc, this.scopeOf(kind as CacheKind<unknown>));
       this.made.set(kind, cache);
     }
     return cache;

@@ -8,6 +8,7 @@ import { createDatabase } from './db/client';
 import type { EventBus } from './events/bus';
 import { createInProcessBus, typedBus } from './events/bus';
 import { createRedisBus } from './events/redis-bus';
+import { ChangeFeed } from './events/changes';
 import { createOutboundClient } from './outbound/http-client';
 import type { OutboundClient } from './outbound/types';
 import { startQueue } from './queue/index';
@@ -32,6 +33,8 @@ export interface Services {
   clock: Clock;
   log: Logger;
   bus: EventBus;
+  /** What verbs changed, heard at once here and by the other processes (events/changes.ts). */
+  changes: ChangeFeed;
   /** The SSRF-checked, pooled client for add-on webhooks. */
   outbound: OutboundClient;
   /** Hands calls to a worker: in-process by default, BullMQ when Redis is configured. */
@@ -82,6 +85,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     clock: overrides.clock ?? systemClock,
     log,
     bus,
+    changes: new ChangeFeed(bus),
     outbound,
     // Set just below: the dispatcher works with the services it belongs to.
     dispatcher: undefined!,

@@ -7,7 +7,6 @@ import { dummyPasswordHash, hashPassword, sha256, verifyPassword } from '../cryp
 import { conflict, limitExceeded, ToolportError, unauthorized, validation } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { newId, newToken } from '../ids';
-import { announceGateChange } from '../oauth/verify';
 import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
 import { invisibleProblem } from '../addons/manifest';
@@ -245,7 +244,7 @@ export async function updateSettings({ ctx, input }: { ctx: Ctx; input: unknown 
   if (displayName !== undefined) await ctx.svc.db.update(users).set({ displayName }).where(eq(users.id, userId));
   if (aiApps !== undefined) {
     await ctx.svc.db.update(users).set({ aiApps }).where(eq(users.id, userId));
-    await announceGateChange(ctx.svc, { userId });
+    await ctx.svc.changes.changed('gate', { userId });
   }
   return getSettings({ ctx });
 }
@@ -255,6 +254,6 @@ export async function rotateUserKey({ ctx }: { ctx: Ctx }): Promise<PublicUser> 
   const userId = personId(ctx);
   const [row] = await ctx.svc.db.update(users).set({ userKey: newUserKey() }).where(eq(users.id, userId)).returning();
   if (!row) throw new ToolportError('NOT_FOUND', 'That account does not exist.');
-  await announceGateChange(ctx.svc, { userId });
+  await ctx.svc.changes.changed('gate', { userId });
   return toPublic(ctx.svc, row);
 }

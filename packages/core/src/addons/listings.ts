@@ -4,7 +4,6 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound, ToolportError } from '../errors';
 import { inputObject, parseInput } from '../input';
-import { announceAddonChange } from '../calls/enabled-tools';
 import { addons, installs, users } from '../db/schema/index';
 
 /**
@@ -86,6 +85,6 @@ export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId
     throw new ToolportError('CONFLICT', `This listing is ${found.listing}; "${decision}" applies to ${from.join(' or ')} listings.`, { listing: found.listing });
   }
   // Every process drops its cached tool lists: a delisted add-on's tools leave every app at once.
-  await announceAddonChange(ctx.svc, addonId);
+  await ctx.svc.changes.changed('addon', { addonId });
   return { addonId, status: row.listing! };
 }

@@ -3,8 +3,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound, validation } from '../errors';
 import { newId } from '../ids';
-import { announceAddonChange } from '../calls/enabled-tools';
-import { allRulesChanged, dropToolRules } from '../approvals/rules';
+import { dropToolRules } from '../approvals/rules';
 import { announceChoicesForgotten, forgetRemovedTools } from '../oauth/tool-choices';
 import type { Services } from '../services';
 import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
@@ -164,9 +163,9 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
       .where(and(eq(toolSwitches.addonId, id), compiled.length ? notInArray(toolSwitches.toolName, compiled.map((t) => t.name)) : undefined));
     return row.version;
   });
-  await announceAddonChange(ctx.svc, id);
+  await ctx.svc.changes.changed('addon', { addonId: id });
   await announceChoicesForgotten(ctx.svc, choicesChanged);
-  if (rulesDropped) await allRulesChanged(ctx.svc);
+  if (rulesDropped) await ctx.svc.changes.changed('rules', {});
   return { id, version, warnings };
 }
 
@@ -263,7 +262,7 @@ export async function deleteAddon({ ctx, id }: { ctx: Ctx; id: string }) {
     await tx.delete(toolSwitches).where(eq(toolSwitches.addonId, id));
     await tx.delete(addonSecrets).where(eq(addonSecrets.addonId, id));
   });
-  await announceAddonChange(ctx.svc, id);
+  await ctx.svc.changes.changed('addon', { addonId: id });
 }
 
 /** A new signing secret, shown once; the previous ones keep signing for 24 h. */
@@ -278,6 +277,6 @@ export async function rotateAddonSecret({ ctx, id }: { ctx: Ctx; id: string }) {
       .where(and(eq(addonSecrets.addonId, id), isNull(addonSecrets.expiresAt)));
     await tx.insert(addonSecrets).values({ id: newId('sec'), addonId: id, secretEnc: ctx.svc.secrets.webhookBox.seal(signingSecret) });
   });
-  await announceAddonChange(ctx.svc, id);
+  await ctx.svc.changes.changed('addon', { addonId: id });
   return { signingSecret };
 }

@@ -3,7 +3,7 @@ import type { OwnConnection } from '../db/client';
 import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } from '../db/schema/index';
 import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
-import { APPROVALS_CHANNEL, GATES_CHANNEL, userChannel } from '../events/channels';
+import { APPROVALS_CHANNEL, userChannel } from '../events/channels';
 import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
 import { CALL_BUDGET_MS } from '../calls/call-tool';
 import type { ConfirmDescriptor } from '../outbound/types';

@@ -4,7 +4,6 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { addons, approvalRules, installs, oauthClients, oauthGrants, tools } from '../db/schema/index';
 import { conflict, notFound, ToolportError, validation, type FieldError } from '../errors';
-import { RULES_CHANNEL } from '../events/channels';
 import { cacheKind, type BoundedMap, type CacheScope } from '../caches';
 import { newId } from '../ids';
 import { inputObject, parseInput } from '../input';
@@ -52,7 +51,7 @@ class RuleCache {
 
   constructor(scope: CacheScope) {
     this.entries = scope.map(MAX_PEOPLE, TTL_MS);
-    this.subscribed = scope.subscribe(RULES_CHANNEL, (m) => this.drop(typeof m?.userId === 'string' ? m.userId : undefined));
+    this.subscribed = scope.follow('rules', (m) => this.drop(typeof m.userId === 'string' ? m.userId : undefined));
     scope.afterReconnect(() => this.drop());
     this.subscribed.catch(() => {});
   }
@@ -64,7 +63,7 @@ class RuleCache {
   }
 }
 
-const RULES = cacheKind('approval rules', (_svc, scope) => new RuleCache(scope));
+const RULES = cacheKind('approval rules', (_svc, scope) => new RuleCache(scope), ['rules']);
 
 async function loadRules(svc: Services, cache: RuleCache, userId: string): Promise<PersonRules> {
   await cache.subscribed;
@@ -120,10 +119,7 @@ export function ruleFor(rules: PersonRules, grantId: string | undefined, mcpName
   return live(grantId ? entry.byApp?.get(grantId) : undefined) ?? live(entry.all);
 }
 
-async function changed(svc: Services, userId: string) {
-  svc.caches.peek(RULES)?.drop(userId);
-  await svc.bus.publish(RULES_CHANNEL, { userId });
-}
+const changed = (svc: Services, userId: string) => svc.changes.changed('rules', { userId });
 
 export interface RuleView {
   id: string;
@@ -324,8 +320,3 @@ export async function dropToolRules(tx: Tx, addonId: string, toolNames: string[]
   return gone.length > 0;
 }
 
-/** Rules of many people changed at once (a release removed tools): one message drops every process's whole cache. */
-export async function allRulesChanged(svc: Services) {
-  svc.caches.peek(RULES)?.drop();
-  await svc.bus.publish(RULES_CHANNEL, {});
-}

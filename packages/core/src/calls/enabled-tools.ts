@@ -4,7 +4,6 @@ import type { Services } from '../services';
 import { addons, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
 import type { CompiledTool, JsonSchema, ManifestAccount, StoredIcon } from '../addons/types';
 import { toolDigest } from '../installs/releases';
-import { ADDONS_CHANNEL, TOOLS_CHANNEL } from '../events/channels';
 import { BoundedMap } from '../caches';
 import { cachedToolChoice, grantToolChoice, type ToolChoice } from '../oauth/verify';
 import { toolSettings, type ToolSettings } from '../installs/settings';
@@ -92,8 +91,8 @@ export class EnabledToolsCache {
 
   async start() {
     this.unsubscribe.push(
-      await this.svc.bus.subscribe(TOOLS_CHANNEL, (m) => this.entries.delete((m as { userId: string }).userId)),
-      await this.svc.bus.subscribe(ADDONS_CHANNEL, () => this.entries.clear()),
+      await this.svc.changes.follow('tools', (m) => this.forget(typeof m.userId === 'string' ? m.userId : undefined)),
+      await this.svc.changes.follow('addon', () => this.forget()),
     );
     // A switch or an add-on change broadcast while the bus was down was missed: start over.
     const off = this.svc.bus.afterReconnect(() => this.entries.clear());
@@ -219,20 +218,4 @@ export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string
 
 export function toolSet(list: EnabledTool[]): EnabledToolSet {
   return { list, byName: new Map(list.map((t) => [t.mcpName, t])) };
-}
-
-/**
- * The person's tools changed (a switch, settings, an install, an accepted update): this process
- * drops its cached copy before the caller answers, so the app's next request here sees the change
- * even while the bus message is still on its way back; the bus tells the other processes.
- */
-export async function announceToolsChange(svc: Services, userId: string) {
-  svc.tools?.forget(userId);
-  await svc.bus.publish(TOOLS_CHANNEL, { userId });
-}
-
-/** An add-on changed for everyone (a release, its listing): the same, for every person's tools. */
-export async function announceAddonChange(svc: Services, addonId: string) {
-  svc.tools?.forget();
-  await svc.bus.publish(ADDONS_CHANNEL, { addonId });
 }

@@ -63,13 +63,18 @@ export const resultChannel = (callId: string) => `result:${callId}` as const;
 /** One API process's replies channel (BullMQ): `{callId, outcome}` for each of its calls. */
 export const repliesChannel = (processId: string) => `replies:${processId}` as const;
 
+/** Which process's change feed published a change (events/changes.ts): it heard it already. */
+interface FromFeed {
+  origin?: string;
+}
+
 export interface BusMessages {
   /** No userId: every grant of everyone (a release took tools from many apps' choices). */
-  [GATES_CHANNEL]: { userId?: string; grantId?: string };
-  [ADDONS_CHANNEL]: { addonId: string };
-  [TOOLS_CHANNEL]: { userId: string };
+  [GATES_CHANNEL]: { userId?: string; grantId?: string } & FromFeed;
+  [ADDONS_CHANNEL]: { addonId: string } & FromFeed;
+  [TOOLS_CHANNEL]: { userId: string } & FromFeed;
   /** No userId: every person's rules (a release removed tools). */
-  [RULES_CHANNEL]: { userId?: string };
+  [RULES_CHANNEL]: { userId?: string } & FromFeed;
   [KEYS_CHANNEL]: { kid: string };
   [APPROVALS_CHANNEL]: { id: string };
   [REQUEST_CANCEL_CHANNEL]: { key: string };

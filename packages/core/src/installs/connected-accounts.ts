@@ -10,7 +10,7 @@ import { quotedName } from '../input';
 import { accountLinkStates, addonOauthClients, addons, addonVersions, connectedAccounts, installs } from '../db/schema/index';
 import type { ManifestAccount } from '../addons/types';
 import { OutboundError } from '../outbound/http-client';
-import { cleanSentence } from '../outbound/webhook';
+import { cleanSentence } from '../text/sentence';
 import { accountRedirectUri } from '../addons/oauth-clients';
 import { currentManifest, isCurrentRelease } from '../addons/current-release';
 

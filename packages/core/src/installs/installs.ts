@@ -4,13 +4,12 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound } from '../errors';
 import { inputObject, parseInput } from '../input';
-import { announceToolsChange } from '../calls/enabled-tools';
+import type { Json } from '../json';
 import type { Services } from '../services';
 import { addons, installs, tools, toolSwitches, users } from '../db/schema/index';
 import type { CompiledTool, StoredIcon } from '../addons/types';
 import { pendingUpdates } from './releases';
 import { forgetAddonTools, giveNewTools } from '../oauth/tool-choices';
-import { announceGateChange } from '../oauth/verify';
 import { hostOf, visibleTo } from '../addons/listings';
 import { dropAddonRules } from '../approvals/rules';
 import { catalogSettings, initialSettings, setInstallSettings } from './settings';
@@ -215,11 +214,11 @@ export async function uninstallAddon({ ctx, addonId }: { ctx: Ctx; addonId: stri
     // Installed again later, its tools start off and reach only the apps the person gives them to.
     return forgetAddonTools(tx, userId, addonId);
   });
-  if (forgotten) await announceGateChange(ctx.svc, { userId });
+  if (forgotten) await ctx.svc.changes.changed('gate', { userId });
   await dropAddonRules(ctx.svc, userId, addonId);
   // Its connected accounts are forgotten and revoked at their providers (after the install is gone: no call uses them).
   await forgetInstallAccounts(ctx.svc, userId, addonId);
-  await announceToolsChange(ctx.svc, userId);
+  await ctx.svc.changes.changed('tools', { userId });
 }
 
 /** `{"tools": {"add_note": true}}` naming only tools of the install: every bad switch is listed. */
@@ -269,7 +268,7 @@ export async function setToolSwitches({ ctx, addonId, input }: { ctx: Ctx; addon
     });
   }
   // The gates first: a change stream comparing after the tools message then reads the new choices.
-  if (given) await announceGateChange(ctx.svc, { userId });
-  await announceToolsChange(ctx.svc, userId);
+  if (given) await ctx.svc.changes.changed('gate', { userId });
+  await ctx.svc.changes.changed('tools', { userId });
   return installView(ctx, addonId);
 }

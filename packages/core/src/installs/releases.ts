@@ -5,7 +5,6 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound } from '../errors';
 import { inputObject, parseInput } from '../input';
-import { announceToolsChange } from '../calls/enabled-tools';
 import type { CompiledTool } from '../addons/types';
 import { addons, addonVersions, installs, toolSwitches } from '../db/schema/index';
 
@@ -211,7 +210,7 @@ export async function acceptUpdate({ ctx, addonId, input }: { ctx: Ctx; addonId:
     .update(toolSwitches)
     .set({ acceptedVersion: sql`case when ${toolSwitches.enabled} then ${row.version}::int else null end` })
     .where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId), isNotNull(toolSwitches.acceptedVersion)));
-  await announceToolsChange(ctx.svc, userId);
+  await ctx.svc.changes.changed('tools', { userId });
   return { addon: addonId, accepted: row.version };
 }
 

@@ -2,7 +2,6 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound, ToolportError, validation, type FieldError } from '../errors';
-import { announceToolsChange } from '../calls/enabled-tools';
 import type { Services } from '../services';
 import { quotedName } from '../input';
 import type { Db } from '../db/client';
@@ -147,7 +146,7 @@ export async function setInstallSettings({ ctx, addonId, input }: { ctx: Ctx; ad
     return next;
   });
   // The person's enabled tools carry the sealed values: every process drops its copy.
-  await announceToolsChange(ctx.svc, userId);
+  await ctx.svc.changes.changed('tools', { userId });
   return settingsView(addonId, declared, saved);
 }
 

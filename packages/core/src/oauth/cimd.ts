@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { cacheKind } from '../caches';
 import { oauthClients } from '../db/schema/index';
 import type { Services } from '../services';
-import { readClientMetadata, toClient, type OAuthClient } from './clients';
+import { readClientMetadata, toClient, type OAuthClient } from './client-metadata';
 
 /** Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document, MCP 2025-11-25). */
 const CIMD_MAX_BYTES = 5 * 1024;

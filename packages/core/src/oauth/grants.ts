@@ -5,7 +5,6 @@ import { installs, oauthClients, oauthGrants } from '../db/schema/index';
 import { switchedOnTools } from '../calls/enabled-tools';
 import { notFound } from '../errors';
 import type { Services } from '../services';
-import { announceGateChange } from './verify';
 import { dropAppRules } from '../approvals/rules';
 
 /** Access tokens stop within `verifyAccessToken`'s cache bound (at once where the bus message arrives). */
@@ -19,7 +18,7 @@ export async function revokeGrant(svc: Services, grantId: string, userId?: strin
     .where(where)
     .returning({ id: oauthGrants.id, userId: oauthGrants.userId });
   if (!row) return false;
-  await announceGateChange(svc, { userId: row.userId, grantId: row.id });
+  await svc.changes.changed('gate', { userId: row.userId, grantId: row.id });
   await dropAppRules(svc, row.userId, row.id);
   return true;
 }

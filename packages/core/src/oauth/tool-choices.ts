@@ -7,7 +7,6 @@ import { notFound, validation } from '../errors';
 import { inputObject, parseInput } from '../input';
 import type { Services } from '../services';
 import { switchedOnTools, type EnabledTool } from '../calls/enabled-tools';
-import { announceGateChange } from './verify';
 
 /*
  * A tool switched on later is not added to an app let in before, unless the person ticked "Also let
@@ -112,7 +111,7 @@ export async function setConnectionTools({ ctx, id, input }: { ctx: Ctx; id: str
     return true;
   });
   if (!changed) throw notFound('That connection');
-  await announceGateChange(ctx.svc, { userId, grantId: id });
+  await ctx.svc.changes.changed('gate', { userId, grantId: id });
   return { tools: ordered, newTools };
 }
 
@@ -169,8 +168,8 @@ const ANNOUNCED_ONE_BY_ONE = 200;
 
 /** The grants `forgetRemovedTools` changed: every process drops their cached gates (and so their choices). */
 export async function announceChoicesForgotten(svc: Services, grants: Array<{ id: string; userId: string }>) {
-  if (grants.length > ANNOUNCED_ONE_BY_ONE) return announceGateChange(svc, {});
-  for (const g of grants) await announceGateChange(svc, { userId: g.userId, grantId: g.id });
+  if (grants.length > ANNOUNCED_ONE_BY_ONE) return svc.changes.changed('gate', {});
+  for (const g of grants) await svc.changes.changed('gate', { userId: g.userId, grantId: g.id });
 }
 
 /** Rows of `execute`: postgres.js answers an array, PGlite `{rows}`. */

@@ -4,7 +4,6 @@ import { mcpUrlFor } from '../accounts/accounts';
 import { oauthClients, oauthGrants, users } from '../db/schema/index';
 import { cacheKind, type BoundedMap, type CacheScope } from '../caches';
 import { ToolportError } from '../errors';
-import { GATES_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import { ACCESS_TOKEN_TTL_S, keyStore } from './keys';
 import { issuerOf } from './metadata';
@@ -77,7 +76,7 @@ class GateCache {
   constructor(scope: CacheScope) {
     this.entries = scope.map(GATES_MAX, GATE_CACHE_MS);
     this.lastUsedWrites = scope.map(GATES_MAX, LAST_USED_WRITE_MS);
-    this.subscribed = scope.subscribe(GATES_CHANNEL, (m) => this.drop((m ?? {}) as Record<string, unknown>));
+    this.subscribed = scope.follow('gate', (m) => this.drop(m as Record<string, unknown>));
     // A revocation broadcast while the bus was down was missed: forget every lookup.
     scope.afterReconnect(() => this.drop({}));
   }
@@ -90,17 +89,7 @@ class GateCache {
   }
 }
 
-const GATES = cacheKind('gate lookups', (_svc, scope) => new GateCache(scope));
-
-/**
- * A grant's gate changed (revoked, its tools, the person's AI apps switch or MCP URL): this process
- * drops its cached lookups before the caller answers, so the person's next request here sees the
- * change, and the bus tells the other processes (they drop theirs when the message arrives).
- */
-export async function announceGateChange(svc: Services, message: { userId?: string; grantId?: string }) {
-  svc.caches.peek(GATES)?.drop(message);
-  await svc.bus.publish(GATES_CHANNEL, message);
-}
+const GATES = cacheKind('gate lookups', (_svc, scope) => new GateCache(scope), ['gate']);
 
 async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> {
   const cache = svc.caches.get(GATES);

@@ -1,4 +1,4 @@
-import { cleanSentence } from './webhook';
+import { cleanSentence } from '../text/sentence';
 import type { ConfirmDescriptor } from './types';
 
 const MAX_CONFIRM_MESSAGE = 500;

@@ -7,6 +7,7 @@ import { inSpan } from '../tracing';
 import { OutboundError } from './http-client';
 import { signatureHeaders } from './signing';
 import { MAX_CONFIRM_BYTES, readConfirm } from './confirm';
+import { cleanSentence } from '../text/sentence';
 import type { ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
 import type { CancelSignal } from '../cancel';
 
@@ -50,16 +51,6 @@ const failure = (
   detail: string,
   status?: number,
 ): Failure => (status === undefined ? { kind: 'failure', errorClass, retryable, detail } : { kind: 'failure', errorClass, retryable, status, detail });
-
-// Line breaks become spaces; other control and bidi-override characters go (they could hide or reorder text).
-const CONTROL = /[\p{Cc}\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/gu;
-
-/** Trims, strips control characters and cuts to `max` code points. */
-export function cleanSentence(text: string, max: number): string {
-  const flat = text.replace(/[\r\n\t]+/g, ' ').replace(CONTROL, '').trim();
-  const chars = Array.from(flat);
-  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
-}
 
 const snippet = (body: Buffer) => cleanSentence(body.subarray(0, DETAIL_SNIPPET * 4).toString('utf8'), DETAIL_SNIPPET);
 

@@ -15,7 +15,6 @@ import type { CallJob, CallOutcome } from './types';
 import { settingsJson } from '../installs/settings';
 import { accountsJson } from '../installs/account-tokens';
 
-import { ADDONS_CHANNEL } from '../events/channels';
 import type { CancelSignal } from '../cancel';
 
 const TARGET_TTL_MS = 5_000;
@@ -51,10 +50,7 @@ function forget(cache: TargetCache, addonId?: string) {
 const TARGETS = cacheKind('delivery targets', (svc, scope): TargetCache => {
   const cache: TargetCache = { entries: scope.map(TARGET_CACHE_MAX, TARGET_TTL_MS), generation: 0, ready: Promise.resolve() };
   cache.ready = scope
-    .subscribe(ADDONS_CHANNEL, (msg) => {
-      const addonId = (msg as { addonId?: unknown } | null)?.addonId;
-      forget(cache, typeof addonId === 'string' ? addonId : undefined);
-    })
+    .follow('addon', (msg) => forget(cache, typeof msg.addonId === 'string' ? msg.addonId : undefined))
     .catch((err) => svc.log.warn('cannot follow add-on changes; relying on the cache lifetime', { err }));
   // A change broadcast while the bus was down was missed: start over.
   scope.afterReconnect(() => forget(cache));
@@ -142,9 +138,7 @@ async function disableWebhook(svc: Services, addonId: string) {
     .update(addons)
     .set({ webhookDisabledAt: svc.clock.now() })
     .where(and(eq(addons.id, addonId), isNull(addons.webhookDisabledAt)));
-  const cache = svc.caches.peek(TARGETS);
-  if (cache) forget(cache, addonId);
-  await svc.bus.publish(ADDONS_CHANNEL, { addonId }).catch(() => {});
+  await svc.changes.changed('addon', { addonId }).catch(() => {});
 }
 
 function toOutcome(answer: WebhookAnswer): CallOutcome {

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import {
-  ADDONS_CHANNEL,
-  GATES_CHANNEL,
   isToolportError,
-  TOOLS_CHANNEL,
   verifyAccessToken,
   type AppIdentity,
   type Services,
@@ -64,10 +61,10 @@ export class ChangeStreams {
   /** Follows the changes. A change's followers all run before the next turn, so the checks wait for one: the tool cache has dropped its entry by then. */
   listen() {
     const later = (fn: () => void) => setImmediate(fn);
-    const { bus } = this.svc;
-    void bus.subscribe(TOOLS_CHANNEL, (m) => later(() => this.check(typeof m?.userId === 'string' ? [m.userId] : this.byUser.keys())));
-    void bus.subscribe(ADDONS_CHANNEL, () => later(() => this.check(this.byUser.keys())));
-    void bus.subscribe(GATES_CHANNEL, (m) => later(() => this.reverify(typeof m?.userId === 'string' ? [m.userId] : this.byUser.keys())));
+    const { changes, bus } = this.svc;
+    void changes.follow('tools', (m) => later(() => this.check(typeof m.userId === 'string' ? [m.userId] : this.byUser.keys())));
+    void changes.follow('addon', () => later(() => this.check(this.byUser.keys())));
+    void changes.follow('gate', (m) => later(() => this.reverify(typeof m.userId === 'string' ? [m.userId] : this.byUser.keys())));
     // What was published while the bus was down was missed: look again at everything.
     bus.afterReconnect(() => later(() => this.reverify(this.byUser.keys())));
   }
