@@ -3,6 +3,7 @@
 // and the push, so lint and push behave exactly as `addon lint` and `addon push` do.
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
+import type { LiveDelivery } from '@toolport/core/api';
 import type { Api } from './api';
 import type { LintReport, Pushed } from './cli';
 import { CliError, EXIT, type FieldProblem } from './errors';
@@ -23,20 +24,7 @@ export interface DevOptions {
 }
 
 /** One finished delivery attempt, as `GET /api/addons/{id}/deliveries/live` sends it. */
-interface Delivery {
-  at: string;
-  callId: string;
-  type: string;
-  tool: string;
-  arguments: string;
-  attempt: number;
-  outcome?: string;
-  status: number | null;
-  errorClass: string | null;
-  detail: string | null;
-  latencyMs: number;
-  subject: string;
-}
+type Delivery = LiveDelivery;
 
 /** Editors write a file in several steps (truncate and write, or a temporary file and a rename). */
 const DEBOUNCE_MS = 150;

@@ -6,8 +6,8 @@ import type { Services } from './services';
 export class BoundedMap<K, V> {
   private readonly entries = new Map<K, { value: V; at: number }>();
 
-  constructor(
   /** `now`: epoch ms by the services' clock (tests move it), as the TTL is read. */
+  constructor(
     private readonly max: number,
     private readonly ttlMs: number,
     private readonly now: () => number,
@@ -63,7 +63,7 @@ export interface CacheScope {
 }
 
 /** A kind of cache: made once per services, on first use. */
-interface CacheKind<T> {
+export interface CacheKind<T> {
   readonly name: string;
   /** The changes that drop its entries: the registry of who reads what (test/caches.test.ts holds every kind to it). */
   readonly follows: readonly ChangeKind[];
@@ -79,16 +79,12 @@ export function cacheKind<T>(name: string, create: (svc: Services, scope: CacheS
   return kind;
 }
 
-/**
- * The caches of one Services (signing keys, gate lookups, verified tokens, delivery targets,
- * metadata-document failures, the VAPID keys), created with the services and closed with them:
- * their subscriptions end and their maps are emptied. Each kind states its own bound and TTL.
- */
+/** Closed with the services: subscriptions end and maps are emptied. */
 export class Caches {
   private readonly made = new Map<CacheKind<unknown>, unknown>();
   private readonly onClose: Array<() => unknown> = [];
   private closed = false;
-  private readonly scope: CacheScope;
+  constructor(private readonly svc: Services) {}
 
   /** What a cache of `kind` may hold on to; it follows only the changes the kind declared. */
   private scopeOf(kind: CacheKind<unknown>): CacheScope {
@@ -101,16 +97,16 @@ export class Caches {
       subscribe: async (channel, handler) => {
         // Made after close (a late request of a stopping process): works, follows nothing.
         if (this.closed) return;
+        const subscribed = this.svc.bus.subscribe(channel, handler);
+        this.onClose.push(() => subscribed.then((off) => off(), () => {}));
+        await subscribed;
+      },
       follow: async (change, handler) => {
         if (!kind.follows.includes(change)) throw new Error(`The ${kind.name} cache follows "${change}" changes without declaring them in cacheKind.`);
         if (this.closed) return;
         const following = this.svc.changes.follow(change, handler);
         this.onClose.push(() => following.then((off) => off(), () => {}));
         await following;
-      },
-        const subscribed = this.svc.bus.subscribe(channel, handler);
-        this.onClose.push(() => subscribed.then((off) => off(), () => {}));
-        await subscribed;
       },
       afterReconnect: (listener) => {
         if (!this.closed) this.onClose.push(this.svc.bus.afterReconnect(listener));

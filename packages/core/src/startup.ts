@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import postgres from 'postgres';
-import { probePostgres } from './db/client';
 import { StartupError, type Config } from './config';
+import { probePostgres } from './db/client';
 
 /**
  * A dependency that does not answer may still be starting (compose, a managed service's restart):

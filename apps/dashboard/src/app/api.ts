@@ -1,6 +1,16 @@
 /** The dashboard's one way to talk to the API: same origin, cookie session, JSON in and out. */
-
-export interface FieldError { path: string; message: string }
+import type {
+  ApiKeyView,
+  AddonView,
+  CallView,
+  CatalogDetail,
+  FieldError,
+  InstallView,
+  LiveApproval,
+  ManifestSetting,
+  RuleView,
+  UserEvent,
+} from '@toolport/core/api';
 
 export class ApiError extends Error {
   constructor(
@@ -71,55 +81,62 @@ export function query(params: Record<string, string | undefined>) {
   return s ? `?${s}` : '';
 }
 
-// Shapes the dashboard relies on (DESIGN.md, "Request shapes").
-export interface Me { id: string; email: string; mcpUrl: string; aiApps: boolean; operator?: boolean }
-export interface Tool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean; enabled: boolean; updatePending?: boolean; icon?: string }
-export interface ArgumentChange { name: string; change: 'added' | 'removed' | 'changed'; before?: unknown; after?: unknown }
-export interface ToolChange {
-  name: string;
-  change: 'changed' | 'removed' | 'added';
-  fields: Array<{ field: string; before: unknown; after: unknown }>;
-  arguments: ArgumentChange[];
-  lessSafe: string[];
-  before?: { title: string; summary: string };
-  after?: { title: string; summary: string };
-}
-export interface PendingUpdate { from: number; to: number; notes: string | null; publishedAt: string; tools: ToolChange[] }
-export interface Install { addon: { id: string; name: string; description?: string; version?: number; icon?: string }; tools: Tool[]; update?: PendingUpdate | null; heldOff?: 'delisted' | 'unlisted' }
-export interface CatalogEntry { id: string; name: string; description?: string; icon?: string; version?: number | string; visibility?: string; installed?: boolean; mine?: boolean; listing?: string | null; publisher?: { name: string | null; webhookHost: string }; release?: { version: number; publishedAt: string }; tools?: Array<{ name: string; title?: string; destructive?: boolean }> }
+// The API's shapes come from the verbs that make them (`@toolport/core/api`): types only, so nothing
+// of core is bundled. A local name below is only a shorter one for the page that reads it.
+export type {
+  AcceptUpdateInput,
+  AccountLink,
+  AccountSettings,
+  AccountSettingsInput,
+  Activity,
+  AddonVersionView,
+  ApiKeyInput,
+  ArgumentChange,
+  CallPage,
+  CatalogDetail,
+  CatalogEntry,
+  CheckReport,
+  ConnectedAccount,
+  Connection,
+  ConnectionTools,
+  ConnectionToolsInput,
+  CreatedAddon,
+  Credentials,
+  DecisionInput,
+  DeliveryPage,
+  Disconnected,
+  FieldError,
+  InstallAccount,
+  InstallInput,
+  InstallSettingsView,
+  ListingDecisionInput,
+  ListingView,
+  Me,
+  NewApiKey,
+  NewSigningSecret,
+  OneApproval,
+  PendingUpdate,
+  PublicUser,
+  PushKey,
+  RecordedDecision,
+  RuleInput,
+  RuleMode,
+  SettingValue,
+  ToolChange,
+  ToolSwitchesInput,
+  UpdatedAddon,
+} from '@toolport/core/api';
+export type Install = InstallView;
+export type Tool = InstallView['tools'][number];
 /** `GET /api/catalog/:id`: a catalog entry with each tool's safety flags and arguments, before installing. */
-export interface CatalogTool { name: string; title?: string; summary?: string; destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean; confirm?: boolean; idempotent?: boolean | null; openWorld?: boolean | null; icon?: string; arguments: Array<{ name: string; summary: string; required: boolean }> }
-export type SettingValue = string | number | boolean;
+export type CatalogTool = CatalogDetail['tools'][number];
 /** One per-install setting an add-on declares (manifest `settings`), as the catalog and the install form show it. */
-export interface SettingDecl {
-  name: string;
-  title: string;
-  summary?: string;
-  kind: 'text' | 'number' | 'boolean' | 'choice' | 'secret';
-  required: boolean;
-  choices?: string[];
-  default?: SettingValue;
-}
-export type CatalogDetail = Omit<CatalogEntry, 'tools'> & { tools: CatalogTool[]; settings?: SettingDecl[] };
-export interface Connection { id: string; appName: string; unverified?: boolean; redirectHost?: string; createdAt?: string; lastUsedAt?: string | null }
-export interface Confirm { message?: string; info?: Array<{ name: string; value: string }>; infoOmitted?: number; style?: string }
-/**
- * `addon` and `tool` are ids; `addonName` and `toolTitle` what the person knows them by (missing
- * from a live event only when the server could not look the names up, and then the ids stand in).
- */
-export interface Approval { id: string; app: string; addon: string; tool: string; addonName?: string; toolTitle?: string; arguments: unknown; confirm: Confirm | null; expiresAt: string }
-export interface Call { id: string; app: string; addon: string; tool: string; decision?: string | null; decidedBy?: string | null; outcome: string; latencyMs?: number | null; createdAt: string }
-export interface Page<T> { items: T[]; nextCursor: string | null }
-export interface Key { id: string; name: string; hint?: string; createdAt?: string; lastUsedAt?: string | null }
-export interface Addon { id: string; name: string; version: number; visibility: string; webhook: string; warnings: FieldError[]; description?: string; tools: Array<{ name: string; destructive?: boolean }>; createdAt?: string; updatedAt?: string }
-export interface Delivery { id: string; callId: string; type: string; attempt: number; status: number | null; latencyMs: number | null; errorClass: string | null; detail: string | null; createdAt: string }
-export interface CheckReport { tools: Array<{ tool: string; result: unknown } | { tool: string; refused: string }> }
-/**
- * `GET /api/installs/:addonId/accounts`: each OAuth provider the add-on's release declares, and the
- * person's account there. `ready`: its developer stored an OAuth client. `status` null: not connected.
- */
-export interface InstallAccount { provider: string; title: string; scopes: string[]; ready: boolean; connected: boolean; status: 'connected' | 'failed' | null; failure: string | null; connectedAt: string | null; refreshedAt: string | null }
-/** `GET /api/accounts`: every account the person connected, across add-ons. `scope`: what the provider granted. */
-export interface ConnectedAccount { addonId: string; addonName: string; provider: string; title: string; status: 'connected' | 'failed'; failure: string | null; scope: string | null; connectedAt: string; refreshedAt: string | null }
-/** `DELETE /api/installs/:addonId/accounts/:provider`: null when the provider has no revocation endpoint. */
-export interface Disconnected { revoked: boolean | null }
+export type SettingDecl = ManifestSetting;
+/** The list's approvals and the live feed's (whose names may be missing, and then the ids stand in). */
+export type Approval = LiveApproval;
+/** The data of one kind of event of the live feed (`GET /api/events`). */
+export type LiveEvent<E extends UserEvent['event']> = Extract<UserEvent, { event: E }>['data'];
+export type Call = CallView;
+export type Key = ApiKeyView;
+export type Addon = AddonView;
+export type Rule = RuleView;

@@ -1,4 +1,5 @@
 import { html } from 'htm/preact';
+import type { Activity } from './api';
 
 type Kind = 'ok' | 'stopped' | 'failed';
 export function kindOf(outcome: string): Kind {
@@ -8,17 +9,6 @@ export function kindOf(outcome: string): Kind {
   return 'failed';
 }
 const kindLabel: Record<Kind, string> = { ok: 'Succeeded', stopped: 'Not approved', failed: 'Failed' };
-
-/** `GET /api/calls/activity`: the person's calls summed up on the server over a period. */
-export interface Activity {
-  period: string;
-  from: string;
-  to: string;
-  stepMs: number;
-  buckets: Array<{ start: string; ok: number; stopped: number; failed: number }>;
-  totals: { calls: number; ok: number; stopped: number; failed: number };
-  latency: Array<{ addon: string; calls: number; p50Ms: number | null; asked: number; waitP50Ms: number | null; addonP50Ms: number | null }>;
-}
 
 /** Calls per time bucket over the chosen period, stacked by outcome: an inline SVG, no chart library. */
 export function CallsChart({ activity }: { activity: Activity }) {

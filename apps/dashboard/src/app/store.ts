@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, get, type Approval, type Me } from './api';
+import { ApiError, get, type Approval, type LiveEvent, type Me } from './api';
 import { revealText } from './unicode';
 
 /** A tiny observable value, so the shell and the pages share the person and live approvals. */
@@ -107,12 +107,12 @@ export function startLive() {
     void refreshPending(); // catch up on anything that arrived while disconnected
   });
   es.addEventListener('approval', (e) => {
-    const a = JSON.parse((e as MessageEvent).data) as Approval;
+    const a = JSON.parse((e as MessageEvent).data) as LiveEvent<'approval'>;
     arrivedAt.set(a.id, arrivals++);
     live.update((l) => (l.decided[a.id] ? l : withPending(l, [...l.pending.filter((p) => p.id !== a.id), a])));
   });
   es.addEventListener('approval.decided', (e) => {
-    const d = JSON.parse((e as MessageEvent).data) as { id: string; status: string };
+    const d = JSON.parse((e as MessageEvent).data) as LiveEvent<'approval.decided'>;
     markDecided(d.id, d.status);
   });
   es.addEventListener('error', () => {

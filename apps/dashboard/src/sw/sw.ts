@@ -3,7 +3,7 @@
  * approval pushes and answers their Allow/Deny actions and their dismissal; it caches nothing, so
  * a new build is never hidden behind a stale cache.
  */
-interface PushPayload { approvalId: string; title?: string; body?: string; actionToken: string }
+import type { ApprovalPushPayload as PushPayload } from '@toolport/core/api';
 
 // The DOM lib is loaded for the rest of the dashboard; declare the few worker APIs used here.
 type ExtendableEvent = Event & { waitUntil(p: Promise<unknown>): void };

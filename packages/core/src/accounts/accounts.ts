@@ -34,6 +34,8 @@ const credentials = inputObject({
   email: z.string({ message: 'Give a valid email address.' }).trim().toLowerCase().regex(EMAIL, 'Give a valid email address.'),
   password: z.string({ message: 'Give a password.' }),
 });
+/** `POST /api/session/signup` and `/login`. */
+export type Credentials = z.input<typeof credentials>;
 
 const signupInput = credentials.extend({
   password: credentials.shape.password
@@ -207,7 +209,12 @@ export async function readSession(svc: Services, token: string) {
   return row;
 }
 
-export async function getMe({ ctx }: { ctx: Ctx }): Promise<PublicUser & { operator: boolean }> {
+/** `GET /api/me`. */
+export interface Me extends PublicUser {
+  operator: boolean;
+}
+
+export async function getMe({ ctx }: { ctx: Ctx }): Promise<Me> {
   const [row] = await ctx.svc.db.select().from(users).where(eq(users.id, personId(ctx)));
   if (!row) throw unauthorized();
   // By account id, never by email (which sign-up does not prove).
@@ -237,6 +244,10 @@ const settingsInput = inputObject({
   aiApps: z.boolean({ message: 'Use true or false.' }).optional(),
   displayName: publisherName.nullable().optional(),
 }).strict('This setting does not exist.');
+/** `PATCH /api/settings`. */
+export type AccountSettingsInput = z.input<typeof settingsInput>;
+/** `GET` and `PATCH /api/settings`. */
+export type AccountSettings = Awaited<ReturnType<typeof getSettings>>;
 
 export async function updateSettings({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const { aiApps, displayName } = parseInput(settingsInput, input, 'The settings are not valid.');

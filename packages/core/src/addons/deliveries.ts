@@ -3,6 +3,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound, validation } from '../errors';
 import { addons, deliveries } from '../db/schema/index';
+import type { Json } from '../json';
 
 const PAGE = 50;
 
@@ -21,6 +22,9 @@ export interface DeliveryEntry {
   subject: string | null;
   createdAt: Date;
 }
+
+/** `GET /api/addons/{id}/deliveries`: a page of the log, and the cursor of the next one (null: the last page). */
+export type DeliveryPage = Json<Awaited<ReturnType<typeof listDeliveries>>>;
 
 const encodeCursor = (row: DeliveryEntry) => Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
 

@@ -38,6 +38,9 @@ export const hostOf = (url: string) => {
 
 const listingsQuery = z.object({ status: z.enum(['pending', 'all'], { message: 'Use pending or all.' }).optional() });
 
+/** `GET /api/operator/listings` (each). */
+export type ListingView = Awaited<ReturnType<typeof listListings>>[number];
+
 /** The review queue: pending requests first (oldest first), then the other decided listings. */
 export async function listListings({ ctx, status }: { ctx: Ctx; status?: string }) {
   requireOperator(ctx);
@@ -68,6 +71,8 @@ const decisionInput = inputObject({
   decision: z.enum(['approve', 'reject', 'delist'], { message: 'Use "approve", "reject" or "delist".' }),
   reason: z.string({ message: REASON }).max(500, REASON).optional(),
 });
+/** `POST /api/operator/listings/{addonId}/decision`. */
+export type ListingDecisionInput = z.input<typeof decisionInput>;
 
 /** Announced, so every process's caches of people's tools drop the add-on at once. */
 export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {

@@ -1,10 +1,11 @@
 import { and, asc, desc, eq, inArray, isNull, notInArray, or, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { conflict, notFound, validation } from '../errors';
+import { conflict, notFound, validation, type FieldError } from '../errors';
 import { newId } from '../ids';
 import { dropToolRules } from '../approvals/rules';
 import { announceChoicesForgotten, forgetRemovedTools } from '../oauth/tool-choices';
+import type { Json } from '../json';
 import type { Services } from '../services';
 import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
 import { newSigningSecret } from '../outbound/signing';
@@ -173,7 +174,7 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
 const iconsView = (publicUrl: string, list: unknown) =>
   ((list as StoredIcon[] | null) ?? []).map((i) => ({ src: iconUrl(publicUrl, i), mimeType: i.mimeType, sizes: i.sizes, ...(i.theme ? { theme: i.theme } : {}) }));
 
-function describe(publicUrl: string, row: typeof addons.$inferSelect, toolList: Array<typeof tools.$inferSelect>, warnings: unknown) {
+function describe(publicUrl: string, row: typeof addons.$inferSelect, toolList: Array<typeof tools.$inferSelect>, warnings: FieldError[]) {
   return {
     id: row.id,
     name: row.name,
@@ -224,6 +225,17 @@ async function describeAll(svc: Services, rows: Array<typeof addons.$inferSelect
     ),
   );
 }
+
+/** `GET /api/addons` (each) and `GET /api/addons/{id}`: an add-on as its developer sees it. */
+export type AddonView = Json<Awaited<ReturnType<typeof getAddon>>>;
+/** `POST /api/addons`: the signing secret, shown this once. */
+export type CreatedAddon = Awaited<ReturnType<typeof createAddon>>;
+/** `PUT /api/addons/{id}`. */
+export type UpdatedAddon = Awaited<ReturnType<typeof updateAddon>>;
+/** `GET /api/addons/{id}/versions` (each). */
+export type AddonVersionView = Json<Awaited<ReturnType<typeof listAddonVersions>>[number]>;
+/** `POST /api/addons/{id}/secret`: the new signing secret, shown this once. */
+export type NewSigningSecret = Awaited<ReturnType<typeof rotateAddonSecret>>;
 
 export async function getAddon({ ctx, id }: { ctx: Ctx; id: string }) {
   const [described] = await describeAll(ctx.svc, [await ownedAddon(ctx, id)]);

@@ -113,6 +113,8 @@ const dashboardDecision = inputObject({
   const sentence = 'A reason goes with a deny only: an allow carries none. Leave the reason out, or deny.';
   if (v.decision === 'allow' && v.reason) ctx.addIssue({ code: 'custom', path: ['reason'], message: sentence, params: { sentence } });
 });
+/** `POST /api/approvals/{id}/decision`. */
+export type DecisionInput = z.input<typeof dashboardDecision>;
 /** A notification can also be dismissed (closed without an answer); the dashboard's card cannot. */
 const pushDecision = inputObject({ decision: z.enum(['allow', 'deny', 'dismiss'], { message: 'Use "allow", "deny" or "dismiss".' }) });
 /** A notification action's capability; anything else about it is "not valid", never a field error. */
@@ -193,9 +195,9 @@ export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string;
   return decide(ctx.svc, personId(ctx), id, DECIDED[decision], 'dashboard', decision === 'deny' ? reason : null);
 }
 
+/** `GET /api/approvals/{id}`: what was asked, and what ended it. */
 export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'>;
 
-/** `GET /api/approvals/{id}`: what was asked, and what ended it. */
 /** A pending row past its expiry or whose holder is gone shows as what the sweeper will record. */
 export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promise<OneApproval> {
   const userId = personId(ctx);

@@ -4,7 +4,7 @@ import { limitExceeded } from '../errors';
 import { listDecidedSince, listPending } from './decide';
 import { withNames } from './names';
 import { userChannel } from '../events/channels';
-import type { ApprovalView, UserEvent } from './records';
+import type { UserEvent } from './records';
 
 /** Open dashboard streams per person, across every API process when Redis is configured. */
 export const MAX_STREAMS_PER_PERSON = 10;
@@ -50,7 +50,7 @@ export async function openApprovalEvents({
       let out = e;
       if (e.event === 'approval') {
         try {
-          out = { ...e, data: (await withNames(svc, userId, [e.data as ApprovalView]))[0] };
+          out = { ...e, data: (await withNames(svc, userId, [e.data]))[0]! };
         } catch (err) {
           svc.log.warn('cannot name an approval; sending its ids', { err, approvalId: e.id });
         }

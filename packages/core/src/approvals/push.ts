@@ -60,6 +60,9 @@ async function loadVapidKeys(svc: Services): Promise<VapidKeys> {
   return stored;
 }
 
+/** `GET /api/push/key`: the VAPID public key a browser subscribes with. */
+export type PushKey = Awaited<ReturnType<typeof getPushKey>>;
+
 export async function getPushKey({ ctx }: { ctx: Ctx }) {
   return { publicKey: (await vapidKeys(ctx.svc)).publicKey };
 }
@@ -161,6 +164,8 @@ export interface ApprovalPush {
   addonName: string;
   confirm: ConfirmDescriptor | null;
 }
+
+export type ApprovalPushPayload = ReturnType<typeof approvalPushPayload>;
 
 /**
  * Fits the 4 KB push record. Hidden and look-alike characters are spelled out (the dashboard's

@@ -4,6 +4,7 @@ import { approvalHolders, approvals } from '../db/schema/index';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
 import { APPROVALS_CHANNEL, userChannel } from '../events/channels';
+import type { ApprovalNames } from './names';
 
 export type ApprovalRow = typeof approvals.$inferSelect;
 
@@ -18,12 +19,13 @@ const FORGET_HOLDERS_AFTER = '1 hour';
 export type FinalStatus = 'allowed' | 'denied' | 'dismissed' | 'expired' | 'cancelled' | 'revoked';
 
 
-/** What travels on `user:{id}`: an SSE event name and its data. */
-export interface UserEvent {
-  event: 'approval' | 'approval.decided';
-  id: string;
-  data: unknown;
-}
+/** What travels on `user:{id}`: an SSE event name and its data (the dashboard's live feed, `GET /api/events`). */
+export type UserEvent =
+  | { event: 'approval'; id: string; data: LiveApproval }
+  | { event: 'approval.decided'; id: string; data: Pick<RecordedDecision, 'id' | 'status'> };
+
+/** An approval as the live feed sends it: named, unless the names could not be looked up (then the ids stand in). */
+export type LiveApproval = ApprovalView & Partial<ApprovalNames>;
 
 export interface ApprovalView {
   id: string;

@@ -190,6 +190,8 @@ const ruleInput = inputObject({
   hours: z.number({ message: HOURS }).int(HOURS).min(1, HOURS).max(RULE_HOURS_MAX, HOURS).nullable().optional(),
   acknowledge: z.literal('destructive', { errorMap: () => ({ message: 'The only acknowledgement is "destructive".' }) }).optional(),
 }).strict('Only "addon", "tool", "app", "mode", "hours" and "acknowledge" can be given.');
+/** `PUT /api/rules`. */
+export type RuleInput = z.input<typeof ruleInput>;
 
 /** The rule's input, or VALIDATION whose sentence is every problem found (the person reads it as it is). */
 function parseRule(input: unknown) {

@@ -25,11 +25,10 @@ const STOPPED = ['denied', 'dismissed', 'expired', 'cancelled', 'revoked', 'bloc
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Math.round(Number(v)));
 
-/**
- * The person's call log summed up on the server over a period: calls per bucket by outcome, and per
- * add-on the median latency split into the person's wait (an approval's answer) and the add-on's
- * own time (the rest of the call). Every row is the person's; filters are the call log's.
- */
+/** `GET /api/calls/activity`. */
+export type Activity = Awaited<ReturnType<typeof callActivity>>;
+
+/** Per add-on latency is split into the person's wait (approval) and the add-on's own time. */
 export async function callActivity({ ctx, query }: { ctx: Ctx; query: { period?: string; app?: string; addon?: string; outcome?: string } }) {
   const userId = personId(ctx);
   const q = parseInput(activityQuery, { ...query, app: query.app || undefined, addon: query.addon || undefined, outcome: query.outcome || undefined }, 'The activity query is not valid.');

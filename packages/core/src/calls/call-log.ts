@@ -2,6 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { validation } from '../errors';
+import type { Json } from '../json';
 import type { Services } from '../services';
 import { calls } from '../db/schema/index';
 
@@ -61,6 +62,10 @@ function decodeCursor(cursor: string): [Date, string] {
     throw validation('The cursor is not valid; start again without it.', [{ path: '/cursor', message: 'Use the nextCursor of a previous page.' }]);
   }
 }
+
+/** `GET /api/calls`: a page of the call log, and the cursor of the next one (null: the last page). */
+export type CallPage = Json<Awaited<ReturnType<typeof listCalls>>>;
+export type CallView = CallPage['items'][number];
 
 /** The person's call log, newest first, keyset-paginated, optionally filtered. */
 export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: string; app?: string; addon?: string; outcome?: string; limit?: number } }) {

@@ -58,6 +58,8 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
       connection: { application_name: 'toolport' },
     });
     const db = drizzlePostgres(client, { schema }) as unknown as Db;
+    /** Ends each connection of its own (leaseConnection) that is open. */
+    const owned = new Set<() => Promise<void> | undefined>();
     return {
       db,
       kind: 'postgres',
@@ -77,8 +79,6 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
       async run(text, params) {
         await client.unsafe(text, params as never[]);
       },
-      async close() {
-        await client.end({ timeout: 5 });
       leaseConnection({ connectTimeoutS, reconnectS }) {
         let own: postgres.Sql | undefined;
         let ownDb: Db | undefined;
@@ -106,6 +106,9 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
           },
         };
       },
+      async close() {
+        await Promise.all([...owned].map((end) => end()));
+        await client.end({ timeout: 5 });
       },
     };
   }
@@ -125,9 +128,9 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
     async run(text, params) {
       await client.query(text, params);
     },
+    leaseConnection: () => ({ db: () => db, reset() {} }),
     async close() {
       await client.close();
     },
-    leaseConnection: () => ({ db: () => db, reset() {} }),
   };
 }

@@ -7,6 +7,7 @@ import { notFound, ToolportError } from '../errors';
 import { newId, newToken } from '../ids';
 import type { Services } from '../services';
 import { quotedName } from '../input';
+import type { Json } from '../json';
 import { accountLinkStates, addonOauthClients, addons, addonVersions, connectedAccounts, installs } from '../db/schema/index';
 import type { ManifestAccount } from '../addons/types';
 import { OutboundError } from '../outbound/http-client';
@@ -277,6 +278,9 @@ const accountView = (a: ManifestAccount, ready: boolean, row: ConnectedRow | und
   refreshedAt: row?.refreshedAt ?? null,
 });
 
+/** `GET /api/installs/{addonId}/accounts` (each): `ready`, its developer stored an OAuth client; `status` null, not connected. */
+export type InstallAccount = Json<ReturnType<typeof accountView>>;
+
 /** `GET /api/installs/{addonId}/accounts`: each provider the current release declares, and the person's account there. No token, ever. */
 export async function listInstallAccounts({ ctx, addonId }: { ctx: Ctx; addonId: string }) {
   const userId = personId(ctx);
@@ -292,6 +296,9 @@ export async function listInstallAccounts({ ctx, addonId }: { ctx: Ctx; addonId:
   const ready = new Set(clients.map((c) => c.provider));
   return addon.accounts.map((a) => accountView(a, ready.has(a.provider), rows.find((r) => r.provider === a.provider)));
 }
+
+/** `GET /api/accounts` (each): `scope` is what the provider granted. */
+export type ConnectedAccount = Json<Awaited<ReturnType<typeof listConnectedAccounts>>[number]>;
 
 /** `GET /api/accounts`: every account the person connected, for any add-on. No token, ever. */
 export async function listConnectedAccounts({ ctx }: { ctx: Ctx }) {
@@ -321,11 +328,9 @@ export async function listConnectedAccounts({ ctx }: { ctx: Ctx }) {
 
 const challengeOf = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-/**
- * `POST /api/installs/{addonId}/accounts/{provider}/connect`: begins a link and answers the
- * provider's authorization URL for the browser to go to. The add-on must be installed, its current
- * release must declare the provider, and its developer must have stored a client (else CONFLICT).
- */
+export type AccountLink = Awaited<ReturnType<typeof startAccountLink>>;
+
+/** CONFLICT unless installed, declared by the current release, and with a stored client. */
 export async function startAccountLink({ ctx, addonId, provider }: { ctx: Ctx; addonId: string; provider: string }) {
   const userId = personId(ctx);
   const { svc } = ctx;
@@ -561,11 +566,9 @@ async function currentAccounts(svc: Services, addonId: string): Promise<Manifest
   return (await currentManifest(svc.db, eq(addons.id, addonId)))?.manifest.accounts ?? [];
 }
 
-/**
- * `DELETE /api/installs/{addonId}/accounts/{provider}`: forgets the account, then revokes its
- * tokens at the provider. `revoked`: true, false (refused or unreachable: forgotten anyway), or
- * null (the provider declares no revocation endpoint).
- */
+export type Disconnected = Awaited<ReturnType<typeof disconnectAccount>>;
+
+/** Forgotten even if the provider refuses revocation (`revoked` false) or has no endpoint (null). */
 export async function disconnectAccount({ ctx, addonId, provider }: { ctx: Ctx; addonId: string; provider: string }) {
   const userId = personId(ctx);
   const addon = await installedAddon(ctx.svc, userId, addonId);

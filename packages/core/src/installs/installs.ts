@@ -48,10 +48,9 @@ const catalogQuery = z.object({
 /** `%` and `_` are literal in what a person types. */
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/**
- * The catalog: listed add-ons and the person's own, each naming its publisher and its latest
- * release; `q` keeps those whose name, id, description or publisher contains it (any case).
- */
+/** `GET /api/catalog` (each). */
+export type CatalogEntry = Awaited<ReturnType<typeof listCatalog>>[number];
+
 export async function listCatalog({ ctx, query = {} }: { ctx: Ctx; query?: { q?: string } }) {
   const userId = personId(ctx);
   const { q } = parseInput(catalogQuery, query, 'The search is not valid.');
@@ -106,11 +105,10 @@ function argumentsOf(schema: unknown) {
   }));
 }
 
-/**
- * One catalog entry before installing: its publisher and release, and every tool with what it may
- * do (asks first, read-only, describes calls first, repeatable, reaches beyond its own data) and
- * its arguments. An add-on the person may not see does not exist for them.
- */
+/** `GET /api/catalog/{id}`. */
+export type CatalogDetail = Awaited<ReturnType<typeof getCatalogEntry>>;
+
+/** An add-on the person may not see does not exist for them. */
 export async function getCatalogEntry({ ctx, id }: { ctx: Ctx; id: string }) {
   const userId = personId(ctx);
   const [row] = await ctx.svc.db
@@ -140,6 +138,9 @@ async function installView(ctx: Ctx, addonId: string) {
   if (!found) throw notFound('That install');
   return found;
 }
+
+/** `GET /api/installs` (each); `POST /api/installs` and `PATCH /api/installs/{addon}` answer one. */
+export type InstallView = Json<Awaited<ReturnType<typeof listInstalls>>[number]>;
 
 export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
   const userId = personId(ctx);
@@ -171,7 +172,7 @@ export async function listInstalls({ ctx, only }: { ctx: Ctx; only?: string }) {
       addon: { id: addon.id, name: addon.name, description: addon.description, version: addon.version, ...iconPath(addon.icons) },
       installedAt,
       // Taken off the catalog (delisted, or made private): its tools reach no app.
-      ...(listed ? {} : { heldOff: addon.listing === 'delisted' ? 'delisted' : 'unlisted' }),
+      ...(listed ? {} : ({ heldOff: addon.listing === 'delisted' ? 'delisted' : 'unlisted' } as const)),
       // A switched-on tool changed by a release not yet reviewed shows what apps still see of it.
       tools: (byAddon.get(addon.id) ?? []).map((t) => ({
         ...toolView(t),
@@ -189,6 +190,8 @@ const installInput = inputObject({
   // The add-on's settings, checked by settings.ts: `{"api_key": "..."}`.
   settings: z.unknown().optional(),
 });
+/** `POST /api/installs`. */
+export type InstallInput = z.input<typeof installInput>;
 
 /** Installs an add-on with every tool off (the third gate). Installing twice is harmless. */
 export async function installAddon({ ctx, input }: { ctx: Ctx; input: unknown }) {
@@ -234,6 +237,9 @@ const switchesInput = (known: ReadonlySet<string>) =>
         return tools as Record<string, boolean>;
       }),
   });
+
+/** `PATCH /api/installs/{addon}`. */
+export type ToolSwitchesInput = z.input<ReturnType<typeof switchesInput>>;
 
 /** Switches tools on or off: `{"tools": {"add_note": true}}`. Unknown tools are refused, all listed. */
 export async function setToolSwitches({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {

@@ -192,6 +192,8 @@ export async function pendingUpdates(ctx: Ctx, current: Map<string, { version: n
 
 const RELEASE = 'Give the release number shown with the update.';
 const acceptInput = inputObject({ version: z.number({ message: RELEASE }).int(RELEASE).safe(RELEASE) });
+/** `POST /api/installs/{addon}/accept`. */
+export type AcceptUpdateInput = z.input<typeof acceptInput>;
 
 /** `version` must be the release reviewed: a newer one that arrived meanwhile is refused. */
 export async function acceptUpdate({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {

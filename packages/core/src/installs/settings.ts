@@ -77,6 +77,9 @@ async function installRow(db: Db, userId: string, addonId: string, lock = false)
   return row;
 }
 
+/** `GET` and `PUT /api/installs/{addon}/settings`. */
+export type InstallSettingsView = ReturnType<typeof settingsView>;
+
 /** `GET /api/installs/{addon}/settings`: each declared setting, its kind, and its value unless secret. */
 export async function getInstallSettings({ ctx, addonId }: { ctx: Ctx; addonId: string }) {
   const userId = personId(ctx);

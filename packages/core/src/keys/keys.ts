@@ -5,6 +5,7 @@ import { personId } from '../context';
 import { sha256 } from '../crypto';
 import { notFound, validation } from '../errors';
 import { inputObject, parseInput } from '../input';
+import type { Json } from '../json';
 import { newId, newToken } from '../ids';
 import type { Services } from '../services';
 import { apiKeys } from '../db/schema/index';
@@ -12,6 +13,12 @@ import { apiKeys } from '../db/schema/index';
 const MAX_KEYS = 50;
 const KEY_NAME = 'Give a name of 1 to 60 characters.';
 const keyInput = inputObject({ name: z.string({ message: KEY_NAME }).trim().min(1, KEY_NAME).max(60, KEY_NAME) });
+/** `POST /api/keys`. */
+export type ApiKeyInput = z.input<typeof keyInput>;
+/** `POST /api/keys`: the key itself, shown this once. */
+export type NewApiKey = Awaited<ReturnType<typeof createApiKey>>;
+/** `GET /api/keys`: one active key, never the key itself. */
+export type ApiKeyView = Json<Awaited<ReturnType<typeof listApiKeys>>[number]>;
 
 export async function createApiKey({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const userId = personId(ctx);

@@ -1,14 +1,12 @@
 import { eq, sql } from 'drizzle-orm';
-import { z } from 'zod';
 import { safeEqual, sha256 } from '../crypto';
 import { oauthClients } from '../db/schema/index';
 import { newId, newToken } from '../ids';
 import type { Services } from '../services';
 import { oauthError } from './errors';
-import { TOKEN_AUTH_METHODS, TOOLS_SCOPE, type TokenAuthMethod } from './metadata';
-import { readClientMetadata, toClient, type OAuthClient } from './client-metadata';
-import { redirectUriProblem } from './redirect-uris';
+import type { TokenAuthMethod } from './metadata';
 import { isMetadataDocumentId, resolveMetadataDocumentClient } from './cimd';
+import { readClientMetadata, toClient, type OAuthClient } from './client-metadata';
 
 /** Dynamic registrations allowed per client address per window. */
 const REGISTRATION_LIMIT = { max: 20, windowMs: 3600 * 1000 };

@@ -75,6 +75,9 @@ const choiceInput = inputObject({
     .max(MAX_CHOSEN_TOOLS, `Choose at most ${MAX_CHOSEN_TOOLS} tools.`),
   newTools: z.boolean({ message: 'Say true or false: whether this app also gets the tools you switch on later.' }),
 });
+/** `PUT /api/connections/{id}/tools`, and its answer. */
+export type ConnectionToolsInput = z.input<typeof choiceInput>;
+export type ConnectionTools = Awaited<ReturnType<typeof setConnectionTools>>;
 
 /**
  * A given tool that is switched off now is not on the page, so it stays given: switched on again,

@@ -26,9 +26,9 @@ export interface PostWebhookInput {
   kind: WebhookKind;
   /** Epoch ms by which the whole exchange must be over. */
   deadline: number;
-  /** Largest result accepted, in bytes of its text. */
   /** The clock `deadline` was set by (the services'); the system clock by default. */
   clock?: Clock;
+  /** Largest result accepted, in bytes of its text. */
   maxResultBytes?: number;
   /** The app cancelled the call: hang up on the add-on, whatever stage the exchange is at. */
   signal?: CancelSignal;
@@ -303,8 +303,6 @@ function pingReason(a: Failure, timeoutMs: number): string {
       return 'The webhook must answer the ping with JSON {"challenge": "<the challenge it received>"}.';
     default:
       return `The webhook answered HTTP ${a.status}.`;
-  /** The clock `deadline` was set by (the services'); the system clock by default. */
-  clock?: Clock;
   }
 }
 
@@ -314,12 +312,13 @@ export interface PingWebhookInput {
   secrets: string[];
   /** Epoch ms. */
   deadline: number;
+  /** The clock `deadline` was set by (the services'); the system clock by default. */
+  clock?: Clock;
 }
 
 /** Sends a signed ping challenge; resolves only when the webhook echoes it back. */
 export async function pingWebhook({ client, url, secrets, deadline, clock = systemClock }: PingWebhookInput): Promise<void> {
   const challenge = randomBytes(18).toString('base64url');
-    clock,
   const timeoutMs = deadline - clock.now().getTime();
   const { answer } = await postWebhook({
     client,
@@ -329,6 +328,7 @@ export async function pingWebhook({ client, url, secrets, deadline, clock = syst
     body: JSON.stringify({ type: 'ping', challenge }),
     kind: 'ping',
     deadline,
+    clock,
     maxResultBytes: 1024,
   });
   let reason: string | undefined;

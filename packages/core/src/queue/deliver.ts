@@ -55,7 +55,7 @@ const TARGETS = cacheKind('delivery targets', (svc, scope): TargetCache => {
   // A change broadcast while the bus was down was missed: start over.
   scope.afterReconnect(() => forget(cache));
   return cache;
-});
+}, ['addon']);
 
 /** The add-on's webhook and live secrets, cached a few seconds; null when it does not exist. */
 async function loadTarget(svc: Services, addonId: string): Promise<Target | null> {
@@ -179,13 +179,13 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     record(svc, job, attempt, span, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
     return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false };
   }
-    clock: svc.clock,
 
   // Each attempt may take all the time the call has left: cut shorter, a slow tool would be sent
   // again while its first attempt may still be working.
   const deadline = job.deadline;
   const { answer, status, latencyMs } = await postWebhook({
     client: svc.outbound,
+    clock: svc.clock,
     url: target.webhookUrl,
     secrets: target.secrets,
     id: job.callId,

@@ -1,6 +1,6 @@
 import { useEffect, useId, useLayoutEffect, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { ApiError, del, get, post, type ConnectedAccount, type Disconnected, type InstallAccount } from '../api';
+import { ApiError, del, get, post, type AccountLink, type ConnectedAccount, type Disconnected, type InstallAccount } from '../api';
 import { useQueryParam } from '../router';
 import { ConfirmButton, html, LiveNotice, Loaded, Notice, PageHeader, Revealed, toApiError, useLoad } from '../ui';
 
@@ -15,7 +15,7 @@ const accountPath = (addonId: string, provider: string) => `/api/installs/${enc(
 
 /** Asks Toolport for the provider's authorization address and goes there; the provider sends the person back. */
 async function goToProvider(addonId: string, provider: string) {
-  const { authorizationUrl } = await post<{ authorizationUrl: string }>(`${accountPath(addonId, provider)}/connect`, {});
+  const { authorizationUrl } = await post<AccountLink>(`${accountPath(addonId, provider)}/connect`, {});
   const url = new URL(authorizationUrl);
   // Only a web address: never a javascript: or data: URL, whatever the answer says.
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ApiError(0, 'Toolport answered with an address the dashboard cannot open. Try again later.');

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, get, query, type Call, type Page } from '../api';
-import { CallsChart, kindOf, LatencyChart, type Activity } from '../chart';
+import { ApiError, get, query, type Activity, type Call, type CallPage } from '../api';
+import { CallsChart, kindOf, LatencyChart } from '../chart';
 import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
 
 const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
@@ -30,7 +30,7 @@ export function ActivityPage() {
     setLoading(true);
     setError(null);
     try {
-      const page = await get<Page<Call>>(`/api/calls${query({ cursor, ...filters })}`);
+      const page = await get<CallPage>(`/api/calls${query({ cursor, ...filters })}`);
       setItems((prev) => (cursor ? [...prev, ...page.items] : page.items));
       setNext(page.nextCursor);
     } catch (err) {

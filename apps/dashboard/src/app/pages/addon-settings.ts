@@ -1,5 +1,5 @@
 import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { get, post, put, type FieldError, type SettingDecl, type SettingValue } from '../api';
+import { get, post, put, type FieldError, type InstallInput, type InstallSettingsView, type SettingDecl, type SettingValue } from '../api';
 import { FieldErrors, html, Notice, Revealed, toApiError, useLoad } from '../ui';
 
 /**
@@ -9,17 +9,6 @@ import { FieldErrors, html, Notice, Revealed, toApiError, useLoad } from '../ui'
  */
 
 type Value = SettingValue;
-
-interface SettingState extends SettingDecl {
-  set: boolean;
-  value?: Value | null;
-}
-
-interface SettingsView {
-  addon: string;
-  settings: SettingState[];
-  missing: string[];
-}
 
 /** What each field holds while the person edits: text as typed (numbers too), booleans as they are. */
 type Draft = Record<string, string | boolean>;
@@ -136,7 +125,7 @@ export function InstallButton({ addon, settings: given, loadSettings, ariaLabel,
     setError('');
     setErrors([]);
     try {
-      await post('/api/installs', { addon: addon.id, ...(values ? { settings: values } : {}) });
+      await post('/api/installs', { addon: addon.id, ...(values ? { settings: values } : {}) } satisfies InstallInput);
       ref.current?.close();
       await onInstalled();
     } catch (err) {
@@ -191,13 +180,13 @@ export function InstallButton({ addon, settings: given, loadSettings, ariaLabel,
 
 /** The settings of an installed add-on, on its page: edited and saved; nothing when it declares none. */
 export function InstallSettings({ addonId, addonName }: { addonId: string; addonName: string }) {
-  const state = useLoad(() => get<SettingsView>(`/api/installs/${encodeURIComponent(addonId)}/settings`), [addonId]);
+  const state = useLoad(() => get<InstallSettingsView>(`/api/installs/${encodeURIComponent(addonId)}/settings`), [addonId]);
   const data = state.data;
   if (!data || !data.settings.length) return null;
-  return html`<${SettingsForm} key=${JSON.stringify(data)} view=${data} addonName=${addonName} onSaved=${(v: SettingsView) => state.setData(() => v)} />`;
+  return html`<${SettingsForm} key=${JSON.stringify(data)} view=${data} addonName=${addonName} onSaved=${(v: InstallSettingsView) => state.setData(() => v)} />`;
 }
 
-function SettingsForm({ view, addonName, onSaved }: { view: SettingsView; addonName: string; onSaved: (v: SettingsView) => void }) {
+function SettingsForm({ view, addonName, onSaved }: { view: InstallSettingsView; addonName: string; onSaved: (v: InstallSettingsView) => void }) {
   const idBase = useId();
   const headingId = useId();
   const initial = draftOf(view.settings, false);
@@ -214,8 +203,8 @@ function SettingsForm({ view, addonName, onSaved }: { view: SettingsView; addonN
     setError('');
     setErrors([]);
     try {
-      const saved = await put<SettingsView>(`/api/installs/${encodeURIComponent(view.addon)}/settings`, { values: valuesOf(view.settings, draft, initial, false) });
-      onSaved({ ...saved, savedNotice: true } as SettingsView);
+      const saved = await put<InstallSettingsView>(`/api/installs/${encodeURIComponent(view.addon)}/settings`, { values: valuesOf(view.settings, draft, initial, false) });
+      onSaved({ ...saved, savedNotice: true } as InstallSettingsView);
     } catch (err) {
       const e = toApiError(err);
       setError(e.message);
@@ -224,7 +213,7 @@ function SettingsForm({ view, addonName, onSaved }: { view: SettingsView; addonN
       setBusy(false);
     }
   };
-  const justSaved = (view as SettingsView & { savedNotice?: boolean }).savedNotice;
+  const justSaved = (view as InstallSettingsView & { savedNotice?: boolean }).savedNotice;
   // The form is drawn anew from what the server saved: Save gets the focus back, not <body>.
   const saveButton = useRef<HTMLButtonElement>(null);
   useLayoutEffect(() => {
@@ -247,7 +236,7 @@ function SettingsForm({ view, addonName, onSaved }: { view: SettingsView; addonN
 
 /** On the Add-ons page: a reminder, when a required setting is unset, with the way to its form. */
 export function SettingsReminder({ addonId, addonName }: { addonId: string; addonName: string }) {
-  const state = useLoad(() => get<SettingsView>(`/api/installs/${encodeURIComponent(addonId)}/settings`), [addonId]);
+  const state = useLoad(() => get<InstallSettingsView>(`/api/installs/${encodeURIComponent(addonId)}/settings`), [addonId]);
   if (!state.data?.missing.length) return null;
   return html`<${Notice} kind="warning">${addonName} needs settings before its tools can run. <a href=${`/addons/${encodeURIComponent(addonId)}`}>Set them up</a><//>`;
 }

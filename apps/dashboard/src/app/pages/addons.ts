@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { del, get, patch, post, query, type CatalogDetail, type CatalogEntry, type Connection, type Install, type Tool } from '../api';
+import { del, get, patch, post, query, type AcceptUpdateInput, type CatalogDetail, type CatalogEntry, type Connection, type Install, type Rule, type Tool, type ToolSwitchesInput } from '../api';
 import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useDebounced, useLoad } from '../ui';
 import { UpdateReview } from './update-review';
-import { ruleText, ToolRules, type Rule } from './rules';
+import { ruleText, ToolRules } from './rules';
 import { InstallButton, SettingsReminder } from './addon-settings';
 
 export function ToolBadges({ tool }: { tool: { destructive?: boolean; readOnly?: boolean; alwaysAsk?: boolean } }) {
@@ -51,7 +51,7 @@ export function AddonsPage() {
   const setTool = async (addonId: string, name: string, on: boolean) => {
     setError('');
     try {
-      const updated = await patch<Install>(`/api/installs/${encodeURIComponent(addonId)}`, { tools: { [name]: on } });
+      const updated = await patch<Install>(`/api/installs/${encodeURIComponent(addonId)}`, { tools: { [name]: on } } satisfies ToolSwitchesInput);
       installs.setData((list) => (list ?? []).map((i) => (i.addon.id === addonId ? { ...i, tools: updated.tools } : i)));
     } catch (err) {
       setError(toApiError(err).message);
@@ -66,7 +66,7 @@ export function AddonsPage() {
   const accept = async (i: Install, version: number) => {
     setError('');
     try {
-      await post(`/api/installs/${encodeURIComponent(i.addon.id)}/accept`, { version });
+      await post(`/api/installs/${encodeURIComponent(i.addon.id)}/accept`, { version } satisfies AcceptUpdateInput);
       setMessage(`${i.addon.name} is updated. Your apps now see release ${version}.`);
       await installs.reload();
     } catch (err) {

@@ -1,11 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, type Approval } from '../api';
+import { get, post, type DecisionInput, type OneApproval, type RecordedDecision } from '../api';
 import { live, markDecided, useStore } from '../store';
 import { html, Notice, PageHeader, Revealed, toApiError, useLoad, useNow, When } from '../ui';
 import { Arguments, byWhom, ConfirmDescription, Countdown, namesOf } from './approvals';
-
-/** One approval as `GET /api/approvals/{id}` answers it: what was asked, and what ended it. */
-type OneApproval = Approval & { status: string; decidedBy: string | null; decidedAt: string | null; reason: string | null };
 
 /** As the API checks it (decide.ts): the field stops there, the server says why anything else is refused. */
 const REASON_MAX = 500;
@@ -42,7 +39,7 @@ function Outcome({ a }: { a: OneApproval }) {
   </div>`;
 }
 
-function Decide({ a, onDecided }: { a: OneApproval; onDecided: (d: Partial<OneApproval>) => void }) {
+function Decide({ a, onDecided }: { a: OneApproval; onDecided: (d: RecordedDecision) => void }) {
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -52,11 +49,11 @@ function Decide({ a, onDecided }: { a: OneApproval; onDecided: (d: Partial<OneAp
     setError('');
     setReasonError('');
     try {
-      const body = decision === 'deny' && reason.trim() ? { decision, reason } : { decision };
-      onDecided(await post<Partial<OneApproval>>(`/api/approvals/${encodeURIComponent(a.id)}/decision`, body));
+      const body: DecisionInput = decision === 'deny' && reason.trim() ? { decision, reason } : { decision };
+      onDecided(await post<RecordedDecision>(`/api/approvals/${encodeURIComponent(a.id)}/decision`, body));
     } catch (err) {
       const e = toApiError(err);
-      if (e.status === 409 && e.body.decision) onDecided(e.body.decision as Partial<OneApproval>);
+      if (e.status === 409 && e.body.decision) onDecided(e.body.decision as RecordedDecision);
       else if (e.status === 422 && e.fieldErrors.some((f) => f.path === '/reason')) setReasonError(e.message);
       else setError(e.message);
     } finally {
@@ -109,7 +106,7 @@ export function ApprovalPage({ id }: { id: string }) {
     if (decidedElsewhere && state.data?.status === 'pending') void state.reload();
   }, [decidedElsewhere]);
   useReloadAtExpiry(state.data, () => void state.reload());
-  const onDecided = (d: Partial<OneApproval>) => {
+  const onDecided = (d: RecordedDecision) => {
     state.setData((prev) => ({ ...prev!, ...d, id: prev!.id }));
     if (d.status) markDecided(id, d.status);
   };

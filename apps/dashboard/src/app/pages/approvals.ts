@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, del, get, post, type Approval } from '../api';
+import { ApiError, del, get, post, type Approval, type DecisionInput, type OneApproval, type PushKey, type RecordedDecision } from '../api';
 import { live, markDecided, useStore } from '../store';
 import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow, When } from '../ui';
 import { clipGraphemes } from '../unicode';
@@ -67,13 +67,13 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
     setBusy(true);
     setError('');
     try {
-      const r = await post<{ status: string }>(`/api/approvals/${encodeURIComponent(a.id)}/decision`, { decision });
+      const r = await post<RecordedDecision>(`/api/approvals/${encodeURIComponent(a.id)}/decision`, { decision } satisfies DecisionInput);
       onDone(a.id, r.status);
     } catch (err) {
       const e = toApiError(err);
       if (e.status === 409) {
         // The problem body carries the decision that was recorded first: {decision: {status, decidedBy}}.
-        const d = e.body.decision as { status: string; decidedBy: string | null };
+        const d = e.body.decision as RecordedDecision;
         onDone(a.id, d.status, d.decidedBy ? `Already decided by ${d.decidedBy}.` : e.message);
       } else setError(e.message);
     } finally {
@@ -117,7 +117,7 @@ function PushSetting() {
     setBusy(true);
     setMsg(null);
     try {
-      const { publicKey: key } = await get<{ publicKey: string }>('/api/push/key');
+      const { publicKey: key } = await get<PushKey>('/api/push/key');
       const permission = await Notification.requestPermission();
       if (permission !== 'granted') throw new ApiError(0, 'Notifications are blocked for this site in your browser settings.');
       const reg = await navigator.serviceWorker.register('/sw.js', { scope: '/' });
@@ -209,7 +209,8 @@ function useRecent(decided: Record<string, string>) {
   const seq = useRef(0);
   useEffect(() => {
     const mine = ++seq.current;
-    get<Decided[]>('/api/approvals?status=all').then(
+    // With status=all every approval says what ended it (a pending one: status pending).
+    get<OneApproval[]>('/api/approvals?status=all').then(
       (all) => mine === seq.current && setServer(all.filter((a) => a.status !== 'pending').slice(0, RECENT)),
       () => {},
     );

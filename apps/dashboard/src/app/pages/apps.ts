@@ -1,17 +1,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { del, get, put, type Connection, type FieldError, type Install } from '../api';
+import { del, get, put, type Connection, type ConnectionTools, type ConnectionToolsInput, type FieldError, type Install } from '../api';
 import { ConfirmButton, FieldErrors, html, Loaded, Notice, PageHeader, Revealed, toApiError, useLoad, When } from '../ui';
 import { AppRules } from './rules';
-
-/** `GET /api/connections`: an app let in, with the switched-on tools it may use. */
-type AppConnection = Connection & {
-  /** `{addonId}__{toolName}` of each switched-on tool it may use. */
-  tools: string[];
-  /** It also gets the tools the person switches on later. */
-  newTools: boolean;
-  /** Switched-on tools it may not use, of add-ons installed after it was let in. */
-  addedSince?: string[];
-};
 
 /** A tool the person has switched on, as this page names it. */
 interface Choosable { name: string; title: string; destructive: boolean }
@@ -30,7 +20,7 @@ function switchedOn(installs: Install[]): ChoosableAddon[] {
 }
 
 /** What the app may use, in a line per add-on. */
-function ToolSummary({ connection, addons }: { connection: AppConnection; addons: ChoosableAddon[] }) {
+function ToolSummary({ connection, addons }: { connection: Connection; addons: ChoosableAddon[] }) {
   const mine = new Set(connection.tools);
   const groups = addons.map((a) => ({ addon: a, tools: a.tools.filter((t) => mine.has(t.name)) })).filter((g) => g.tools.length);
   const left = addons.reduce((n, a) => n + a.tools.filter((t) => !mine.has(t.name)).length, 0);
@@ -45,7 +35,7 @@ function ToolSummary({ connection, addons }: { connection: AppConnection; addons
 }
 
 /** "Choose tools": a checkbox per switched-on tool, grouped by add-on, and the later-tools setting. */
-function ToolChooser(props: { connection: AppConnection; addons: ChoosableAddon[]; onSaved: (c: AppConnection) => void; onCancel: () => void }) {
+function ToolChooser(props: { connection: Connection; addons: ChoosableAddon[]; onSaved: (c: Connection) => void; onCancel: () => void }) {
   const { connection, addons } = props;
   const [picked, setPicked] = useState(() => new Set(connection.tools));
   const [newTools, setNewTools] = useState(connection.newTools);
@@ -65,7 +55,7 @@ function ToolChooser(props: { connection: AppConnection; addons: ChoosableAddon[
     setError(null);
     try {
       const tools = addons.flatMap((a) => a.tools.map((t) => t.name)).filter((n) => picked.has(n));
-      const saved = await put<{ tools: string[]; newTools: boolean }>(`/api/connections/${encodeURIComponent(connection.id)}/tools`, { tools, newTools });
+      const saved = await put<ConnectionTools>(`/api/connections/${encodeURIComponent(connection.id)}/tools`, { tools, newTools } satisfies ConnectionToolsInput);
       props.onSaved({ ...connection, ...saved, addedSince: (connection.addedSince ?? []).filter((n) => !saved.tools.includes(n)) });
     } catch (err) {
       const apiError = toApiError(err);
@@ -103,7 +93,7 @@ function ToolChooser(props: { connection: AppConnection; addons: ChoosableAddon[
   </form>`;
 }
 
-function AppCard(props: { connection: AppConnection; addons: ChoosableAddon[]; onRevoke: (c: AppConnection) => Promise<void>; onSaved: (c: AppConnection) => void }) {
+function AppCard(props: { connection: Connection; addons: ChoosableAddon[]; onRevoke: (c: Connection) => Promise<void>; onSaved: (c: Connection) => void }) {
   const { connection: c, addons } = props;
   const [choosing, setChoosing] = useState(false);
   const card = useRef<HTMLLIElement>(null);
@@ -121,14 +111,14 @@ function AppCard(props: { connection: AppConnection; addons: ChoosableAddon[]; o
   }, [choosing]);
   return html`<li class="card" data-connection=${c.id} ref=${card}>
     <div>
-      <h2 class="h3"><${Revealed} text=${c.appName} identifier /> ${c.unverified !== false ? html`<span class="badge badge-warn" title="Toolport has not verified who made this app; the name is what the app says about itself">Unverified</span>` : null}</h2>
+      <h2 class="h3"><${Revealed} text=${c.appName} identifier /> ${c.unverified ? html`<span class="badge badge-warn" title="Toolport has not verified who made this app; the name is what the app says about itself">Unverified</span>` : null}</h2>
       <p class="small muted">
         ${c.redirectHost ? html`Returns to <code class="mono"><${Revealed} text=${c.redirectHost} identifier /></code> · ` : null}
         Let in <${When} iso=${c.createdAt} /> · Last used <${When} iso=${c.lastUsedAt} />
       </p>
     </div>
     ${choosing
-      ? html`<${ToolChooser} connection=${c} addons=${addons} onCancel=${() => setChoosing(false)} onSaved=${(saved: AppConnection) => { setChoosing(false); props.onSaved(saved); }} />`
+      ? html`<${ToolChooser} connection=${c} addons=${addons} onCancel=${() => setChoosing(false)} onSaved=${(saved: Connection) => { setChoosing(false); props.onSaved(saved); }} />`
       : html`<${ToolSummary} connection=${c} addons=${addons} />`}
     <${AppRules} grantId=${c.id} appName=${c.appName} />
     <div class="card-actions">
@@ -142,15 +132,15 @@ function AppCard(props: { connection: AppConnection; addons: ChoosableAddon[]; o
 
 /** The AI apps the person let in (OAuth consents): which tools each may use, each revocable at once. */
 export function AppsPage() {
-  const list = useLoad(() => get<AppConnection[]>('/api/connections'), []);
+  const list = useLoad(() => get<Connection[]>('/api/connections'), []);
   const installs = useLoad(() => get<Install[]>('/api/installs'), []);
   const [message, setMessage] = useState('');
-  const revoke = async (c: AppConnection) => {
+  const revoke = async (c: Connection) => {
     await del(`/api/connections/${encodeURIComponent(c.id)}`);
     setMessage(`${c.appName} can no longer reach your tools.`);
     list.setData((l) => (l ?? []).filter((x) => x.id !== c.id));
   };
-  const saved = (c: AppConnection) => {
+  const saved = (c: Connection) => {
     setMessage(`${c.appName} can now use ${c.tools.length === 0 ? 'none of your tools' : `${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}`}.`);
     list.setData((l) => (l ?? []).map((x) => (x.id === c.id ? c : x)));
   };

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { post, type FieldError, type Me } from '../api';
+import { post, type Credentials, type FieldError, type Me } from '../api';
 import { navigate, peekReturn } from '../router';
 import { me } from '../store';
 import { get } from '../api';
@@ -23,7 +23,7 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
     setError('');
     setFields([]);
     try {
-      await post(signup ? '/api/session/signup' : '/api/session/login', { email, password });
+      await post(signup ? '/api/session/signup' : '/api/session/login', { email, password } satisfies Credentials);
       me.set(await get<Me>('/api/me'));
       navigate('/', true);
     } catch (err) {

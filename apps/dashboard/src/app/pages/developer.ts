@@ -1,5 +1,22 @@
 import { useState } from 'preact/hooks';
-import { ApiError, del, get, post, put, type Addon, type CheckReport, type Delivery, type FieldError, type Key } from '../api';
+import {
+  ApiError,
+  del,
+  get,
+  post,
+  put,
+  type Addon,
+  type AddonVersionView,
+  type ApiKeyInput,
+  type CheckReport,
+  type CreatedAddon,
+  type DeliveryPage,
+  type FieldError,
+  type Key,
+  type NewApiKey,
+  type NewSigningSecret,
+  type UpdatedAddon,
+} from '../api';
 import { ConfirmButton, FieldErrors, html, Loaded, Notice, NotAvailable, PageHeader, Revealed, ShownOnce, toApiError, useLoad, When } from '../ui';
 
 const sample = JSON.stringify(
@@ -56,10 +73,10 @@ function ManifestForm({ existing, onSaved }: { existing: string[]; onSaved: () =
     try {
       const id = manifest && typeof manifest.id === 'string' ? manifest.id : '';
       if (existing.includes(id)) {
-        const r = await put<{ warnings: FieldError[] }>(`/api/addons/${encodeURIComponent(id)}`, manifest);
+        const r = await put<UpdatedAddon>(`/api/addons/${encodeURIComponent(id)}`, manifest);
         setResult({ id, warnings: r.warnings, updated: true });
       } else {
-        const r = await post<{ id: string; signingSecret: string; warnings: FieldError[] }>('/api/addons', manifest);
+        const r = await post<CreatedAddon>('/api/addons', manifest);
         setResult({ id: r.id, secret: r.signingSecret, warnings: r.warnings, updated: false });
       }
       onSaved();
@@ -120,7 +137,7 @@ export function DeveloperPage() {
 
 function Deliveries({ id }: { id: string }) {
   const list = useLoad(
-    () => get<{ deliveries: Delivery[] }>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => d.deliveries),
+    () => get<DeliveryPage>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => d.deliveries),
     [id],
   );
   return html`<section class="card" aria-labelledby="deliveries-h">
@@ -184,10 +201,10 @@ function CheckRunner({ addon }: { addon: Addon }) {
 
 export function AddonDetailPage({ id }: { id: string }) {
   const addon = useLoad(() => get<Addon>(`/api/addons/${encodeURIComponent(id)}`), [id]);
-  const versions = useLoad(() => get<Array<{ version: number; warnings: FieldError[]; createdAt: string; notes: string | null; acceptedBy: number }>>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
+  const versions = useLoad(() => get<AddonVersionView[]>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
   const [secret, setSecret] = useState('');
   const rotate = async () => {
-    const r = await post<{ signingSecret: string }>(`/api/addons/${encodeURIComponent(id)}/secret`);
+    const r = await post<NewSigningSecret>(`/api/addons/${encodeURIComponent(id)}/secret`);
     setSecret(r.signingSecret);
   };
   return html`<${PageHeader} title=${addon.data?.name ?? id} lead=${html`<a href="/developer">← All your add-ons</a>`} />
@@ -224,7 +241,7 @@ export function AddonDetailPage({ id }: { id: string }) {
 export function KeysPage() {
   const keys = useLoad(() => get<Key[]>('/api/keys'), []);
   const [name, setName] = useState('');
-  const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
+  const [created, setCreated] = useState<NewApiKey | null>(null);
   const [errors, setErrors] = useState<FieldError[]>([]);
   const [error, setError] = useState('');
   const create = async (e: Event) => {
@@ -232,7 +249,7 @@ export function KeysPage() {
     setError('');
     setErrors([]);
     try {
-      const r = await post<{ id: string; key: string }>('/api/keys', { name });
+      const r = await post<NewApiKey>('/api/keys', { name } satisfies ApiKeyInput);
       setCreated(r);
       setName('');
       await keys.reload();

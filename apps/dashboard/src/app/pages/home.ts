@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { get, patch, post, type Connection, type Install, type Me } from '../api';
+import { get, patch, post, type AccountSettings, type AccountSettingsInput, type Connection, type Install, type Me, type PublicUser } from '../api';
 import { me } from '../store';
 import { ConfirmButton, CopyButton, html, Notice, PageHeader, Switch, toApiError, useLoad } from '../ui';
 
@@ -16,14 +16,14 @@ export function HomePage({ person }: { person: Me }) {
   const setAiApps = async (on: boolean) => {
     setError('');
     try {
-      const s = await patch<{ aiApps: boolean }>('/api/settings', { aiApps: on });
+      const s = await patch<AccountSettings>('/api/settings', { aiApps: on } satisfies AccountSettingsInput);
       me.set({ ...person, aiApps: s.aiApps });
     } catch (err) {
       setError(toApiError(err).message);
     }
   };
   const rotate = async () => {
-    const r = await post<{ mcpUrl: string }>('/api/me/rotate-mcp-url');
+    const r = await post<PublicUser>('/api/me/rotate-mcp-url');
     me.set({ ...person, mcpUrl: r.mcpUrl });
     setRotated(true);
   };

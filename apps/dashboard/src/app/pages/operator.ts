@@ -1,31 +1,19 @@
 import { useState } from 'preact/hooks';
-import { get, post } from '../api';
+import { get, post, type ListingDecisionInput, type ListingView } from '../api';
 import { html, Loaded, Notice, PageHeader, Revealed, toApiError, useLoad } from '../ui';
-
-interface Listing {
-  addonId: string;
-  name: string;
-  description: string;
-  status: 'pending' | 'approved' | 'rejected' | 'delisted';
-  reason: string | null;
-  requestedAt: string | null;
-  version: number;
-  publisher: { name: string | null; webhookHost: string };
-  installs: number;
-}
 
 /** The review queue of public listings, for operators (TOOLPORT_OPERATORS): approve, reject, delist. */
 export function OperatorPage() {
   const [all, setAll] = useState(false);
-  const listings = useLoad(() => get<Listing[]>(`/api/operator/listings${all ? '?status=all' : ''}`), [all]);
+  const listings = useLoad(() => get<ListingView[]>(`/api/operator/listings${all ? '?status=all' : ''}`), [all]);
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [message, setMessage] = useState('');
   const [error, setError] = useState('');
-  const decide = async (l: Listing, decision: 'approve' | 'reject' | 'delist') => {
+  const decide = async (l: ListingView, decision: ListingDecisionInput['decision']) => {
     setError('');
     try {
       const reason = reasons[l.addonId]?.trim();
-      await post(`/api/operator/listings/${encodeURIComponent(l.addonId)}/decision`, { decision, ...(reason ? { reason } : {}) });
+      await post(`/api/operator/listings/${encodeURIComponent(l.addonId)}/decision`, { decision, ...(reason ? { reason } : {}) } satisfies ListingDecisionInput);
       setMessage(`${l.name}: ${decision === 'approve' ? 'listed' : decision === 'reject' ? 'request rejected' : 'delisted; its tools are off for every app'}.`);
       await listings.reload();
     } catch (err) {

@@ -1,26 +1,11 @@
 import { useId, useState } from 'preact/hooks';
-import { del, get, put, type Connection } from '../api';
+import { del, get, put, type Connection, type Rule, type RuleInput, type RuleMode } from '../api';
 import { ConfirmButton, html, Loaded, Notice, Revealed, revealedText, toApiError, useLoad } from '../ui';
 
 /**
  * The person's approval rules (`/api/rules`, docs/approvals.md "Rules you set"): what each tool does
  * when an app calls it, for every app or for one. An app's rule wins over the rule for every app.
  */
-export type RuleMode = 'ask_every_time' | 'ask' | 'allow' | 'never';
-export interface Rule {
-  id: string;
-  addon: string;
-  addonName: string | null;
-  tool: string;
-  toolTitle: string | null;
-  app: { id: string; name: string } | null;
-  mode: RuleMode;
-  expiresAt: string | null;
-  createdAt: string;
-  /** An allow set without the warning for a tool that has since become destructive: it asks again. */
-  needsAcknowledge?: boolean;
-}
-
 const MODE_LABEL: Record<RuleMode, string> = {
   ask_every_time: 'Ask every time',
   ask: 'Ask first if destructive (default)',
@@ -89,7 +74,7 @@ export function ToolRules(props: { addonId: string; addonName: string; tool: Rul
         mode,
         ...(mode === 'allow' && hours ? { hours: Number(hours) } : {}),
         ...(acknowledge ? { acknowledge: 'destructive' } : {}),
-      });
+      } satisfies RuleInput);
       const lasting = mode === 'allow' ? ` ${(DURATIONS.find(([v]) => v === hours)?.[1] ?? `for ${hours} hours`).toLowerCase()}` : '';
       setMessage(`Saved: ${name} for ${app ? appName : 'every app'}: ${MODE_LABEL[mode].toLowerCase()}${lasting}.`);
       await props.onChanged();

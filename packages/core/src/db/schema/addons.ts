@@ -1,4 +1,5 @@
 import { boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { FieldError } from '../../errors';
 import { users } from './accounts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -41,11 +42,8 @@ export const addonVersions = pgTable(
     addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
     version: integer('version').notNull(),
     manifest: jsonb('manifest').notNull(),
-    warnings: jsonb('warnings').notNull().default([]),
-    /**
-     * The release's compiled tools (as the `tools` table holds the current one's): what a person
-     * who accepted this release keeps seeing until they review a later one. Null before releases.
-     */
+    warnings: jsonb('warnings').$type<FieldError[]>().notNull().default([]),
+    /** What a person who accepted this release keeps seeing until they review a later one. */
     tools: jsonb('tools'),
     /** The developer's release notes, shown with the update. */
     notes: text('notes'),

@@ -1,0 +1,23 @@
+// Types only, each defined beside its verb, so the dashboard and CLI cannot drift from the verbs.
+export type { FieldError } from './errors';
+export type { AccountSettings, AccountSettingsInput, Credentials, Me, PublicUser } from './accounts/accounts';
+export type { ApiKeyInput, ApiKeyView, NewApiKey } from './keys/keys';
+export type { Connection } from './oauth/grants';
+export type { ConnectionTools, ConnectionToolsInput } from './oauth/tool-choices';
+export type { CatalogDetail, CatalogEntry, InstallInput, InstallView, ToolSwitchesInput } from './installs/installs';
+export type { AcceptUpdateInput, ArgumentChange, PendingUpdate, ToolChange } from './installs/releases';
+export type { InstallSettingsView } from './installs/settings';
+export type { AccountLink, ConnectedAccount, Disconnected, InstallAccount } from './installs/connected-accounts';
+export type { ManifestSetting } from './addons/types';
+export type { SettingValue } from './addons/setting-values';
+export type { AddonVersionView, AddonView, CreatedAddon, NewSigningSecret, UpdatedAddon } from './addons/registry';
+export type { CheckReport } from './addons/check';
+export type { DeliveryPage } from './addons/deliveries';
+export type { LiveDelivery } from './events/channels';
+export type { ListingDecisionInput, ListingView } from './addons/listings';
+export type { Activity } from './calls/activity';
+export type { CallPage, CallView } from './calls/call-log';
+export type { LiveApproval, RecordedDecision, UserEvent } from './approvals/records';
+export type { DecisionInput, OneApproval } from './approvals/decide';
+export type { ApprovalPushPayload, PushKey } from './approvals/push';
+export type { RuleInput, RuleMode, RuleView } from './approvals/rules';
