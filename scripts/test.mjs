@@ -1,16 +1,145 @@
 #!/usr/bin/env node
-// Runs the whole suite twice: on the embedded default (PGlite, in-process queue) and on
-// Postgres + Redis. Without those services the second pass is skipped, unless
-// REQUIRE_SERVICES=1 (CI), where their absence fails the run.
+// Runs the suite in two passes: on the embedded default (PGlite, in-process queue), then on
+// Postgres + Redis. Each test file runs in the passes its tier (TIERS below) says. Without those
+// services the second pass is skipped, unless REQUIRE_SERVICES=1 (CI), where their absence fails
+// the run. `npm test -- oauth` runs the files whose name contains `oauth`, each in its passes;
+// TEST_TARGETS=services runs one pass.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
+/**
+ * Every test file's tier, by name. A file missing here, or listed but gone, stops the run: a new
+ * file is classified when it is added, not left to run wherever.
+ *   unit              touches no database, queue or server: once, in the first pass
+ *   both              a Toolport (or a port) on the pass's own backing: in both passes. The ports
+ *                     (database, queue, bus, limiter, lease, dispatch) are here, so each backing
+ *                     meets their contract; when in doubt a file is `both`
+ *   browser-embedded  drives Chromium along a person's path, which is what `npm start` runs: once,
+ *                     in the embedded pass
+ *   browser-services  drives Chromium and is about the hosted deployment (several processes,
+ *                     Redis, Web Push, operators): once, in the services pass
+ */
+const TIERS = {
+  'account-tokens': 'both', // a browser step, but renewals shared by two servers on services
+  accounts: 'both',
+  'addon-accounts': 'both',
+  'addon-kit-accounts': 'browser-embedded', // the kits against a real OAuth provider; no Toolport at all
+  'addon-kit-python': 'both',
+  'addon-kit': 'unit',
+  'addon-settings': 'both', // a browser step, but also what the BullMQ job carries
+  addons: 'both',
+  'app-tool-choices': 'browser-embedded',
+  'approval-rules': 'both', // one browser step among rules enforced on the call path
+  'approvals-confirm': 'both',
+  'approvals-in-app': 'browser-services', // also decides across API processes
+  'approvals-live': 'both',
+  approvals: 'both',
+  arguments: 'unit',
+  'bus-reconnect': 'both',
+  bus: 'both',
+  caches: 'unit',
+  'call-budget': 'both',
+  'call-cancel': 'unit',
+  'call-log': 'both',
+  'change-registry': 'both',
+  'check-script': 'both',
+  'cli-addons': 'both',
+  'cli-dev': 'both',
+  'cli-local': 'unit',
+  cli: 'both',
+  conformance: 'both',
+  'connected-accounts': 'browser-embedded', // the person's side; account-tokens has the call path on both
+  'core-cycles': 'unit',
+  'dashboard-accounts': 'browser-embedded',
+  'dashboard-activity': 'browser-embedded',
+  'dashboard-approval-card': 'browser-embedded',
+  'dashboard-approvals-trust': 'browser-embedded',
+  'dashboard-axe-dark-desktop': 'browser-embedded',
+  'dashboard-axe-dark-phone': 'browser-embedded',
+  'dashboard-axe-light-desktop': 'browser-embedded',
+  'dashboard-axe-light-phone': 'browser-embedded',
+  'dashboard-catalog': 'browser-embedded',
+  'dashboard-errors': 'browser-embedded',
+  'dashboard-keyboard': 'browser-embedded',
+  'dashboard-layout': 'browser-embedded',
+  'dashboard-names': 'browser-embedded',
+  'dashboard-phone': 'browser-embedded',
+  'dashboard-signup-consent': 'browser-embedded',
+  'dashboard-unicode': 'unit',
+  dashboard: 'browser-embedded',
+  'dispatch-bullmq': 'both',
+  dispatch: 'both',
+  errors: 'both',
+  'example-notes': 'unit',
+  'faults-lease': 'both',
+  faults: 'both',
+  'graceful-stop': 'both',
+  infra: 'unit',
+  journeys: 'browser-embedded',
+  'key-rotation': 'both',
+  limits: 'both',
+  listings: 'browser-services', // the public catalog; a delisting reaches every app through the bus
+  'load-smoke': 'both',
+  'manifest-text': 'unit',
+  'manifest-tool-accounts': 'unit',
+  manifest: 'unit',
+  'mcp-approvals': 'both',
+  'mcp-list-changed': 'both',
+  'mcp-revisions': 'both',
+  mcp: 'both',
+  metrics: 'both',
+  'multi-process': 'both',
+  'oauth-cimd': 'both',
+  'oauth-refresh-race': 'both',
+  'oauth-tokens': 'both',
+  oauth: 'both',
+  operators: 'browser-services', // operators review the listings of a hosted deployment
+  outbound: 'unit',
+  packages: 'both',
+  'password-cost': 'both',
+  'pathological-patterns': 'both',
+  patterns: 'unit',
+  'push-dismiss': 'browser-services', // Web Push through the real service worker
+  push: 'both',
+  'real-clients': 'browser-embedded',
+  releases: 'both', // a browser step, but releases and apps on two servers on services
+  'security-arguments': 'both',
+  'security-auth': 'both',
+  'security-mcp': 'both',
+  'security-oauth': 'both',
+  'security-tenancy': 'both',
+  'signin-limits': 'both',
+  signing: 'unit',
+  ssrf: 'both',
+  startup: 'both',
+  'stream-revocation': 'both',
+  'tool-surface': 'both', // one browser step among checks of what apps are sent
+  'tools-cache': 'both',
+  tracing: 'both',
+  'trusted-proxies': 'both',
+};
+
+/** Whether a file of `tier` runs in the pass on `target`, the first pass of this run or not. */
+const PASSES = {
+  unit: (target, first) => first,
+  both: () => true,
+  'browser-embedded': (target) => target === 'embedded',
+  'browser-services': (target) => target === 'services',
+};
+
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const args = process.argv.slice(2);
 const only = args.filter((a) => !a.startsWith('--'));
 const targets = (process.env.TEST_TARGETS ?? 'embedded,services').split(',');
+/**
+ * Files at once in each pass, for a 2-core machine (CI's). The embedded pass keeps both cores busy
+ * (3% idle at two: a third file only slows each); the services pass waits on processes and real
+ * services (24% idle at two), and a third file took it from 601 s to 511 s. TEST_CONCURRENCY sets
+ * one number for every pass, to measure another.
+ */
+const CONCURRENCY = { embedded: 2, services: 3 };
 
 function findTests(dir) {
   const out = [];
@@ -30,10 +159,28 @@ function reachable(host, port) {
   });
 }
 
+const nameOf = (file) => path.relative(path.join(root, 'test'), file).replace(/\.test\.ts$/, '');
 let files = findTests(path.join(root, 'test'));
-if (only.length) files = files.filter((f) => only.some((o) => f.includes(o)));
-let failed = false;
+const unlisted = files.map(nameOf).filter((n) => !(n in TIERS));
+const gone = Object.keys(TIERS).filter((n) => !files.some((f) => nameOf(f) === n));
+const unknown = Object.entries(TIERS).filter(([, t]) => !(t in PASSES)).map(([n, t]) => `${n}: ${t}`);
+if (unlisted.length || gone.length || unknown.length) {
+  if (unlisted.length) console.error(`scripts/test.mjs: give each test file a tier in TIERS: ${unlisted.join(', ')}`);
+  if (gone.length) console.error(`scripts/test.mjs: TIERS lists files that do not exist: ${gone.join(', ')}`);
+  if (unknown.length) console.error(`scripts/test.mjs: unknown tiers (${Object.keys(PASSES).join(', ')}): ${unknown.join(', ')}`);
+  process.exit(1);
+}
+if (only.length) {
+  files = files.filter((f) => only.some((o) => f.includes(o)));
+  if (!files.length) {
+    console.error(`No test file's name contains ${only.join(' or ')}.`);
+    process.exit(1);
+  }
+}
 
+let failed = false;
+const summary = [];
+let first = true;
 for (const target of targets) {
   if (target === 'services') {
     const pg = await reachable('127.0.0.1', 5432);
@@ -44,18 +191,31 @@ for (const target of targets) {
         console.error(`REQUIRE_SERVICES=1 but ${missing} is not reachable.`);
         process.exit(1);
       }
-      console.log(`# skipping the Postgres + Redis pass: ${missing} is not reachable`);
+      const left = files.filter((f) => TIERS[nameOf(f)] === 'browser-services').length;
+      console.log(`# skipping the Postgres + Redis pass: ${missing} is not reachable${left ? ` (${left} browser files run only there)` : ''}`);
+      summary.push(`# pass services: skipped`);
       continue;
     }
   }
-  console.log(`\n# ===== target: ${target} (${files.length} files) =====`);
+  const pass = files.filter((f) => PASSES[TIERS[nameOf(f)]](target, first));
+  first = false;
+  const count = (tier) => pass.filter((f) => TIERS[nameOf(f)] === tier).length;
+  const tiers = Object.keys(PASSES).map((t) => count(t) && `${count(t)} ${t}`).filter(Boolean).join(', ');
+  const concurrency = process.env.TEST_CONCURRENCY ?? CONCURRENCY[target] ?? 2;
+  console.log(`\n# ===== target: ${target} (${pass.length} files: ${tiers || 'none'}; ${concurrency} at once) =====`);
+  if (!pass.length) { summary.push(`# pass ${target}: 0 files`); continue; }
+  const started = Date.now();
   const res = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...pass],
     // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
     // tests and in every process they start, not from a build that may be stale.
     { stdio: 'inherit', cwd: root, env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
   );
+  const line = `# pass ${target}: ${pass.length} files (${tiers}), ${Math.round((Date.now() - started) / 1000)} s${res.status === 0 ? '' : ', FAILED'}`;
+  console.log(line);
+  summary.push(line);
   if (res.status !== 0) failed = true;
 }
+console.log(`\n${summary.join('\n')}`);
 process.exit(failed ? 1 : 0);

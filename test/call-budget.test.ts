@@ -14,9 +14,18 @@ import { startToolport, type Toolport } from './helpers/target';
  * Issue #24: one time budget per call, nothing delivered after the app was answered, honest
  * results, and the approval receipt an add-on can require.
  */
+/**
+ * This file's call budget (CALL_BUDGET_SECONDS): the contract's 55 s cut to 20, so the measured case
+ * below runs at that scale instead of sleeping through a minute. 20 still gives the 12-second tool
+ * all its time.
+ */
+const BUDGET_SECONDS = 20;
+/** A moment of the measured case (ms against the 55 s budget), at this file's budget. */
+const scaled = (ms: number) => Math.round((ms * BUDGET_SECONDS) / 55);
+
 let tp: Toolport;
 before(async () => {
-  tp = await startToolport();
+  tp = await startToolport({ env: { CALL_BUDGET_SECONDS: String(BUDGET_SECONDS) } });
 });
 after(async () => {
   await tp?.stop();
@@ -39,9 +48,10 @@ const loggedCall = (person: { client: Client }, tool: string) =>
   until(async () => ((await person.client.get('/api/calls?limit=50')).body.items as any[]).find((c) => c.tool === tool), `the ${tool} call in the call log`);
 
 describe('one budget per call', () => {
-  it('answers the app inside the budget when confirm, approval and retries would pass 60 s, and never delivers after', async () => {
+  it('answers the app inside the budget when confirm, approval and retries would pass it, and never delivers after', async () => {
     // The measured case: a 4.5 s confirm step, the person allowing at 28 s, attempts that take 9 s
     // each and fail. Under one 30 s allowance per step the whole took ~61 s, past the SDK's 60 s.
+    // Every moment of it is scaled to this file's budget (scaled()), as the budget is.
     let start = 0;
     const attempts: number[] = [];
     const performed: number[] = [];
@@ -49,16 +59,16 @@ describe('one budget per call', () => {
       delete_note: async () => {
         const at = Date.now() - start;
         attempts.push(at);
-        if (at >= 56_000) {
+        if (at >= scaled(56_000)) {
           performed.push(at);
           return { text: 'Deleted.' };
         }
-        await sleep(9_000);
+        await sleep(scaled(9_000));
         return { status: 503, body: { error: 'busy' } };
       },
     });
     hook.onConfirm(async () => {
-      await sleep(4_500);
+      await sleep(scaled(4_500));
       return { confirm: { message: 'Delete the note “n1”?', style: 'destructive' } };
     });
     try {
@@ -71,7 +81,7 @@ describe('one budget per call', () => {
         (err: unknown) => ({ error: err, at: Date.now() - start }),
       );
       const approval = await until(async () => ((await person.client.get('/api/approvals?status=pending')).body as any[])[0], 'the approval');
-      await sleep(Math.max(0, 4_500 + 28_000 - (Date.now() - start)));
+      await sleep(Math.max(0, scaled(4_500 + 28_000) - (Date.now() - start)));
       assert.equal((await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' })).status, 200);
 
       const outcome = await answered;
@@ -79,7 +89,7 @@ describe('one budget per call', () => {
       assert.equal(outcome.result.isError, true);
       assert.match(textOf(outcome.result), /did not answer in time.*may or may not have completed/);
       // Wait past where the old allowances would have sent one more attempt.
-      await sleep(Math.max(0, 64_000 - (Date.now() - start)));
+      await sleep(Math.max(0, scaled(64_000) - (Date.now() - start)));
       assert.deepEqual(performed, [], 'the add-on performed nothing');
       assert.ok(attempts.length >= 1 && attempts.every((a) => a < outcome.at), `every attempt began before the app was answered: ${attempts} < ${outcome.at}`);
       const logged = await loggedCall(person, 'delete_note');

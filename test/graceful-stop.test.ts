@@ -39,7 +39,9 @@ const textOf = (s: Settled) => ('result' in s ? ((s.result.content as Array<{ te
 async function stopWithHeldCalls(signal: 'SIGTERM' | 'SIGINT', t: { diagnostic(m: string): void }) {
   const backing = await createBacking({ label: 'tp_stop' });
   backings.push(backing);
-  const proc = await spawnToolport('all', backing.env, { readyTimeoutMs: 120_000 });
+  // The calls wait out the grace for the person, then are answered: 8 s, not 25, keeps the last
+  // 4 s of it for the answers, as in production (SHUTDOWN_GRACE_SECONDS).
+  const proc = await spawnToolport('all', { ...backing.env, SHUTDOWN_GRACE_SECONDS: '8' }, { readyTimeoutMs: 120_000 });
   procs.push(proc);
   const person = await personWithNotes(proc.url, hook, { delete_note: true }, 'stop');
   const { provider } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });

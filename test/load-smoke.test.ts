@@ -5,7 +5,7 @@ import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { listPublicly, newPerson } from './helpers/http';
 import { openEvents, openEventsWhenFree } from './helpers/approvals';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
-import { CALL_BUDGET_MS } from '../packages/core/src/calls/call-tool';
+import { parseConfig } from '@toolport/core';
 import { spawnToolport, type ToolportProcess } from './helpers/private-services';
 import { createBacking, UNLIMITED_CALLS, type Backing } from './helpers/target';
 
@@ -25,6 +25,8 @@ const TIMEOUT_SECONDS = 20;
  * every call that got its approval stays open until it ends.
  */
 const SETTING_UP = 64;
+/** The call budget the process runs with: the default, as it sets no CALL_BUDGET_SECONDS. */
+const CALL_BUDGET_MS = parseConfig({}).callBudgetSeconds * 1000;
 const PEOPLE = 200;
 const STREAMS_PER_PERSON = 10;
 

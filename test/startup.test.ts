@@ -215,6 +215,23 @@ describe('start-up', { concurrency: true }, () => {
     );
   });
 
+  it('takes a shorter call budget, approval wait, shutdown grace and stream heartbeat (for tests), never a longer one', () => {
+    const timers = { CALL_BUDGET_SECONDS: 55, APPROVAL_TIMEOUT_SECONDS: 30, SHUTDOWN_GRACE_SECONDS: 25, STREAM_HEARTBEAT_SECONDS: 15 };
+    const c = parseConfig({});
+    assert.deepEqual([c.callBudgetSeconds, c.approvalTimeoutSeconds, c.shutdownGraceSeconds, c.streamHeartbeatSeconds], Object.values(timers), 'the defaults');
+    const short = parseConfig({ CALL_BUDGET_SECONDS: '20', APPROVAL_TIMEOUT_SECONDS: '8', SHUTDOWN_GRACE_SECONDS: '6', STREAM_HEARTBEAT_SECONDS: '1' });
+    assert.deepEqual([short.callBudgetSeconds, short.approvalTimeoutSeconds, short.shutdownGraceSeconds, short.streamHeartbeatSeconds], [20, 8, 6, 1]);
+    for (const [name, max] of Object.entries(timers)) {
+      for (const bad of [String(max + 1), '0', '2.5']) {
+        assert.throws(
+          () => parseConfig({ [name]: bad }),
+          (err: unknown) => err instanceof ConfigError && err.problems.length === 1 && err.problems[0] === `${name} must be a whole number from 1 to ${max}, not "${bad}".`,
+          `${name}=${bad}`,
+        );
+      }
+    }
+  });
+
   it('the embedded default answers on 127.0.0.1 but not on another address of this machine; HOST=0.0.0.0 does', { skip: embeddedOnly }, async (t) => {
     const address = otherAddress();
     if (!address) return t.skip('this machine has no non-loopback IPv4 address to try');

@@ -7,11 +7,12 @@ import { startToolport, type Toolport } from './helpers/target';
 /**
  * A live stream is opened with a credential and lasts as long as the client likes: it must end
  * once that credential stops holding (signed out, key revoked), not stay a window onto the
- * account. The streams check at each heartbeat (15 s); the wait below is the test's own timeout.
+ * account. The streams check at each heartbeat (15 s; 1 s here, STREAM_HEARTBEAT_SECONDS, so the
+ * test does not sleep through it); the wait below is the test's own timeout.
  */
 let tp: Toolport;
 before(async () => {
-  tp = await startToolport();
+  tp = await startToolport({ env: { STREAM_HEARTBEAT_SECONDS: '1' } });
 });
 after(async () => {
   await tp?.stop();

@@ -1,6 +1,6 @@
 import { checkDependencies, ConfigError, parseConfig, productionSecretProblems, startTracing } from '@toolport/core';
 import { runEntry } from './run';
-import { SHUTDOWN_GRACE_MS, startServer } from './server';
+import { startServer } from './server';
 import { startWorker } from './worker';
 
 /** What closing the services may take after the drain's grace. */
@@ -28,7 +28,7 @@ async function main() {
       setTimeout(() => {
         server.svc.log.error('shutdown took too long; exiting', { signal });
         process.exit(1);
-      }, SHUTDOWN_GRACE_MS + EXIT_AFTER_GRACE_MS).unref();
+      }, config.shutdownGraceSeconds * 1000 + EXIT_AFTER_GRACE_MS).unref();
     }
     try {
       await server.close();

@@ -11,17 +11,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** How long a stopping server lets requests in flight finish (within Kubernetes' 40 s grace, after a 10 s preStop). */
-export const SHUTDOWN_GRACE_MS = 25_000;
-/**
- * Kept at the end of the grace for the calls still waiting for approval: they are then recorded
- * cancelled and answered on their own connections, which must still be open (they used to be cut
- * first, so their apps heard nothing).
- */
+/** Held calls are answered cancelled on their own connections, which must still be open then. */
 const ANSWER_HELD_MS = 4_000;
 
 /** Builds the services, migrates, and listens. Used by `main.ts` and by the tests. */
-export async function startServer(config: Config, overrides: ServiceOverrides = {}, graceMs = SHUTDOWN_GRACE_MS): Promise<RunningServer> {
+export async function startServer(config: Config, overrides: ServiceOverrides = {}): Promise<RunningServer> {
+  // How long a stopping server lets requests in flight finish: within Kubernetes' 40 s grace, after a 10 s preStop.
+  const graceMs = config.shutdownGraceSeconds * 1000;
   const svc = await createServices(config, overrides);
   // The first start makes the access-token signing key, not the first sign-in.
   await ensureSigningKeys(svc);

@@ -58,6 +58,12 @@ export interface Config {
   tracing?: TracingConfig;
   /** How long a destructive call waits for the person (APPROVAL_TIMEOUT_SECONDS): 30 by contract, shorter for tests. */
   approvalTimeoutSeconds: number;
+  /** How long a whole tool call may take before the app is answered (CALL_BUDGET_SECONDS): 55 by contract, shorter for tests. */
+  callBudgetSeconds: number;
+  /** How long a stopping API process lets requests in flight finish (SHUTDOWN_GRACE_SECONDS): 25, shorter for tests. */
+  shutdownGraceSeconds: number;
+  /** How often a live event stream is pinged and its credential checked again (STREAM_HEARTBEAT_SECONDS): 15, shorter for tests. */
+  streamHeartbeatSeconds: number;
   /** Tests only, never read from the environment: a cheaper scrypt for new password hashes (unset: PASSWORD_COST). */
   passwordCost?: ScryptCost;
 }
@@ -230,6 +236,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 
   // DESIGN.md fixes the wait at 30 s; a shorter one exists for tests and load smokes, never a longer one.
   const approvalTimeoutSeconds = whole('APPROVAL_TIMEOUT_SECONDS', 30, 30);
+  // The timers below are fixed by what lies outside Toolport (the SDK clients' 60 s, Kubernetes'
+  // 40 s grace, proxies' idle cut-offs); a shorter one exists so tests need not sleep through them.
+  const callBudgetSeconds = whole('CALL_BUDGET_SECONDS', 55, 55);
+  const shutdownGraceSeconds = whole('SHUTDOWN_GRACE_SECONDS', 25, 25);
+  const streamHeartbeatSeconds = whole('STREAM_HEARTBEAT_SECONDS', 15, 15);
 
   let tracing: TracingConfig | undefined;
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT) {
@@ -290,6 +301,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     operators,
     tracing,
     approvalTimeoutSeconds,
+    callBudgetSeconds,
+    shutdownGraceSeconds,
+    streamHeartbeatSeconds,
   };
 }
 

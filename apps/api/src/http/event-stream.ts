@@ -1,4 +1,3 @@
-const HEARTBEAT_MS = 15_000;
 /** Events queued for a client that stopped reading; past this it is cut off rather than buffered. */
 const MAX_QUEUED = 256;
 const encoder = new TextEncoder();
@@ -13,7 +12,8 @@ export const sseFrame = (event: string, id: string, data: unknown) => `event: ${
 export async function eventStream(
   request: Request,
   open: (send: (frame: string) => void) => Promise<{ close(): unknown }>,
-  stillAllowed?: () => Promise<boolean>,
+  stillAllowed: (() => Promise<boolean>) | undefined,
+  heartbeatMs: number,
 ): Promise<Response> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let source: { close(): unknown } | undefined;
@@ -55,7 +55,7 @@ export async function eventStream(
   heartbeat = setInterval(() => {
     write(': ping\n\n');
     void check();
-  }, HEARTBEAT_MS);
+  }, heartbeatMs);
   heartbeat.unref();
   return new Response(stream, {
     headers: {

@@ -19,5 +19,6 @@ export const deliveryRoutes = new Hono<AppEnv>()
     eventStream(c.req.raw, (send) =>
       openLiveDeliveries({ ctx: ctxOf(c), addonId: c.req.param('id'), send: (d) => send(sseFrame('delivery', `${d.callId}.${d.attempt}`, d)) }),
       credentialCheck(c),
+      c.get('svc').config.streamHeartbeatSeconds * 1000,
     ),
   );

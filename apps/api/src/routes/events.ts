@@ -18,5 +18,6 @@ export const eventRoutes = new Hono<AppEnv>().get('/events', requirePerson, (c) 
       send: (e) => send(sseFrame(e.event, e.id, e.data)),
     }),
     credentialCheck(c),
+    c.get('svc').config.streamHeartbeatSeconds * 1000,
   ),
 );

@@ -5,7 +5,6 @@ import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
 import { APPROVALS_CHANNEL, userChannel } from '../events/channels';
 import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
-import { CALL_BUDGET_MS } from '../calls/call-tool';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { CallOutcome } from '../queue/types';
 import type { Services } from '../services';
@@ -238,9 +237,9 @@ class ApprovalsImpl implements ApprovalsService {
   /** The progress message around the approval's id (its own page), built once. */
   private readonly progressBefore: string;
   private readonly progressAfter: string;
-  /** performance.now() of the last renewal (0: none yet); only the time since it is read. */
   /** This process's row in approval_holders (see LEASE_SECONDS). */
   private readonly holderId = newId('hld');
+  /** performance.now() of the last renewal (0: none yet); only the time since it is read. */
   private renewedAt = 0;
   private renewing: Promise<void> | undefined;
   private renewRetry: NodeJS.Timeout | undefined;
@@ -260,15 +259,15 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly insertStatement: ReturnType<typeof prepareInsert>;
 
   constructor(readonly svc: Services, opts: ApprovalsOptions) {
-    this.lease = svc.database.leaseConnection({ connectTimeoutS: RENEW_TIMEOUT_MS / 1000, reconnectS: LEASE_RECONNECT_S });
     this.ttl = opts.ttlSeconds ?? APPROVAL_TTL_SECONDS;
+    this.lease = svc.database.leaseConnection({ connectTimeoutS: RENEW_TIMEOUT_MS / 1000, reconnectS: LEASE_RECONNECT_S });
     this.insertStatement = prepareInsert(svc.db);
     this.confirmDeadlineMs = opts.confirmDeadlineMs ?? CONFIRM_DEADLINE_MS;
     this.progressEveryMs = opts.progressEveryMs ?? PROGRESS_EVERY_MS;
     this.progressBefore = `Waiting for the person to approve in the Toolport dashboard or on their phone: ${svc.config.publicUrl}/approvals/`;
     this.progressAfter =
-      `. No answer within ${this.ttl} seconds is no; the call is answered within ${CALL_BUDGET_MS / 1000} seconds in all.`;
-    this.gates = svc.bus.subscribe(GATES_CHANNEL, (msg) => void this.onGates(msg)).catch((err) => {
+      `. No answer within ${this.ttl} seconds is no; the call is answered within ${svc.config.callBudgetSeconds} seconds in all.`;
+    this.gates = svc.changes.follow('gate', (msg) => void this.onGates(msg)).catch((err) => {
       svc.log.error('cannot follow revocations; approvals still expire', { err });
       return undefined;
     });

@@ -35,7 +35,6 @@ const CALL_DEADLINE_MS = 30_000;
  * The call budget (CALL_BUDGET_SECONDS, 55 s) holds confirm, approval and every delivery attempt:
  * 5 s under the SDK clients' 60 s request timeout, so the app hears the outcome before it retries.
  */
-export const CALL_BUDGET_MS = 55_000;
 /** Less than this left of the budget: the call is not sent at all (it could only time out). */
 const MIN_DELIVERY_MS = 1_000;
 /** A place among a person's waiting approvals outlives the longest wait: the add-on's description (5 s), the person (30 s). */
@@ -126,14 +125,16 @@ type Logged = Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string;
 /** One call on its way: what its log row, metric and span need, whichever step ends it. */
 class CallRun {
   readonly started = performance.now();
-  /** Epoch ms by which the app is answered, whatever happens (CALL_BUDGET_MS). */
-  readonly budgetEnd = Date.now() + CALL_BUDGET_MS;
+  /** Epoch ms by which the app is answered, whatever happens (config.callBudgetSeconds). */
+  readonly budgetEnd: number;
   constructor(
     readonly svc: Services,
     readonly actor: AppActor,
     readonly id: string,
     readonly span: Span,
-  ) {}
+  ) {
+    this.budgetEnd = svc.clock.now().getTime() + svc.config.callBudgetSeconds * 1000;
+  }
 
   log(rec: Logged) {
     const { svc, actor, span } = this;
@@ -402,7 +403,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
   if (deadline - now < MIN_DELIVERY_MS) {
     void call.slot?.().catch(() => {});
     run.log({ ...where, ...decided, outcome: 'timed_out', detail: 'budget' });
-    return text(`The call ran out of time before it could be sent to the add-on (a call has ${CALL_BUDGET_MS / 1000} seconds in all), so it did not run.`, true);
+    return text(`The call ran out of time before it could be sent to the add-on (a call has ${svc.config.callBudgetSeconds} seconds in all), so it did not run.`, true);
   }
   const slot = addonSlot(svc, tool.addonId);
   const release = call.slot !== undefined ? call.slot : await svc.limiter.acquire(slot.key, slot.max, slot.ttlMs);
