@@ -94,24 +94,23 @@ export class Caches {
         this.onClose.push(() => map.clear());
         return map;
       },
-      subscribe: async (channel, handler) => {
-        // Made after close (a late request of a stopping process): works, follows nothing.
-        if (this.closed) return;
-        const subscribed = this.svc.bus.subscribe(channel, handler);
-        this.onClose.push(() => subscribed.then((off) => off(), () => {}));
-        await subscribed;
-      },
+      subscribe: (channel, handler) => this.until(() => this.svc.bus.subscribe(channel, handler)),
       follow: async (change, handler) => {
         if (!kind.follows.includes(change)) throw new Error(`The ${kind.name} cache follows "${change}" changes without declaring them in cacheKind.`);
-        if (this.closed) return;
-        const following = this.svc.changes.follow(change, handler);
-        this.onClose.push(() => following.then((off) => off(), () => {}));
-        await following;
+        return this.until(() => this.svc.changes.follow(change, handler));
       },
       afterReconnect: (listener) => {
         if (!this.closed) this.onClose.push(this.svc.bus.afterReconnect(listener));
       },
     };
+  }
+
+  /** Starts a subscription that ends on close; made after close (a late request of a stopping process), it follows nothing. */
+  private async until(start: () => Promise<() => Promise<void>>): Promise<void> {
+    if (this.closed) return;
+    const started = start();
+    this.onClose.push(() => started.then((off) => off(), () => {}));
+    await started;
   }
 
   /** This services' cache of `kind`, made on first use. */
