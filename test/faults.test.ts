@@ -119,13 +119,16 @@ async function pendingApprovals(): Promise<any[]> {
   return res.body;
 }
 
-async function waitPending(ids: string[], timeoutMs = 15_000) {
+/** Waits for the approvals of `ids`; if they never appear, says what `calls` answered instead. */
+async function waitPending(ids: string[], calls: Promise<Answer>[] = [], timeoutMs = 15_000) {
+  const answered: Record<string, Answer> = {};
+  calls.forEach((c, i) => void c.then((a) => (answered[ids[i]] = a)));
   const until = Date.now() + timeoutMs;
   for (;;) {
     const pending = await pendingApprovals();
     const found = ids.map((id) => pending.find((a) => a.arguments?.id === id));
     if (found.every(Boolean)) return found as any[];
-    if (Date.now() > until) throw new Error(`approvals for ${ids.join(', ')} never appeared`);
+    if (Date.now() > until) throw new Error(`approvals for ${ids.join(', ')} never appeared; the calls answered ${JSON.stringify(answered)}`);
     await sleep(50);
   }
 }
@@ -249,7 +252,7 @@ describe('faults on real services', { skip, concurrency: false }, () => {
   it('an allow posted while Redis is down runs the held call once Redis is back, not at its expiry', async (t) => {
     const id = `redis-decide-${randomBytes(3).toString('hex')}`;
     const running = call(apiA, 'delete_note', { id });
-    const [pending] = await waitPending([id]);
+    const [pending] = await waitPending([id], [running]);
     await redis.kill();
     // Recorded in Postgres; the broadcast that would wake the holder cannot go out.
     const decided = await person.client.post(`/api/approvals/${pending.id}/decision`, { decision: 'allow' });
@@ -270,7 +273,7 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     const id = `redis-cancel-${randomBytes(3).toString('hex')}`;
     const running = call(apiA, 'delete_note', { id });
     const requestId = rpc; // the id `call` just sent
-    await waitPending([id]);
+    await waitPending([id], [running]);
     await redis.kill();
     try {
       // The app's notifications/cancelled, as the SDK's client sends it, to the process holding the call.
@@ -298,7 +301,7 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     const since = Date.now();
     const ids = ['pg-del-allow', 'pg-del-deny', 'pg-del-expire'];
     const destructive = ids.map((id, i) => call(i % 2 ? apiB : apiA, 'delete_note', { id }));
-    const pending = await waitPending(ids);
+    const pending = await waitPending(ids, destructive);
     const notes = noteTexts.map((text, i) => call(i % 2 ? apiB : apiA, 'add_note', { text }));
     await sleep(150);
     await pg.kill();
@@ -383,7 +386,7 @@ describe('faults on real services', { skip, concurrency: false }, () => {
     const apiC = await start('api', undefined, { APPROVAL_TIMEOUT_SECONDS: '30' });
     const ids = ['api-kill-0', 'api-kill-1', 'api-kill-2'];
     const calls = ids.map((id) => call(apiC, 'delete_note', { id }));
-    const pending = await waitPending(ids);
+    const pending = await waitPending(ids, calls);
     const killedAt = Date.now();
     await apiC.kill('SIGKILL');
     const answers = await Promise.all(calls);

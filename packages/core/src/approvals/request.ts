@@ -239,8 +239,8 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly progressAfter: string;
   /** This process's row in approval_holders (see LEASE_SECONDS). */
   private readonly holderId = newId('hld');
-  /** performance.now() of the last renewal (0: none yet); only the time since it is read. */
-  private renewedAt = 0;
+  /** performance.now() of the last renewal; undefined until the first (a process may hold a call in its first 3 s). */
+  private renewedAt: number | undefined;
   private renewing: Promise<void> | undefined;
   private renewRetry: NodeJS.Timeout | undefined;
   private renewFailures = 0;
@@ -359,7 +359,7 @@ class ApprovalsImpl implements ApprovalsService {
 
   /** Before a new approval names this process as its holder, the lease must be fresh. */
   private async holding() {
-    if (performance.now() - this.renewedAt >= RENEW_EVERY_MS) await this.renewHolder();
+    if (this.renewedAt === undefined || performance.now() - this.renewedAt >= RENEW_EVERY_MS) await this.renewHolder();
   }
 
   get waiting() {
@@ -605,7 +605,7 @@ class ApprovalsImpl implements ApprovalsService {
     const stopListening = await this.decisions?.catch(() => undefined);
     await stopListening?.().catch(() => {});
     // Nothing of ours is waiting any more; the sweeper would forget the row within the hour anyway.
-    if (this.renewedAt) await this.svc.db.delete(approvalHolders).where(eq(approvalHolders.id, this.holderId)).catch(() => {});
+    if (this.renewedAt !== undefined) await this.svc.db.delete(approvalHolders).where(eq(approvalHolders.id, this.holderId)).catch(() => {});
     this.lease.reset();
   }
 }
