@@ -122,7 +122,7 @@ async function pendingApprovals(): Promise<any[]> {
 /** Waits for the approvals of `ids`; if they never appear, says what `calls` answered instead. */
 async function waitPending(ids: string[], calls: Promise<Answer>[] = [], timeoutMs = 15_000) {
   const answered: Record<string, Answer> = {};
-  calls.forEach((c, i) => void c.then((a) => (answered[ids[i]] = a)));
+  calls.forEach((c, i) => void c.then((a) => (answered[ids[i] ?? i] = a)));
   const until = Date.now() + timeoutMs;
   for (;;) {
     const pending = await pendingApprovals();
