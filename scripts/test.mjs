@@ -4,8 +4,8 @@
 // services the second pass is skipped, unless REQUIRE_SERVICES=1 (CI), where their absence fails
 // the run. `npm test -- oauth` runs the files whose name contains `oauth`, each in its passes;
 // TEST_TARGETS=services runs one pass.
-import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -16,6 +16,9 @@ import path from 'node:path';
  *   both              a Toolport (or a port) on the pass's own backing: in both passes. The ports
  *                     (database, queue, bus, limiter, lease, dispatch) are here, so each backing
  *                     meets their contract; when in doubt a file is `both`
+ *   surface           a Toolport, but what it checks is the public surface (protocol shapes, input
+ *                     checks, the packages, the kits, the CLI), the same code on either backing:
+ *                     once, in the embedded pass
  *   browser-embedded  drives Chromium along a person's path, which is what `npm start` runs: once,
  *                     in the embedded pass
  *   browser-services  drives Chromium and is about the hosted deployment (several processes,
@@ -26,7 +29,7 @@ const TIERS = {
   accounts: 'both',
   'addon-accounts': 'both',
   'addon-kit-accounts': 'browser-embedded', // the kits against a real OAuth provider; no Toolport at all
-  'addon-kit-python': 'both',
+  'addon-kit-python': 'surface',
   'addon-kit': 'unit',
   'addon-settings': 'both', // a browser step, but also what the BullMQ job carries
   addons: 'both',
@@ -45,11 +48,11 @@ const TIERS = {
   'call-log': 'both',
   'change-registry': 'both',
   'check-script': 'both',
-  'cli-addons': 'both',
+  'cli-addons': 'surface',
   'cli-dev': 'both',
   'cli-local': 'unit',
-  cli: 'both',
-  conformance: 'both',
+  cli: 'surface',
+  conformance: 'surface',
   'connected-accounts': 'browser-embedded', // the person's side; account-tokens has the call path on both
   'core-cycles': 'unit',
   'dashboard-accounts': 'browser-embedded',
@@ -71,7 +74,7 @@ const TIERS = {
   dashboard: 'browser-embedded',
   'dispatch-bullmq': 'both',
   dispatch: 'both',
-  errors: 'both',
+  errors: 'surface',
   'example-notes': 'unit',
   'faults-lease': 'both',
   faults: 'both',
@@ -87,25 +90,25 @@ const TIERS = {
   manifest: 'unit',
   'mcp-approvals': 'both',
   'mcp-list-changed': 'both',
-  'mcp-revisions': 'both',
+  'mcp-revisions': 'surface',
   mcp: 'both',
   metrics: 'both',
   'multi-process': 'both',
-  'oauth-cimd': 'both',
+  'oauth-cimd': 'surface',
   'oauth-refresh-race': 'both',
   'oauth-tokens': 'both',
   oauth: 'both',
   operators: 'browser-services', // operators review the listings of a hosted deployment
   outbound: 'unit',
-  packages: 'both',
-  'password-cost': 'both',
-  'pathological-patterns': 'both',
+  packages: 'surface',
+  'password-cost': 'surface',
+  'pathological-patterns': 'surface',
   patterns: 'unit',
   'push-dismiss': 'browser-services', // Web Push through the real service worker
   push: 'both',
   'real-clients': 'browser-embedded',
   releases: 'both', // a browser step, but releases and apps on two servers on services
-  'security-arguments': 'both',
+  'security-arguments': 'surface',
   'security-auth': 'both',
   'security-mcp': 'both',
   'security-oauth': 'both',
@@ -125,6 +128,7 @@ const TIERS = {
 const PASSES = {
   unit: (target, first) => first,
   both: () => true,
+  surface: (target) => target === 'embedded',
   'browser-embedded': (target) => target === 'embedded',
   'browser-services': (target) => target === 'services',
 };
@@ -140,6 +144,8 @@ const targets = (process.env.TEST_TARGETS ?? 'embedded,services').split(',');
  * one number for every pass, to measure another.
  */
 const CONCURRENCY = { embedded: 2, services: 3 };
+/** With TEST_PASSES=together: both passes at once, two files each. */
+const CONCURRENCY_TOGETHER = { embedded: 2, services: 2 };
 
 function findTests(dir) {
   const out = [];
@@ -158,6 +164,10 @@ function reachable(host, port) {
     s.on('timeout', () => { s.destroy(); resolve(false); });
   });
 }
+
+/** Where a pass's per-file times go (scripts/file-times.mjs). */
+const timesFile = (target) => path.join(root, '.test-times', `${target}.txt`);
+mkdirSync(path.join(root, '.test-times'), { recursive: true });
 
 const nameOf = (file) => path.relative(path.join(root, 'test'), file).replace(/\.test\.ts$/, '');
 let files = findTests(path.join(root, 'test'));
@@ -178,8 +188,9 @@ if (only.length) {
   }
 }
 
-let failed = false;
 const summary = [];
+/** The passes this run makes, in order: a target and its files. */
+const passes = [];
 let first = true;
 for (const target of targets) {
   if (target === 'services') {
@@ -199,23 +210,61 @@ for (const target of targets) {
   }
   const pass = files.filter((f) => PASSES[TIERS[nameOf(f)]](target, first));
   first = false;
+  if (!pass.length) summary.push(`# pass ${target}: 0 files`);
+  else passes.push({ target, files: pass });
+}
+
+/**
+ * Runs one pass as its own `node --test`. `out` null: its TAP goes straight to stdout; else to that
+ * file, printed whole once the pass ends (passes that run together do not interleave their output).
+ */
+function runPass({ target, files: pass }, concurrency, out) {
   const count = (tier) => pass.filter((f) => TIERS[nameOf(f)] === tier).length;
   const tiers = Object.keys(PASSES).map((t) => count(t) && `${count(t)} ${t}`).filter(Boolean).join(', ');
-  const concurrency = process.env.TEST_CONCURRENCY ?? CONCURRENCY[target] ?? 2;
-  console.log(`\n# ===== target: ${target} (${pass.length} files: ${tiers || 'none'}; ${concurrency} at once) =====`);
-  if (!pass.length) { summary.push(`# pass ${target}: 0 files`); continue; }
+  const header = `\n# ===== target: ${target} (${pass.length} files: ${tiers}; ${concurrency} at once) =====`;
+  if (!out) console.log(header);
   const started = Date.now();
-  const res = spawnSync(
+  const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...pass],
+    [
+      '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000',
+      '--test-reporter=tap', `--test-reporter-destination=${out ?? 'stdout'}`,
+      `--test-reporter=${path.join(root, 'scripts/file-times.mjs')}`, `--test-reporter-destination=${timesFile(target)}`,
+      ...pass,
+    ],
     // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
     // tests and in every process they start, not from a build that may be stale.
-    { stdio: 'inherit', cwd: root, env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
+    { stdio: ['ignore', out ? 'ignore' : 'inherit', 'inherit'], cwd: root, env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
   );
-  const line = `# pass ${target}: ${pass.length} files (${tiers}), ${Math.round((Date.now() - started) / 1000)} s${res.status === 0 ? '' : ', FAILED'}`;
-  console.log(line);
-  summary.push(line);
-  if (res.status !== 0) failed = true;
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      if (out) {
+        console.log(header);
+        try { process.stdout.write(readFileSync(out)); } catch {}
+      }
+      try {
+        const slowest = readFileSync(timesFile(target), 'utf8').split('\n').filter(Boolean).slice(0, 8);
+        console.log(`\n# the slowest files of this pass (their tests' summed time; all in ${path.relative(root, timesFile(target))}):\n${slowest.map((l) => `#   ${l.replace(root + '/', '')}`).join('\n')}`);
+      } catch {}
+      const ok = code === 0 && !signal;
+      const line = `# pass ${target}: ${pass.length} files (${tiers}), ${Math.round((Date.now() - started) / 1000)} s${ok ? '' : ', FAILED'}`;
+      console.log(line);
+      resolve({ line, ok });
+    });
+  });
 }
+
+const together = process.env.TEST_PASSES === 'together' && passes.length > 1;
+let results;
+if (together) {
+  // Each pass on its own: the services pass waits on processes and services, the embedded one
+  // keeps the cores busy; at once they fill each other's idle time.
+  results = await Promise.all(passes.map((p, i) => runPass(p, process.env.TEST_CONCURRENCY ?? CONCURRENCY_TOGETHER[p.target] ?? 2, i === 0 ? null : path.join(root, '.test-times', `${p.target}.tap`))));
+} else {
+  results = [];
+  for (const p of passes) results.push(await runPass(p, process.env.TEST_CONCURRENCY ?? CONCURRENCY[p.target] ?? 2, null));
+}
+summary.push(...results.map((r) => r.line));
+const failed = results.some((r) => !r.ok);
 console.log(`\n${summary.join('\n')}`);
 process.exit(failed ? 1 : 0);
