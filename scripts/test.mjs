@@ -5,7 +5,7 @@
 // the run. `npm test -- oauth` runs the files whose name contains `oauth`, each in its passes;
 // TEST_TARGETS=services runs one pass.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -240,12 +240,12 @@ function runPass({ target, files: pass }, concurrency, out) {
     child.on('exit', (code, signal) => {
       if (out) {
         console.log(header);
-        try { process.stdout.write(readFileSync(out)); } catch {}
+        if (existsSync(out)) process.stdout.write(readFileSync(out));
       }
-      try {
+      if (existsSync(timesFile(target))) {
         const slowest = readFileSync(timesFile(target), 'utf8').split('\n').filter(Boolean).slice(0, 8);
         console.log(`\n# the slowest files of this pass (their tests' summed time; all in ${path.relative(root, timesFile(target))}):\n${slowest.map((l) => `#   ${l.replace(root + '/', '')}`).join('\n')}`);
-      } catch {}
+      }
       const ok = code === 0 && !signal;
       const line = `# pass ${target}: ${pass.length} files (${tiers}), ${Math.round((Date.now() - started) / 1000)} s${ok ? '' : ', FAILED'}`;
       console.log(line);
