@@ -37,6 +37,7 @@ const TIERS = {
   'approval-rules': 'both', // one browser step among rules enforced on the call path
   'approvals-confirm': 'both',
   'approvals-in-app': 'browser-services', // also decides across API processes
+  'approvals-in-app-modern': 'browser-embedded',
   'approvals-live': 'both',
   approvals: 'both',
   arguments: 'unit',
@@ -79,6 +80,7 @@ const TIERS = {
   'faults-lease': 'both',
   faults: 'both',
   'graceful-stop': 'both',
+  'held-calls': 'both',
   infra: 'unit',
   journeys: 'browser-embedded',
   'key-rotation': 'both',

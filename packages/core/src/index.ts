@@ -77,6 +77,11 @@ export {
   getPushKey,
   subscribePush,
   unsubscribePush,
+  awaitHeldResult,
+  issueRequestState,
+  keepHeldResult,
+  readRequestState,
+  RESULT_KEPT_MINUTES,
 } from './approvals/index';
 export type { ApprovalsService, ApprovalEvents, ElicitationAnswer, UserEvent } from './approvals/index';
 export {

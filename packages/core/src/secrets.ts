@@ -33,6 +33,10 @@ export interface Secrets {
   approvalActionTokenValid(value: string, token: string): boolean;
   /** Derived, not random, so a request racing the rotation gets the same successor without storing it. */
   refreshSuccessors(token: string): string[];
+  /** The MAC of a 2026-07-28 `requestState` Toolport issues (current master key). */
+  requestStateMac(value: string): string;
+  /** Whether a returned `requestState` carries Toolport's MAC under any master key of the ring. */
+  requestStateMacValid(value: string, mac: string): boolean;
 }
 
 /** The row in `service_secrets` holding the keys that must outlive a master key. */
@@ -105,6 +109,8 @@ export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
     approvalActionToken: (value) => actionToken(ring[0]!, value),
     approvalActionTokenValid: (value, token) => ring.some((m) => safeEqual(actionToken(m, value), token)),
     refreshSuccessors: (token) => ring.map((m) => `tprt_${keyedDigest(m, 'refresh-successor', token)}`),
+    requestStateMac: (value) => keyedDigest(ring[0]!, 'request-state', value),
+    requestStateMacValid: (value, mac) => ring.some((m) => safeEqual(keyedDigest(m, 'request-state', value), mac)),
   };
 }
 

@@ -7,3 +7,4 @@ export type { ApprovalEvents } from './events';
 export { getPushKey, subscribePush, unsubscribePush } from './push';
 export type { ApprovalPush } from './push';
 export type { ApprovalView, RecordedDecision, UserEvent } from './records';
+export { awaitHeldResult, issueRequestState, keepHeldResult, readRequestState, RESULT_KEPT_MINUTES } from './held';

@@ -21,6 +21,7 @@ import {
   type LapsedLeases,
   type UserEvent,
 } from './records';
+import { forgetHeldResults } from './held';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
 const APPROVAL_TTL_SECONDS = 30;
@@ -308,6 +309,7 @@ class ApprovalsImpl implements ApprovalsService {
     this.sweeping = true;
     try {
       await expireOverdue(this.svc, this.lapsed);
+      await forgetHeldResults(this.svc);
     } catch (err) {
       this.svc.log.warn('approval sweep failed', { err });
     } finally {
@@ -467,7 +469,7 @@ class ApprovalsImpl implements ApprovalsService {
     );
     const inserted = await inserting;
     this.announce(w, req, confirm, inserted);
-    if (req.elicit && inserted.urlElicitation) this.elicit(w, req);
+    if (req.elicit && (req.elicitDeclared ?? inserted.urlElicitation)) this.elicit(w, req);
     this.progress(w);
     // Without a progress token nothing is sent while it waits: no timer every 5 s for each held call.
     const now = this.svc.clock.now().getTime();

@@ -68,6 +68,7 @@ export interface CallToolInput {
   onHold?: () => void;
   /** URL elicitation: an approval's page, or an account's connect page. */
   elicit?: ApprovalRequest['elicit'];
+  elicitDeclared?: ApprovalRequest['elicitDeclared'];
 }
 
 /**
@@ -264,6 +265,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
         onHold: input.onHold,
         ...(mustAsk ? { mustAsk } : {}),
         elicit: input.elicit,
+        elicitDeclared: input.elicitDeclared,
       }),
     );
   } catch (err) {
@@ -306,7 +308,7 @@ async function needsAccount(run: CallRun, input: CallToolInput, call: Checked, m
   run.log({ ...call.where, outcome: 'needs_setup', detail: `account ${missing.account.provider}: ${missing.failure === null ? 'not connected' : 'failed'}` });
   if (input.elicit) {
     try {
-      if (await grantDeclaresUrlElicitation(svc, actor.grantId)) {
+      if (input.elicitDeclared ?? (await grantDeclaresUrlElicitation(svc, actor.grantId))) {
         input.elicit({
           kind: 'account',
           elicitationId: newToken('con_', 16),

@@ -29,6 +29,8 @@ export interface ApprovalRequest {
   mustAsk?: boolean;
   /** URL-mode elicitation: the app's answer never decides the call, only the person does. */
   elicit?: (link: ElicitationLink) => void;
+  /** The request itself declared URL elicitation (2026-07-28 sends capabilities with each); else the grant's record from initialize. */
+  elicitDeclared?: boolean;
 }
 
 /** An approval's page, or an account's connect page; the app's answer means nothing either way. */

@@ -15,6 +15,8 @@ export const RULES_CHANNEL = 'approval-rules';
 export const KEYS_CHANNEL = 'signing-keys';
 /** One channel for all approvals: a SUBSCRIBE per waiting call costs two Redis round trips. */
 export const APPROVALS_CHANNEL = 'approvals:decided';
+/** `{id}` (an approval's): its held call's answer is kept (approvals/held.ts), for a retry waiting anywhere. */
+export const HELD_RESULTS_CHANNEL = 'approvals:result';
 
 /**
  * Cancellation travels in two steps, each on its channel. An app's `notifications/cancelled` may
@@ -77,6 +79,7 @@ export interface BusMessages {
   [RULES_CHANNEL]: { userId?: string } & FromFeed;
   [KEYS_CHANNEL]: { kid: string };
   [APPROVALS_CHANNEL]: { id: string };
+  [HELD_RESULTS_CHANNEL]: { id: string };
   [REQUEST_CANCEL_CHANNEL]: { key: string };
   [CANCEL_CHANNEL]: { callId: string; deadline: number };
   [channel: `user:${string}`]: UserEvent;

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { Services, ToolResult } from '@toolport/core';
+import { declaresUrlElicitation, type Services, type ToolResult } from '@toolport/core';
 import { acceptsEncoding } from '../../http/accept-encoding';
 import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
 import { gzipHead, gzipWithTail, type GzipHead } from '../../http/gzip';
@@ -9,7 +9,8 @@ import type { ChangeStreams, StreamAccess } from './change-streams';
 import { jsonRpcAnswer, jsonRpcResult, RESULT_OPEN, resultTail } from './frames';
 import { listFailed, toolList, type Listing } from './listing';
 import { answerDirect, answerStreamed, type EncodeResult } from './node-writers';
-import { INVALID_PARAMS, instructionsFor, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
+import { callOfferingPage, answerRetry } from './held-call';
+import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
 import { runToolCall } from './tool-call';
 
 /*
@@ -58,7 +59,7 @@ function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): R
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** basic/patterns/mrtr: Toolport asks for no input, but when sent these must still have their shapes. */
+/** basic/patterns/mrtr: the shapes of a retry's fields (held-call.ts reads what they say). */
 function retryProblem(params: Record<string, unknown>): string | undefined {
   const { inputResponses, requestState } = params;
   if (inputResponses !== undefined && (!isPlainObject(inputResponses) || Object.values(inputResponses).some((r) => !isPlainObject(r)))) {
@@ -102,9 +103,14 @@ export async function answerModern(
       if (typeof params.name !== 'string') return rpcError(c, 200, id, INVALID_PARAMS, 'Invalid params: tools/call needs params.name, the name of a tool from tools/list.');
       const retry = retryProblem(params);
       if (retry) return rpcError(c, 200, id, INVALID_PARAMS, `Invalid params: ${retry}.`);
-      const meta = params._meta as { progressToken?: string | number };
+      const meta = params._meta as { progressToken?: string | number } & Record<string, unknown>;
       const call = { requestId: id, name: params.name, rawArguments: params.arguments };
+      if (params.requestState !== undefined) return answerRetry(c, svc, identity, call, params, encodeCall);
       const outgoing = nodeResponse(c);
+      // basic/patterns/mrtr: an app that can open a URL is sent to the approval page, and retries.
+      if (declaresUrlElicitation(meta[META.clientCapabilities])) {
+        return callOfferingPage(c, svc, identity, aiAppsOn, inflight, { ...call, ...(outgoing ? { response: outgoing } : {}) }, encodeCall);
+      }
       // Off Node (app.request()) the answer waits for the call, without progress.
       if (!outgoing) return jsonRpcAnswer(c, id, encodeCall(await runToolCall(svc, identity, aiAppsOn, inflight, call)));
       // basic/patterns/cancellation: on HTTP, the app closing the response is the cancellation.

@@ -47,6 +47,8 @@ export function runToolCall(
     onHold?: () => void;
     /** The answer can carry an `elicitation/create` (node-writers.ts); used if the grant declared URL elicitation. */
     elicit?: (link: ElicitationLink) => void;
+    /** 2026-07-28: this request declared URL elicitation (its capabilities travel with it). */
+    elicitDeclared?: boolean;
   },
 ): Promise<ToolResult> {
   if (!aiAppsOn) return Promise.resolve(AI_APPS_OFF_RESULT);
@@ -64,7 +66,7 @@ export function runToolCall(
   try {
     running = callTool({
       ctx,
-      input: { name: call.name, arguments: call.rawArguments, signal: mine, progress: call.progress, onHold: call.onHold, elicit: call.elicit },
+      input: { name: call.name, arguments: call.rawArguments, signal: mine, progress: call.progress, onHold: call.onHold, elicit: call.elicit, elicitDeclared: call.elicitDeclared },
     });
   } catch (err) {
     running = Promise.reject(err);

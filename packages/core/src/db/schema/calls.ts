@@ -30,12 +30,20 @@ export const approvals = pgTable(
     holderId: text('holder_id'),
     /** Legacy per-row lease: honoured where set; new rows leave it null. */
     heldUntil: ts('held_until'),
+    /**
+     * What the call answered, kept when the app stopped waiting for it (2026-07-28's input_required)
+     * so its retry, in any process, gets that answer; cleared by the sweep after RESULT_KEPT.
+     */
+    result: jsonb('result'),
+    resultAt: ts('result_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
     index('approvals_user_status_idx').on(t.userId, t.status),
     // The expiry sweeper reads only pending rows, however large the table grows.
     index('approvals_pending_expiry_idx').on(t.expiresAt).where(sql`status = 'pending'`),
+    // The sweep clears kept answers past their time; only rows holding one are read.
+    index('approvals_result_kept_idx').on(t.resultAt).where(sql`result is not null`),
   ],
 );
 

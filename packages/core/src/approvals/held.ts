@@ -1,0 +1,141 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { approvalHolders, approvals } from '../db/schema/index';
+import { APPROVALS_CHANNEL, HELD_RESULTS_CHANNEL } from '../events/channels';
+import type { Services } from '../services';
+import type { ToolResult } from '../calls/types';
+
+/*
+ * A call the app stopped waiting for (MCP 2026-07-28: the first round answers `input_required`
+ * with the approval page) goes on in the process that holds it; its answer is kept on the approval
+ * row, and the app's retry, which names it by a signed `requestState`, gets that answer in any
+ * API process. Only the holder runs the call, as before: a retry never starts a second one.
+ */
+
+/** Long enough for an app to retry after the person's 30 s and a slow add-on; short, as a result may hold personal data. */
+export const RESULT_KEPT_MINUTES = 10;
+const RESULT_KEPT_MS = RESULT_KEPT_MINUTES * 60_000;
+/** A wake missed on the bus (a Redis blip) costs at most this much waiting. */
+const RECHECK_MS = 2_000;
+const STATE_VERSION = 'v1';
+const MAX_STATE_LENGTH = 2_048;
+
+/** What a `requestState` names: the approval, the app (grant), the tool and the arguments' digest. */
+export interface HeldCall {
+  approvalId: string;
+  grantId: string;
+  tool: string;
+  argsDigest: string;
+}
+
+/** Signed (the master key ring), so an app can neither forge one nor point it at another call. */
+export function issueRequestState(svc: Services, call: HeldCall): string {
+  const claims = { a: call.approvalId, g: call.grantId, t: call.tool, d: call.argsDigest, e: svc.clock.now().getTime() + RESULT_KEPT_MS };
+  const value = `${STATE_VERSION}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return `${value}.${svc.secrets.requestStateMac(value)}`;
+}
+
+export type ReadState = { ok: true; call: HeldCall } | { ok: false; reason: 'forged' | 'expired' };
+
+export function readRequestState(svc: Services, state: string): ReadState {
+  const parts = state.length <= MAX_STATE_LENGTH ? state.split('.') : [];
+  if (parts.length !== 3 || parts[0] !== STATE_VERSION) return { ok: false, reason: 'forged' };
+  const value = `${parts[0]}.${parts[1]}`;
+  if (!svc.secrets.requestStateMacValid(value, parts[2]!)) return { ok: false, reason: 'forged' };
+  const c = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as { a: string; g: string; t: string; d: string; e: number };
+  if (c.e <= svc.clock.now().getTime()) return { ok: false, reason: 'expired' };
+  return { ok: true, call: { approvalId: c.a, grantId: c.g, tool: c.t, argsDigest: c.d } };
+}
+
+/** Records the held call's answer once, and wakes whoever waits for it. */
+export async function keepHeldResult(svc: Services, approvalId: string, result: ToolResult): Promise<void> {
+  await svc.db
+    .update(approvals)
+    .set({ result, resultAt: sql`now()` })
+    .where(and(eq(approvals.id, approvalId), isNull(approvals.result)));
+  await svc.bus.publish(HELD_RESULTS_CHANNEL, { id: approvalId }).catch(() => {});
+}
+
+/** Answers kept past their time are dropped (the sweeper's, any process). */
+export async function forgetHeldResults(svc: Services): Promise<void> {
+  await svc.db
+    .update(approvals)
+    .set({ result: null })
+    .where(sql`${approvals.result} is not null and ${approvals.resultAt} < now() - ${`${RESULT_KEPT_MINUTES} minutes`}::interval`);
+}
+
+export type HeldAnswer =
+  | { kind: 'result'; result: ToolResult }
+  /** Still with the person or the add-on when the wait ended. */
+  | { kind: 'waiting' }
+  /** The holding process is gone without an answer: `allowed` means it may or may not have run. */
+  | { kind: 'lost'; status: string }
+  /** No such call of this app. */
+  | { kind: 'unknown' };
+
+/** Wakers per approval id, behind one subscription per channel for the whole process. */
+class Wakers {
+  private readonly byId = new Map<string, Set<() => void>>();
+  private subscribed: Promise<unknown> | undefined;
+
+  constructor(private readonly svc: Services) {}
+
+  /** Listening before the row is read: an answer kept in between still wakes us. */
+  async watch(id: string, wake: () => void): Promise<() => void> {
+    this.subscribed ??= Promise.all([
+      this.svc.bus.subscribe(HELD_RESULTS_CHANNEL, (msg) => this.wake(msg?.id)),
+      // The sweep's "holder gone" is announced here.
+      this.svc.bus.subscribe(APPROVALS_CHANNEL, (msg) => this.wake(msg?.id)),
+    ]).catch((err) => {
+      this.subscribed = undefined;
+      throw err;
+    });
+    await this.subscribed;
+    let set = this.byId.get(id);
+    if (!set) this.byId.set(id, (set = new Set()));
+    set.add(wake);
+    return () => {
+      set.delete(wake);
+      if (!set.size) this.byId.delete(id);
+    };
+  }
+
+  private wake(id: unknown) {
+    if (typeof id === 'string') for (const wake of this.byId.get(id) ?? []) wake();
+  }
+}
+const wakers = new WeakMap<Services, Wakers>();
+
+const holderAlive = sql<boolean>`exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())`;
+
+/** Waits until `untilMs` (epoch) for the answer of this app's held call. */
+export async function awaitHeldResult(svc: Services, who: { userId: string; grantId: string }, approvalId: string, untilMs: number, signal?: AbortSignal): Promise<HeldAnswer> {
+  let registry = wakers.get(svc);
+  if (!registry) wakers.set(svc, (registry = new Wakers(svc)));
+  let woken: () => void = () => {};
+  const unwatch = await registry.watch(approvalId, () => woken());
+  try {
+    for (;;) {
+      const [row] = await svc.db
+        .select({ userId: approvals.userId, grantId: approvals.grantId, status: approvals.status, result: approvals.result, alive: holderAlive })
+        .from(approvals)
+        .where(eq(approvals.id, approvalId));
+      if (!row || row.userId !== who.userId || row.grantId !== who.grantId) return { kind: 'unknown' };
+      if (row.result) return { kind: 'result', result: row.result as ToolResult };
+      if (row.status !== 'pending' && !row.alive) return { kind: 'lost', status: row.status };
+      const left = untilMs - svc.clock.now().getTime();
+      if (left <= 0 || signal?.aborted) return { kind: 'waiting' };
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(left, RECHECK_MS));
+        woken = done;
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  } finally {
+    unwatch();
+  }
+}

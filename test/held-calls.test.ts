@@ -1,0 +1,121 @@
+// Issue #39: a 2026-07-28 call held for the person outlives the request that started it. Its answer
+// is kept on the approval, so the app's retry gets it on any API process, as often as it retries
+// within the window, and the add-on is sent the call once.
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { personWithNotes, startAddonServer } from './helpers/addon-server';
+import { TestOAuthProvider } from './helpers/mcp';
+import { connectAppV2 } from './helpers/mcp-v2';
+import { spawnToolport } from './helpers/process';
+import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
+
+let hook: Awaited<ReturnType<typeof startAddonServer>>;
+let backing: Backing | undefined;
+let tp: Toolport | undefined;
+const procs: ChildProcess[] = [];
+/** Where the first round goes, and where the retries go: two API processes on services, one embedded. */
+let a = '';
+let b = '';
+
+before(async () => {
+  hook = await startAddonServer({ delete_note: async (body) => ({ text: `Deleted ${body.arguments.id}.` }) });
+  // Described, so the person is asked (a confirm answered with null would skip the approval).
+  hook.onConfirm((body) => ({ confirm: { message: `Delete the note ${body.arguments.id}?`, style: 'destructive' } }));
+  if (TARGET === 'services') {
+    backing = await createBacking();
+    const [pa, pb, pw] = [await freePort(), await freePort(), await freePort()];
+    a = `http://127.0.0.1:${pa}`;
+    b = `http://127.0.0.1:${pb}`;
+    const spawn = (role: 'api' | 'worker', port: number) => spawnToolport(procs, { env: backing!.env, role, port, publicUrl: a });
+    await Promise.all([spawn('api', pa), spawn('api', pb), spawn('worker', pw)]);
+  } else {
+    tp = await startToolport();
+    a = b = tp.url;
+  }
+});
+after(async () => {
+  for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+  await backing?.drop();
+  await tp?.stop();
+  await hook?.close();
+});
+
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } },
+};
+
+/** A person with Notes on, and an app (SDK v2, real OAuth) whose token the rounds are sent with. */
+async function setUp(label: string) {
+  const person = await personWithNotes(a, hook, { delete_note: true }, label);
+  const provider = new TestOAuthProvider('Claude');
+  const { client } = await connectAppV2(person.user.mcpUrl, person.client, { provider, capabilities: { elicitation: { url: {} } } });
+  await client.close();
+  const tool = `${person.addonId}__delete_note`;
+  let id = 0;
+  /** One tools/call round, to the API process at `origin`. */
+  const round = async (origin: string, params: Record<string, unknown>) => {
+    const res = await fetch(person.user.mcpUrl.replace(a, origin), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${provider.saved!.access_token}`,
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': tool,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: tool, ...params, _meta: ENVELOPE } }),
+    });
+    assert.equal(res.status, 200);
+    return ((await res.json()) as any).result;
+  };
+  return { person, round };
+}
+
+const textOf = (result: any) => (result.content as Array<{ text: string }>).map((c) => c.text).join('\n');
+const approvalOf = (result: any) => String(result.inputRequests.approval.params.url).match(/\/approvals\/(apr_[\w-]+)$/)![1]!;
+
+async function stillWaiting(call: Promise<unknown>) {
+  const raced = await Promise.race([call.then(() => 'settled', () => 'settled'), sleep(400).then(() => 'waiting')]);
+  assert.equal(raced, 'waiting', 'the retry is still waiting for the person');
+}
+
+describe('a held call on 2026-07-28', () => {
+  it('its retry on another API process gets its answer once the person allows; a second retry the same answer; delivered once', async () => {
+    const { person, round } = await setUp('held');
+    const before = hook.calls().length;
+    const first = await round(a, { arguments: { id: 'h1' } });
+    assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+    const approvalId = approvalOf(first);
+    const retry = round(b, { arguments: { id: 'h1' }, requestState: first.requestState, inputResponses: { approval: { action: 'accept' } } });
+    await stillWaiting(retry);
+    const decided = await person.client.post(`/api/approvals/${approvalId}/decision`, { decision: 'allow' });
+    assert.equal(decided.status, 200, decided.text);
+    const answer = await retry;
+    assert.equal(answer.resultType, 'complete', JSON.stringify(answer));
+    assert.equal(textOf(answer), 'Deleted h1.');
+    // The app retries again (its own timeout, a blip): the same answer, and nothing runs twice.
+    const again = await round(a, { arguments: { id: 'h1' }, requestState: first.requestState });
+    assert.equal(textOf(again), 'Deleted h1.');
+    assert.equal(hook.calls().filter((d) => d.body.arguments.id === 'h1').length, 1, 'delivered once');
+    assert.equal(hook.calls().length, before + 1);
+  });
+
+  it('a deny with a reason reaches the waiting retry as the sentence the model reads; nothing is delivered', async () => {
+    const { person, round } = await setUp('held-deny');
+    const before = hook.calls().length;
+    const first = await round(a, { arguments: { id: 'h2' } });
+    const retry = round(b, { arguments: { id: 'h2' }, requestState: first.requestState });
+    await stillWaiting(retry);
+    const decided = await person.client.post(`/api/approvals/${approvalOf(first)}/decision`, { decision: 'deny', reason: 'Keep that note.' });
+    assert.equal(decided.status, 200, decided.text);
+    const answer = await retry;
+    assert.equal(answer.isError, true);
+    assert.match(textOf(answer), /The person denied this call\. Their reason: "Keep that note\."/);
+    assert.equal(hook.calls().length, before, 'nothing delivered');
+  });
+});
