@@ -342,8 +342,8 @@ async function main() {
 
   // ---- scale ------------------------------------------------------------------------------------
   if (!argv.includes('--no-scale')) {
-    if (want('pending', 'scale')) results.scale.pending = await pendingApprovals(byName.embedded!);
-    if (want('pending', 'scale')) results.scale.pendingBullmq = await pendingApprovals(byName.bullmq!);
+    if (want('pending', 'scale')) results.scale.pending = await pendingApprovals(byName.embedded!, notes);
+    if (want('pending', 'scale')) results.scale.pendingBullmq = await pendingApprovals(byName.bullmq!, notes);
     if (want('streams', 'scale')) results.scale.streams = await eventStreams(byName.embedded!);
     if (want('calllog', 'scale')) results.scale.callLog = await callLog(byName.bullmq!, svcEnv.DATABASE_URL);
     if (want('expiry', 'scale')) await expiryBoth(results, notes);
@@ -421,10 +421,14 @@ async function heapSnapshot(d: Deployment, label: string) {
   log(`heap snapshot: ${(await d.child.request<{ file: string }>({ type: 'heap-snapshot', file }, 'heap-snapshot', 300_000)).file}`);
 }
 
-async function pendingApprovals(d: Deployment) {
+/** `count` notes of the person who just added one: each held call deletes its own (the same call twice is one call). */
+const seedNotes = (notes: Child, count: number) => notes.request<{ ids: string[] }>({ type: 'seed', count }, 'seed-ok').then((r) => r.ids);
+
+async function pendingApprovals(d: Deployment, notes: Child) {
   const t = await fresh(d.token);
   const added = await request('POST', t.mcpUrl, mcpHeaders(t.accessToken), rpc(1, 'tools/call', { name: 'notes__add_note', arguments: { text: '# Keep me\npending benchmark' } }));
-  const noteId = rpcResult(added.text).result.structuredContent.id;
+  if (!rpcResult(added.text).result.structuredContent.id) throw new Error(`add_note failed: ${added.text.slice(0, 300)}`);
+  const noteIds = await seedNotes(notes, PENDING + 20);
   // Warm the path once (one call allowed through the real flow is already done by the round trips).
   const before = await memory(d.child);
   if (process.env.BENCH_HEAP_SNAPSHOT) await heapSnapshot(d, 'before');
@@ -434,7 +438,7 @@ async function pendingApprovals(d: Deployment) {
   // BENCH_PENDING_PROGRESS=1: every call carries a progress token, as many apps send, and is streamed.
   const progress = process.env.BENCH_PENDING_PROGRESS === '1';
   const body = (n: number) =>
-    rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteId }, ...(progress ? { _meta: { progressToken: n } } : {}) });
+    rpc(n, 'tools/call', { name: 'notes__delete_note', arguments: { id: noteIds[n % noteIds.length]! }, ...(progress ? { _meta: { progressToken: n } } : {}) });
   const waiting = async () => (await d.child.request<{ waiting: number }>({ type: 'waiting' }, 'waiting')).waiting;
   let failed = 0;
   let firstError = '';
@@ -670,12 +674,14 @@ async function approvalExpiry(notes: Child, deployment: 'embedded' | 'bullmq') {
     await notes.request({ type: 'secret', secret }, 'secret-ok');
     const t = await connect(d.url, caller);
     const added = await request('POST', t.mcpUrl, mcpHeaders(t.accessToken), rpc(1, 'tools/call', { name: 'notes__add_note', arguments: { text: '# Keep me\nexpiry benchmark' } }));
-    const noteId = rpcResult(added.text).result.structuredContent.id;
+    if (!rpcResult(added.text).result.structuredContent.id) throw new Error(`add_note failed: ${added.text.slice(0, 300)}`);
+    const noteIds = await seedNotes(notes, EXPIRY + 200);
+    const noteId = (n: number) => noteIds[n % noteIds.length]!;
     const late = (h: Held) => h.answered - h.asked! - EXPIRY_TIMEOUT_S * 1000;
 
     const alone = await Promise.all(Array.from({ length: EXPIRY_ALONE }, async (_, i) => {
       await sleep(i * 1500);
-      return heldCall(t, 10 + i, noteId, () => {});
+      return heldCall(t, 10 + i, noteId(10 + i), () => {});
     }));
     let free = EXPIRY_SETTING_UP;
     const freed: Array<() => void> = [];
@@ -699,7 +705,7 @@ async function approvalExpiry(notes: Child, deployment: 'embedded' | 'bullmq') {
       };
       if (i === EXPIRY - 1) sentAll = performance.now() - started;
       try {
-        return await heldCall(t, 100 + i, noteId, release);
+        return await heldCall(t, 100 + i, noteId(100 + i), release);
       } finally {
         release();
       }
