@@ -6,7 +6,8 @@ import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
-import { TestOAuthProvider } from './helpers/mcp';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { until } from './helpers/wait';
 import { connectAppV2 } from './helpers/mcp-v2';
 import { spawnToolport } from './helpers/process';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
@@ -117,5 +118,42 @@ describe('a held call on 2026-07-28', () => {
     assert.equal(answer.isError, true);
     assert.match(textOf(answer), /The person denied this call\. Their reason: "Keep that note\."/);
     assert.equal(hook.calls().length, before, 'nothing delivered');
+  });
+});
+
+describe('the same destructive call again (SDK v1, 2025-11-25)', () => {
+  it('while it waits: one approval, one delivery, both answered; just after the allow: that answer again, said to be so', async () => {
+    const person = await personWithNotes(a, hook, { delete_note: true }, 'same');
+    const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const name = `${person.addonId}__delete_note`;
+    const pendingFor = async (id: string) =>
+      ((await person.client.get('/api/approvals?status=pending')).body as any[]).filter((p) => p.arguments?.id === id);
+    const first = client.callTool({ name, arguments: { id: 'h3' } });
+    const [approval] = await until('the approval', async () => (await pendingFor('h3'))[0] && (await pendingFor('h3')));
+    // The model calls again (or the app retries) while the person has not decided.
+    const second = client.callTool({ name, arguments: { id: 'h3' } });
+    await stillWaiting(second);
+    assert.equal((await pendingFor('h3')).length, 1, 'the person is asked once');
+    const decided = await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+    assert.equal(decided.status, 200, decided.text);
+    assert.equal(textOf(await first), 'Deleted h3.');
+    const again: any = await second;
+    assert.equal(again.isError, undefined, JSON.stringify(again));
+    assert.match(again.content[0].text, /^This app made this exact call \d+ seconds ago; Toolport did not run it or ask the person again/);
+    assert.equal(again.content[1].text, 'Deleted h3.');
+    // Moments later, the same call once more: the same answer at once, nobody asked.
+    const third: any = await client.callTool({ name, arguments: { id: 'h3' } });
+    assert.equal(third.content[1].text, 'Deleted h3.');
+    assert.equal((await pendingFor('h3')).length, 0);
+    assert.equal(hook.calls().filter((d) => d.body.arguments.id === 'h3').length, 1, 'delivered once');
+    // Other arguments are another call: asked for.
+    const other = client.callTool({ name, arguments: { id: 'h4' } });
+    await until('its own approval', async () => (await pendingFor('h4'))[0]);
+    const [h4] = await pendingFor('h4');
+    await person.client.post(`/api/approvals/${h4.id}/decision`, { decision: 'deny' });
+    assert.match(textOf(await other), /The person denied this call/);
+    const log = (await person.client.get('/api/calls')).body.items as any[];
+    assert.equal(log.filter((r) => r.outcome === 'repeated').length, 2, 'the repeats are in the call log as such');
+    await client.close();
   });
 });

@@ -1,8 +1,10 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { approvalHolders, approvals } from '../db/schema/index';
 import { APPROVALS_CHANNEL, HELD_RESULTS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import type { ToolResult } from '../calls/types';
+import type { CancelSignal } from '../cancel';
+import { stillHeld } from './records';
 
 /*
  * A call the app stopped waiting for (MCP 2026-07-28: the first round answers `input_required`
@@ -108,7 +110,7 @@ const wakers = new WeakMap<Services, Wakers>();
 const holderAlive = sql<boolean>`exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())`;
 
 /** Waits until `untilMs` (epoch) for the answer of this app's held call. */
-export async function awaitHeldResult(svc: Services, who: { userId: string; grantId: string }, approvalId: string, untilMs: number, signal?: AbortSignal): Promise<HeldAnswer> {
+export async function awaitHeldResult(svc: Services, who: { userId: string; grantId: string }, approvalId: string, untilMs: number, signal?: CancelSignal): Promise<HeldAnswer> {
   let registry = wakers.get(svc);
   if (!registry) wakers.set(svc, (registry = new Wakers(svc)));
   let woken: () => void = () => {};
@@ -138,4 +140,41 @@ export async function awaitHeldResult(svc: Services, who: { userId: string; gran
   } finally {
     unwatch();
   }
+}
+
+/**
+ * How long after the person decided a call its repeat (same app, tool and arguments) gets that
+ * call's answer instead of a new approval: an app's own timeout (60 s in the SDKs) and a retry
+ * land inside it; a deliberate repeat a few minutes later is asked again.
+ */
+const SAME_CALL_MINUTES = 2;
+
+/** A call of this app with these exact arguments: still waiting for the person, or decided by them moments ago. */
+export async function findSameCall(
+  svc: Services,
+  q: { userId: string; grantId: string; addonId: string; toolName: string; argumentsText: string },
+): Promise<{ approvalId: string; result: ToolResult | null; createdAt: Date } | undefined> {
+  const [row] = await svc.db
+    .select({ approvalId: approvals.id, result: approvals.result, createdAt: approvals.createdAt })
+    .from(approvals)
+    .where(
+      and(
+        eq(approvals.userId, q.userId),
+        eq(approvals.grantId, q.grantId),
+        eq(approvals.addonId, q.addonId),
+        eq(approvals.toolName, q.toolName),
+        eq(approvals.arguments, q.argumentsText),
+        or(
+          and(eq(approvals.status, 'pending'), stillHeld),
+          // The person's own decisions only: an expiry or a cancellation is asked again.
+          and(
+            inArray(approvals.status, ['allowed', 'denied', 'dismissed']),
+            sql`${approvals.result} is not null and ${approvals.resultAt} > now() - ${`${SAME_CALL_MINUTES} minutes`}::interval`,
+          ),
+        ),
+      ),
+    )
+    .orderBy(desc(approvals.createdAt))
+    .limit(1);
+  return row ? { approvalId: row.approvalId, result: row.result as ToolResult | null, createdAt: row.createdAt } : undefined;
 }

@@ -24,7 +24,9 @@ export type CallOutcomeName =
   /** The person's rule says never (docs/approvals.md "Rules you set"). */
   | 'blocked'
   /** A required setting of the install is unset: nothing was delivered (installs/settings.ts). */
-  | 'needs_setup';
+  | 'needs_setup'
+  /** The same call again (app, tool, arguments) while it waited or just after: answered from that call (approvals/held.ts). */
+  | 'repeated';
 
 export interface CallRecord {
   id: string;

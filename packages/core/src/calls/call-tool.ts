@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Services } from '../services';
 import type { Slot } from '../limits';
+import { awaitHeldResult, findSameCall, keepHeldResult } from '../approvals/held';
 import { checkArguments, checkStructured } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
@@ -230,6 +231,13 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   // After the wait, the accounts are read again (disconnected, renewed or failed meanwhile).
   call.accountRows = undefined;
 
+  // The same app, tool and arguments while that call waits, or just after the person decided it: the
+  // app's retry or the model calling again is that call, not a second approval or delivery.
+  if (actor.grantId && !options.asTestPerson) {
+    const same = await findSameCall(svc, { userId: actor.userId, grantId: actor.grantId, addonId: tool.addonId, toolName: tool.name, argumentsText });
+    if (same) return repeated(run, input, call, same);
+  }
+
   // A lease, so a process that dies holding a place frees it on expiry.
   const place = await svc.limiter.lease(`approvals:${actor.userId}`, svc.config.limits.pendingApprovalsPerPerson, APPROVAL_PLACE_MS);
   if (!place) {
@@ -276,7 +284,15 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
       waiting.setAttribute('toolport.approval.decision', decision.status);
       waiting.end();
       void place.release().catch(() => {});
-      return afterApproval(run, input, call, decision);
+      const answered = afterApproval(run, input, call, decision);
+      // Kept on the approval, for a repeat of this call (findSameCall) and a 2026-07-28 retry.
+      const approvalId = decision.approvalId;
+      if (approvalId) {
+        void Promise.resolve(answered)
+          .then((result) => keepHeldResult(svc, approvalId, result))
+          .catch((err: unknown) => svc.log.warn('cannot keep a held call’s answer', { err, approvalId }));
+      }
+      return answered;
     },
     (err: unknown) => {
       endFailed(waiting, err);
@@ -284,6 +300,29 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
       throw err;
     },
   );
+}
+
+/** This call repeats one the person is deciding, or decided moments ago: that call's answer, said to be so. */
+async function repeated(run: CallRun, input: CallToolInput, call: Checked, same: NonNullable<Awaited<ReturnType<typeof findSameCall>>>): Promise<ToolResult> {
+  const { svc, actor } = run;
+  if (call.slot) void call.slot().catch(() => {});
+  const answer = same.result
+    ? ({ kind: 'result', result: same.result } as const)
+    : await awaitHeldResult(svc, { userId: actor.userId, grantId: actor.grantId! }, same.approvalId, run.budgetEnd, input.signal);
+  const seconds = Math.max(1, Math.round((svc.clock.now().getTime() - same.createdAt.getTime()) / 1000));
+  run.log({ ...call.where, outcome: 'repeated', detail: `the call of approval ${same.approvalId}` });
+  switch (answer.kind) {
+    case 'result': {
+      const note = `This app made this exact call ${seconds} seconds ago; Toolport did not run it or ask the person again. That call's answer follows.`;
+      return { ...answer.result, content: [{ type: 'text', text: note }, ...answer.result.content] };
+    }
+    case 'waiting':
+      return text(`This app made this exact call ${seconds} seconds ago and it is still waiting for the person's approval; Toolport did not ask again. Call again in a while for its answer.`, true);
+    case 'lost':
+      return text('This app made this exact call moments ago, and the server holding it stopped before it ended, so it may or may not have run: check before trying again.', true);
+    default:
+      return text('This app made this exact call moments ago, and its answer is no longer available. Call again in a few minutes to ask the person again.', true);
+  }
 }
 
 /** A required setting of the install is unset: nothing is delivered, before anyone is asked. */

@@ -73,7 +73,7 @@ export async function callOfferingPage(
   const first = await Promise.race([running.then((result) => ({ result }) as const), offered.then((link) => ({ link }) as const)]);
   if ('result' in first) return jsonRpcAnswer(c, call.requestId, encode(first.result));
   const approvalId = first.link.elicitationId;
-  // Whatever ends it (the person, the add-on, the expiry, a decline), the answer is kept for the retry.
+  // Core keeps every held call's answer; this also keeps the sentence of a call that threw.
   void running
     .then((result) => keepHeldResult(svc, approvalId, result))
     .catch((err: unknown) => svc.log.error('cannot keep a held call’s answer; its retry will say it was lost', { err, approvalId }));
