@@ -21,7 +21,9 @@ let a = '';
 let b = '';
 
 before(async () => {
-  hook = await startAddonServer({ delete_note: async (body) => ({ text: `Deleted ${body.arguments.id}.` }) });
+  hook = await startAddonServer({
+    delete_note: async (body) => (body.arguments.id === 'locked' ? { error: 'That note is locked.' } : { text: `Deleted ${body.arguments.id}.` }),
+  });
   // Described, so the person is asked (a confirm answered with null would skip the approval).
   hook.onConfirm((body) => ({ confirm: { message: `Delete the note ${body.arguments.id}?`, style: 'destructive' } }));
   if (TARGET === 'services') {
@@ -154,6 +156,26 @@ describe('the same destructive call again (SDK v1, 2025-11-25)', () => {
     assert.match(textOf(await other), /The person denied this call/);
     const log = (await person.client.get('/api/calls')).body.items as any[];
     assert.equal(log.filter((r) => r.outcome === 'repeated').length, 2, 'the repeats are in the call log as such');
+    await client.close();
+  });
+
+  it('a repeat of a call whose answer failed is a new call: the person is asked again', async () => {
+    const person = await personWithNotes(a, hook, { delete_note: true }, 'same-failed');
+    const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const name = `${person.addonId}__delete_note`;
+    const pending = async () => ((await person.client.get('/api/approvals?status=pending')).body as any[]).filter((p) => p.arguments?.id === 'locked');
+    const first = client.callTool({ name, arguments: { id: 'locked' } });
+    const [approval] = await until('the approval', async () => (await pending())[0] && (await pending()));
+    await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+    const failed: any = await first;
+    assert.equal(failed.isError, true);
+    assert.equal(textOf(failed), 'That note is locked.');
+    const again = client.callTool({ name, arguments: { id: 'locked' } });
+    const [asked] = await until('a new approval', async () => (await pending())[0] && (await pending()));
+    assert.notEqual(asked.id, approval.id, 'the person is asked again');
+    await person.client.post(`/api/approvals/${asked.id}/decision`, { decision: 'deny' });
+    assert.match(textOf(await again), /The person denied this call/);
+    assert.equal(hook.calls().filter((d) => d.body.type === 'tool.call' && d.body.arguments.id === 'locked').length, 1);
     await client.close();
   });
 });

@@ -51,6 +51,7 @@ async function passThrough(edge: Edge, c: Context<AppEnv>, next: Next, started: 
   const { svc } = edge;
   const method = c.req.method;
   c.set('svc', svc);
+  c.set('inFlight', edge.inFlight);
   c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) || flatUuid());
   const outgoing = nodeResponse(c);
   const early = !!outgoing && !outgoing.headersSent;

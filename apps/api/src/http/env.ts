@@ -8,6 +8,8 @@ export type AppEnv = {
     svc: Services;
     actor: Actor;
     requestId: string;
+    /** What a stopping server waits for (server.ts): a detached held call counts until it ends. */
+    inFlight: { count: number };
     /** Set when the request is authenticated by a dashboard session cookie. */
     sessionToken?: string;
   };

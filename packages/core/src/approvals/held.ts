@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
-import { approvalHolders, approvals } from '../db/schema/index';
+import { approvals } from '../db/schema/index';
 import { APPROVALS_CHANNEL, HELD_RESULTS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import type { ToolResult } from '../calls/types';
@@ -17,7 +17,9 @@ import { stillHeld } from './records';
 export const RESULT_KEPT_MINUTES = 10;
 const RESULT_KEPT_MS = RESULT_KEPT_MINUTES * 60_000;
 /** A wake missed on the bus (a Redis blip) costs at most this much waiting. */
-const RECHECK_MS = 2_000;
+const RECHECK_MS = 5_000;
+/** After its call's budget, the holder has answered or is gone: its write of the answer gets this long. */
+const KEEP_MARGIN_S = 15;
 const STATE_VERSION = 'v1';
 const MAX_STATE_LENGTH = 2_048;
 
@@ -66,7 +68,8 @@ export async function forgetHeldResults(svc: Services): Promise<void> {
 }
 
 export type HeldAnswer =
-  | { kind: 'result'; result: ToolResult }
+  /** With the approval's final status: a repeat takes only what the person decided. */
+  | { kind: 'result'; result: ToolResult; status: string }
   /** Still with the person or the add-on when the wait ended. */
   | { kind: 'waiting' }
   /** The holding process is gone without an answer: `allowed` means it may or may not have run. */
@@ -107,33 +110,43 @@ class Wakers {
 }
 const wakers = new WeakMap<Services, Wakers>();
 
-const holderAlive = sql<boolean>`exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())`;
+/** Past its budget with no answer kept, the holder is gone (its lease says nothing once the person decided). */
+const answerOverdue = (svc: Services) =>
+  sql<boolean>`${approvals.createdAt} < now() - ${`${svc.config.callBudgetSeconds + KEEP_MARGIN_S} seconds`}::interval`;
 
 /** Waits until `untilMs` (epoch) for the answer of this app's held call. */
 export async function awaitHeldResult(svc: Services, who: { userId: string; grantId: string }, approvalId: string, untilMs: number, signal?: CancelSignal): Promise<HeldAnswer> {
   let registry = wakers.get(svc);
   if (!registry) wakers.set(svc, (registry = new Wakers(svc)));
-  let woken: () => void = () => {};
-  const unwatch = await registry.watch(approvalId, () => woken());
+  // A wake during the read is not lost: it is remembered until the next wait.
+  let woken = false;
+  let wake: () => void = () => {};
+  const unwatch = await registry.watch(approvalId, () => {
+    woken = true;
+    wake();
+  });
   try {
     for (;;) {
+      woken = false;
       const [row] = await svc.db
-        .select({ userId: approvals.userId, grantId: approvals.grantId, status: approvals.status, result: approvals.result, alive: holderAlive })
+        .select({ userId: approvals.userId, grantId: approvals.grantId, status: approvals.status, result: approvals.result, overdue: answerOverdue(svc) })
         .from(approvals)
         .where(eq(approvals.id, approvalId));
       if (!row || row.userId !== who.userId || row.grantId !== who.grantId) return { kind: 'unknown' };
-      if (row.result) return { kind: 'result', result: row.result as ToolResult };
-      if (row.status !== 'pending' && !row.alive) return { kind: 'lost', status: row.status };
+      if (row.result) return { kind: 'result', result: row.result as ToolResult, status: row.status };
+      if (row.status !== 'pending' && row.overdue) return { kind: 'lost', status: row.status };
       const left = untilMs - svc.clock.now().getTime();
       if (left <= 0 || signal?.aborted) return { kind: 'waiting' };
+      if (woken) continue;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', done);
+          wake = () => {};
           resolve();
         };
         const timer = setTimeout(done, Math.min(left, RECHECK_MS));
-        woken = done;
+        wake = done;
         signal?.addEventListener('abort', done, { once: true });
       });
     }
@@ -153,9 +166,10 @@ const SAME_CALL_MINUTES = 2;
 export async function findSameCall(
   svc: Services,
   q: { userId: string; grantId: string; addonId: string; toolName: string; argumentsText: string },
-): Promise<{ approvalId: string; result: ToolResult | null; createdAt: Date } | undefined> {
+): Promise<{ approvalId: string; result: ToolResult | null; status: string; createdAt: Date } | undefined> {
+  const kept = sql`${approvals.result} is not null and ${approvals.resultAt} > now() - ${`${SAME_CALL_MINUTES} minutes`}::interval`;
   const [row] = await svc.db
-    .select({ approvalId: approvals.id, result: approvals.result, createdAt: approvals.createdAt })
+    .select({ approvalId: approvals.id, result: approvals.result, status: approvals.status, createdAt: approvals.createdAt })
     .from(approvals)
     .where(
       and(
@@ -165,16 +179,17 @@ export async function findSameCall(
         eq(approvals.toolName, q.toolName),
         eq(approvals.arguments, q.argumentsText),
         or(
-          and(eq(approvals.status, 'pending'), stillHeld),
-          // The person's own decisions only: an expiry or a cancellation is asked again.
-          and(
-            inArray(approvals.status, ['allowed', 'denied', 'dismissed']),
-            sql`${approvals.result} is not null and ${approvals.resultAt} > now() - ${`${SAME_CALL_MINUTES} minutes`}::interval`,
-          ),
+          // Waiting for the person, or allowed and on its way to the add-on: wait for its answer.
+          and(eq(approvals.status, 'pending'), stillHeld, sql`${approvals.expiresAt} > now()`),
+          and(eq(approvals.status, 'allowed'), isNull(approvals.result), sql`not ${answerOverdue(svc)}`),
+          // Decided by the person moments ago: a deny or dismissal, or an answer that did not fail
+          // (a failure, "busy" or a timeout is tried again, with the person asked again).
+          and(inArray(approvals.status, ['denied', 'dismissed']), kept),
+          and(eq(approvals.status, 'allowed'), kept, sql`coalesce(${approvals.result} ->> 'isError', 'false') <> 'true'`),
         ),
       ),
     )
     .orderBy(desc(approvals.createdAt))
     .limit(1);
-  return row ? { approvalId: row.approvalId, result: row.result as ToolResult | null, createdAt: row.createdAt } : undefined;
+  return row ? { approvalId: row.approvalId, result: row.result as ToolResult | null, status: row.status, createdAt: row.createdAt } : undefined;
 }

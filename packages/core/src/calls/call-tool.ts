@@ -235,7 +235,8 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   // app's retry or the model calling again is that call, not a second approval or delivery.
   if (actor.grantId && !options.asTestPerson) {
     const same = await findSameCall(svc, { userId: actor.userId, grantId: actor.grantId, addonId: tool.addonId, toolName: tool.name, argumentsText });
-    if (same) return repeated(run, input, call, same);
+    const answer = same && (await repeated(run, input, call, same));
+    if (answer) return answer;
   }
 
   // A lease, so a process that dies holding a place frees it on expiry.
@@ -302,13 +303,20 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   );
 }
 
-/** This call repeats one the person is deciding, or decided moments ago: that call's answer, said to be so. */
-async function repeated(run: CallRun, input: CallToolInput, call: Checked, same: NonNullable<Awaited<ReturnType<typeof findSameCall>>>): Promise<ToolResult> {
+/**
+ * This call repeats one the person is deciding, or decided moments ago: that call's answer, said to
+ * be so. Undefined when that call ended without the person deciding (expired, cancelled, revoked):
+ * this one asks them.
+ */
+async function repeated(run: CallRun, input: CallToolInput, call: Checked, same: NonNullable<Awaited<ReturnType<typeof findSameCall>>>): Promise<ToolResult | undefined> {
   const { svc, actor } = run;
   if (call.slot) void call.slot().catch(() => {});
+  call.slot = undefined;
   const answer = same.result
-    ? ({ kind: 'result', result: same.result } as const)
+    ? ({ kind: 'result', result: same.result, status: same.status } as const)
     : await awaitHeldResult(svc, { userId: actor.userId, grantId: actor.grantId! }, same.approvalId, run.budgetEnd, input.signal);
+  if (answer.kind === 'result' && !PERSON_DECIDED.has(answer.status)) return undefined;
+  if (answer.kind === 'unknown' || (answer.kind === 'lost' && answer.status !== 'allowed')) return undefined;
   const seconds = Math.max(1, Math.round((svc.clock.now().getTime() - same.createdAt.getTime()) / 1000));
   run.log({ ...call.where, outcome: 'repeated', detail: `the call of approval ${same.approvalId}` });
   switch (answer.kind) {
@@ -318,12 +326,11 @@ async function repeated(run: CallRun, input: CallToolInput, call: Checked, same:
     }
     case 'waiting':
       return text(`This app made this exact call ${seconds} seconds ago and it is still waiting for the person's approval; Toolport did not ask again. Call again in a while for its answer.`, true);
-    case 'lost':
-      return text('This app made this exact call moments ago, and the server holding it stopped before it ended, so it may or may not have run: check before trying again.', true);
     default:
-      return text('This app made this exact call moments ago, and its answer is no longer available. Call again in a few minutes to ask the person again.', true);
+      return text('This app made this exact call moments ago, and the server holding it stopped before it ended, so it may or may not have run: check before trying again.', true);
   }
 }
+const PERSON_DECIDED = new Set(['allowed', 'denied', 'dismissed']);
 
 /** A required setting of the install is unset: nothing is delivered, before anyone is asked. */
 function needsSetup(run: CallRun, tool: EnabledTool, where: Checked['where'], slot: Checked['slot']): ToolResult {

@@ -73,10 +73,16 @@ export async function callOfferingPage(
   const first = await Promise.race([running.then((result) => ({ result }) as const), offered.then((link) => ({ link }) as const)]);
   if ('result' in first) return jsonRpcAnswer(c, call.requestId, encode(first.result));
   const approvalId = first.link.elicitationId;
+  // Counted until it ends, so a stopping server lets it finish (or be cancelled) and keep its answer.
+  const inFlight = c.get('inFlight') as { count: number } | undefined;
+  if (inFlight) inFlight.count++;
   // Core keeps every held call's answer; this also keeps the sentence of a call that threw.
   void running
     .then((result) => keepHeldResult(svc, approvalId, result))
-    .catch((err: unknown) => svc.log.error('cannot keep a held call’s answer; its retry will say it was lost', { err, approvalId }));
+    .catch((err: unknown) => svc.log.error('cannot keep a held call’s answer; its retry will say it was lost', { err, approvalId }))
+    .finally(() => {
+      if (inFlight) inFlight.count--;
+    });
   const state = issueRequestState(svc, { approvalId, grantId: identity.grantId, tool: call.name, argsDigest: argsDigestOf(svc, call.rawArguments) });
   return inputRequired(c, call.requestId, state, first.link);
 }
@@ -125,7 +131,7 @@ export async function answerRetry(c: Context<AppEnv>, svc: Services, identity: A
           toolError(
             outcome.status === 'allowed'
               ? 'Toolport lost track of this call after the person allowed it (the server holding it stopped), so it may or may not have run: check before trying again.'
-              : 'This call ended without running: the server holding it stopped before the person decided. Call the tool again to ask the person again.',
+              : 'This call ended without running, and the server holding it stopped before it could answer. Call the tool again if it is still needed.',
           ),
         ),
       );

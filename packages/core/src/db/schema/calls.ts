@@ -31,8 +31,8 @@ export const approvals = pgTable(
     /** Legacy per-row lease: honoured where set; new rows leave it null. */
     heldUntil: ts('held_until'),
     /**
-     * What the call answered, kept when the app stopped waiting for it (2026-07-28's input_required)
-     * so its retry, in any process, gets that answer; cleared by the sweep after RESULT_KEPT.
+     * What a held call answered, so a 2026-07-28 retry or a repeat of the call gets that answer in
+     * any process (approvals/held.ts); cleared by the sweep after RESULT_KEPT_MINUTES.
      */
     result: jsonb('result'),
     resultAt: ts('result_at'),
@@ -44,6 +44,10 @@ export const approvals = pgTable(
     index('approvals_pending_expiry_idx').on(t.expiresAt).where(sql`status = 'pending'`),
     // The sweep clears kept answers past their time; only rows holding one are read.
     index('approvals_result_kept_idx').on(t.resultAt).where(sql`result is not null`),
+    // A repeat of a call (approvals/held.ts findSameCall) looks among the open and the recently answered only.
+    index('approvals_same_call_idx')
+      .on(t.userId, t.grantId, t.toolName)
+      .where(sql`status = 'pending' or result is not null or (status = 'allowed' and result_at is null)`),
   ],
 );
 
