@@ -49,3 +49,6 @@ export function withArgumentsForSdk<T>(body: T): T {
   if (m.method !== 'tools/call' || typeof m.params !== 'object' || m.params === null || !('arguments' in m.params)) return body;
   return { ...m, params: { ...m.params, arguments: {} } } as T;
 }
+
+/** A JSON object (not an array, not null): what a JSON-RPC params, result or _meta must be. */
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -9,7 +9,7 @@ import {
   type Services,
 } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
-import { jsonRpcError } from '../../http/json-rpc';
+import { isPlainObject, jsonRpcError } from '../../http/json-rpc';
 import { ACCOUNT_ELICITATION_ID_PREFIX, ELICITATION_ID_PREFIX } from './frames';
 
 /*
@@ -22,8 +22,6 @@ const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{1,60}$/;
 const CONNECT_ID = /^con_[A-Za-z0-9_-]{1,60}$/;
 const INVALID_PARAMS = -32602;
 const ACTIONS = new Set(['accept', 'decline', 'cancel']);
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON-RPC response to one of our `elicitation/create` requests (its id names an approval, or a connect link). */
 export const isElicitationAnswer = (body: Record<string, unknown>) =>

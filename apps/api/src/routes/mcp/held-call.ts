@@ -14,7 +14,7 @@ import {
   type ToolResult,
 } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
-import { jsonRpcError } from '../../http/json-rpc';
+import { isPlainObject, jsonRpcError } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
 import { jsonRpcAnswer } from './frames';
 import { INVALID_PARAMS, RESULT_META } from './revisions';
@@ -37,8 +37,6 @@ interface Call {
   name: string;
   rawArguments: unknown;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const invalid = (c: Context<AppEnv>, id: string | number, message: string) => c.json(jsonRpcError(id, INVALID_PARAMS, `Invalid params: ${message}`));
 

@@ -3,7 +3,7 @@ import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { isToolportError, verifyAccessToken, wwwAuthenticate, type Services, type VerifiedAccess } from '@toolport/core';
 import { readJson } from '../../http/body';
 import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
-import { invalidJsonRpc, isRequestId, jsonRpcError, readableId, toolCallWithoutName } from '../../http/json-rpc';
+import { invalidJsonRpc, isPlainObject, isRequestId, jsonRpcError, readableId, toolCallWithoutName } from '../../http/json-rpc';
 import { InFlight } from './cancellation';
 import { ChangeStreams } from './change-streams';
 import { answerElicitation, isElicitationAnswer, noteCapabilities } from './elicitation';
@@ -39,8 +39,6 @@ const revisionHeaders = (c: Context<AppEnv>): RevisionHeaders => ({
 type PlainRequest =
   | { method: 'tools/list'; id: string | number }
   | { method: 'tools/call'; id: string | number; name: string; arguments: unknown; progressToken?: string | number };
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The common 2025-era tools/list and tools/call skip the per-request SDK Server (it costs as much as

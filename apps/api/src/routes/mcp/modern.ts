@@ -3,7 +3,7 @@ import { declaresUrlElicitation, type Services, type ToolResult } from '@toolpor
 import { acceptsEncoding } from '../../http/accept-encoding';
 import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
 import { gzipHead, gzipWithTail, type GzipHead } from '../../http/gzip';
-import { jsonRpcError } from '../../http/json-rpc';
+import { isPlainObject, jsonRpcError } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
 import type { ChangeStreams, StreamAccess } from './change-streams';
 import { jsonRpcAnswer, jsonRpcResult, RESULT_OPEN, resultTail } from './frames';
@@ -56,8 +56,6 @@ function listAnswer(c: Context<AppEnv>, id: string | number, listed: Listing): R
   if (gzipped) return c.body(gzipped, 200, { ...headers, 'content-encoding': 'gzip' });
   return c.body(jsonRpcResult(id, modern.bytes), 200, headers);
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** basic/patterns/mrtr: the shapes of a retry's fields (held-call.ts reads what they say). */
 function retryProblem(params: Record<string, unknown>): string | undefined {

@@ -1,6 +1,6 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { AI_APPS_OFF } from '@toolport/core';
-import { isRequestId } from '../../http/json-rpc';
+import { isPlainObject, isRequestId } from '../../http/json-rpc';
 
 /*
  * The one place a request's revision is decided and refused; each rule names the spec text that sets
@@ -73,7 +73,6 @@ export interface RevisionHeaders {
   accept?: string;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const refused = (status: Refusal['status'], code: number, message: string, data?: unknown): Route => ({
   era: 'refused',
   refusal: { status, code, message, ...(data === undefined ? {} : { data }) },
