@@ -2,7 +2,6 @@
 // with the approval page (URL-mode elicitation) and a signed requestState; the app's own answer
 // never approves; its retry waits for the call, which runs once, where it is held.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
@@ -12,7 +11,7 @@ import { dashboardAs } from './helpers/dashboard';
 import { TestOAuthProvider } from './helpers/mcp';
 import { connectAppV2 } from './helpers/mcp-v2';
 import { startToolport, type Toolport } from './helpers/target';
-import { until } from './helpers/wait';
+import { stillWaiting, until } from './helpers/wait';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
@@ -56,11 +55,6 @@ async function modernApp(person: Awaited<ReturnType<typeof personWithNotes>>, ac
 }
 
 const textOf = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');
-
-async function stillWaiting(call: Promise<unknown>) {
-  const raced = await Promise.race([call.then(() => 'settled', () => 'settled'), sleep(400).then(() => 'waiting')]);
-  assert.equal(raced, 'waiting', 'the call is still waiting for the person');
-}
 
 describe('in-app approval on 2026-07-28 (input_required)', () => {
   it('offers the call’s page; the app’s accept approves nothing; the person allows in Chromium; the call runs once', async () => {

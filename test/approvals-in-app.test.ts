@@ -3,12 +3,11 @@
 // anywhere else), with an optional reason for a deny that reaches the model. Also across processes.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
-import { until } from './helpers/wait';
+import { stillWaiting, until } from './helpers/wait';
 import { spawnToolport } from './helpers/process';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, watchErrors } from './helpers/browser';
@@ -83,13 +82,6 @@ async function inAppApp(
     },
   });
   return { ...app, elicitations, completed, answers };
-}
-
-
-/** Still unsettled after a moment: the call is waiting. */
-async function stillWaiting(call: Promise<unknown>) {
-  const raced = await Promise.race([call.then(() => 'settled', () => 'settled'), sleep(400).then(() => 'waiting')]);
-  assert.equal(raced, 'waiting', 'the call is still waiting for the person');
 }
 
 const textOf = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');

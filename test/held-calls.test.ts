@@ -3,11 +3,10 @@
 // within the window, and the add-on is sent the call once.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
-import { until } from './helpers/wait';
+import { stillWaiting, until } from './helpers/wait';
 import { connectAppV2 } from './helpers/mcp-v2';
 import { spawnToolport } from './helpers/process';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
@@ -81,11 +80,6 @@ async function setUp(label: string) {
 
 const textOf = (result: any) => (result.content as Array<{ text: string }>).map((c) => c.text).join('\n');
 const approvalOf = (result: any) => String(result.inputRequests.approval.params.url).match(/\/approvals\/(apr_[\w-]+)$/)![1]!;
-
-async function stillWaiting(call: Promise<unknown>) {
-  const raced = await Promise.race([call.then(() => 'settled', () => 'settled'), sleep(400).then(() => 'waiting')]);
-  assert.equal(raced, 'waiting', 'the retry is still waiting for the person');
-}
 
 describe('a held call on 2026-07-28', () => {
   it('its retry on another API process gets its answer once the person allows; a second retry the same answer; delivered once', async () => {

@@ -14,3 +14,9 @@ export async function until<T>(what: string, probe: () => T | undefined | Promis
     await sleep(25);
   }
 }
+
+/** That `call` has not settled after a moment: it is waiting (for the person, say). */
+export async function stillWaiting(call: Promise<unknown>, what = 'the call is still waiting for the person') {
+  const raced = await Promise.race([call.then(() => 'settled', () => 'settled'), sleep(400).then(() => 'waiting')]);
+  if (raced !== 'waiting') throw new Error(`expected ${what}, but it had already ended`);
+}
