@@ -142,9 +142,9 @@ describe('one budget per call', () => {
     }
   });
 
-  it('refuses a timeoutSeconds outside 1 to 30 at registration, with its JSON path', async () => {
+  it('refuses a timeoutSeconds outside 1 to 3600 at registration, with its JSON path', async () => {
     const dev = await newPerson(tp.url, 'timeouts');
-    for (const bad of [0, 31, 2.5, '10']) {
+    for (const bad of [0, 3601, 2.5, '10']) {
       const res = await dev.client.post('/api/addons', {
         id: `to-${randomUUID().slice(0, 8)}`, name: 'T', description: 'Times.', webhook: 'https://example.com/hook',
         tools: [{ name: 'slow', title: 'Slow', summary: 'Returns late.', timeoutSeconds: bad, arguments: [] }],

@@ -332,6 +332,13 @@ const cases: Record<string, Check> = {
     clean(text, 'events');
   },
   'GET /api/push/key': ownOnly('GET', '/api/push/key'),
+  'POST /api/answers/:callId': async () => {
+    // Only a task's add-on answers a call, signed with its own secret: a person's session or key is no credential here.
+    for (const c of [B.client, B.api]) {
+      const res = await c.post(`/api/answers/${A.callIds[0] ?? 'call_x'}`, { text: 'B was here' });
+      assert.equal(res.status, 401, res.text);
+    }
+  },
   'POST /api/push/subscribe': async () => {
     // An endpoint is one device's: subscribing from it again moves it (an account switch on a shared
     // browser). Push endpoints are unguessable capability URLs, so B cannot name A's.

@@ -9,6 +9,7 @@ import { dashboardRoutes } from './routes/dashboard';
 import { installRoutes } from './routes/installs';
 import { createMcpRoutes } from './routes/mcp/index';
 import { callRoutes } from './routes/calls';
+import { answerRoutes } from './routes/answers';
 import { deliveryRoutes } from './routes/deliveries';
 import { healthRoutes } from './routes/health';
 import { iconRoutes } from './routes/icons';
@@ -42,6 +43,7 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', addonRoutes)
     .route('/', installRoutes)
     .route('/', callRoutes)
+    .route('/', answerRoutes)
     .route('/', approvalRoutes)
     .route('/', ruleRoutes)
     .route('/', eventRoutes)

@@ -94,6 +94,8 @@ export interface Limits {
   addonConcurrency: number;
   /** Approvals waiting for one person at once. */
   pendingApprovalsPerPerson: number;
+  /** Tasks (calls that outlive their request) working for one person at once. */
+  openTasksPerPerson: number;
 }
 
 export class ConfigError extends Error {
@@ -232,6 +234,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     callsPerAppPerMinute: whole('LIMIT_CALLS_PER_APP', 300, 1_000_000),
     addonConcurrency: whole('LIMIT_ADDON_CONCURRENCY', 64, 100_000),
     pendingApprovalsPerPerson: whole('LIMIT_PENDING_APPROVALS', 20, 10_000),
+    openTasksPerPerson: whole('LIMIT_OPEN_TASKS', 1_000, 100_000),
   };
 
   // DESIGN.md fixes the wait at 30 s; a shorter one exists for tests and load smokes, never a longer one.

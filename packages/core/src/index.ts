@@ -103,6 +103,8 @@ export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
+export { awaitTask, cancelTask, getTask, isLongTool, runsAsTask, type TaskView } from './calls/tasks';
+export { answerLater, MAX_ANSWER_BODY } from './calls/answer-later';
 export type { EnabledToolSet } from './calls/enabled-tools';
 export type { ElicitationLink, ToolResult, Approvals } from './calls/types';
 export { runCheckScript } from './addons/check';

@@ -48,7 +48,12 @@ const TOOL_KEYS = [
 const ICON_KEYS = ['src', 'mimeType', 'sizes', 'theme'];
 const ICON_SIZE = /^[1-9]\d{0,3}x[1-9]\d{0,3}$/;
 /** A call's delivery may take 30 s (DESIGN.md limits); a tool may ask for less, never more. */
-const MAX_TOOL_TIMEOUT_SECONDS = 30;
+/**
+ * Above 30 s a tool runs only as an MCP task, whose add-on may answer later (calls/tasks.ts). An
+ * hour fits an export, a report or a deploy; a call its add-on forgets still ends while the person
+ * is likely to be around, and no result waits longer.
+ */
+const MAX_TOOL_TIMEOUT_SECONDS = 3_600;
 const ARGUMENT_KEYS = ['name', 'summary', 'kind', 'required'];
 const KIND_NAMES = ['text', 'number', 'choice'];
 /** Kind names developers reach for, and the kind they mean. */

@@ -26,7 +26,9 @@ export type CallOutcomeName =
   /** A required setting of the install is unset: nothing was delivered (installs/settings.ts). */
   | 'needs_setup'
   /** The same call again (app, tool, arguments) while it waited or just after: answered from that call (approvals/held.ts). */
-  | 'repeated';
+  | 'repeated'
+  /** The tool runs only as an MCP task and the app did not ask for one: nothing was asked or sent (calls/tasks.ts). */
+  | 'needs_task';
 
 export interface CallRecord {
   id: string;

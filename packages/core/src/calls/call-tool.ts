@@ -6,7 +6,7 @@ import { awaitHeldResult, findSameCall, keepHeldResult } from '../approvals/held
 import { checkArguments, checkStructured } from '../addons/arguments';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
-import type { CallOutcome } from '../queue/types';
+import type { CallJob, CallOutcome } from '../queue/types';
 import { endFailed, inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
@@ -29,6 +29,7 @@ import {
 } from '../installs/account-tokens';
 import { grantDeclaresUrlElicitation } from '../oauth/elicitation';
 import { newToken } from '../ids';
+import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, noteProgress, settle, taskSignal, type TaskView } from './tasks';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 const CALL_DEADLINE_MS = 30_000;
@@ -70,6 +71,10 @@ export interface CallToolInput {
   /** URL elicitation: an approval's page, or an account's connect page. */
   elicit?: ApprovalRequest['elicit'];
   elicitDeclared?: ApprovalRequest['elicitDeclared'];
+  /** MCP Tasks: the app takes a task handle; `created` hears it once the task exists, before the add-on does. */
+  task?: { created(task: TaskView): void };
+  /** Told when the tool runs only as a task and this request offered none (2026-07-28 answers -32021). */
+  needsTask?: () => void;
 }
 
 /**
@@ -197,6 +202,13 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     return text(`The add-on "${tool.addonName}" is unavailable right now; its developer has to fix it. Try again later.`, true);
   }
 
+  // A tool that may outlast one request runs only as a task: without one, nothing is asked or sent.
+  if (isLongTool(tool) && !(input.task && actor.grantId)) {
+    if (admitted.release) void admitted.release().catch(() => {});
+    run.log({ ...where, outcome: 'needs_task' });
+    input.needsTask?.();
+    return text(needsTaskSentence(tool), true);
+  }
   // A required setting unset: nothing is delivered, and the person is told where to set it.
   if (tool.settings?.missing.length) return needsSetup(run, tool, where, admitted.release);
   const call: Checked = { tool, argumentsText, where, subject: svc.secrets.pseudonym(tool.addonId, actor.userId), slot: admitted.release };
@@ -332,6 +344,9 @@ async function repeated(run: CallRun, input: CallToolInput, call: Checked, same:
 }
 const PERSON_DECIDED = new Set(['allowed', 'denied', 'dismissed']);
 
+const needsTaskSentence = (tool: EnabledTool) =>
+  `The tool "${tool.name}" of "${tool.addonName}" can take up to ${describeSeconds(tool.timeoutSeconds!)}, longer than one request lasts, so it runs only for apps that support MCP tasks, and this app did not ask for one. Nothing was sent. Tell the person to use it from an app that supports MCP tasks.`;
+
 /** A required setting of the install is unset: nothing is delivered, before anyone is asked. */
 function needsSetup(run: CallRun, tool: EnabledTool, where: Checked['where'], slot: Checked['slot']): ToolResult {
   if (slot) void slot().catch(() => {});
@@ -377,7 +392,7 @@ function blocked(run: CallRun, call: Checked, rule: Rule): ToolResult {
 }
 
 /** MCP: a tool with an outputSchema must return structuredContent matching it (apps refuse one that does not). */
-function outputMismatch(tool: EnabledTool, structured: Record<string, unknown> | undefined): string | null {
+function outputMismatch(tool: Pick<EnabledTool, 'addonName' | 'outputSchema'>, structured: Record<string, unknown> | undefined): string | null {
   const who = `The add-on "${tool.addonName}"`;
   if (!structured) {
     return `${who} answered without the structured result this tool declares (its outputSchema), so Toolport did not pass the answer on. The add-on's developer has to answer with {"json": {...}}.`;
@@ -445,6 +460,8 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     accounts = got.sealed;
   }
 
+  if (input.task && isLongTool(tool)) return deliverAsTask(run, input.task, call, decision, accounts);
+
   // Delivery gets the tool's time or what is left of the call's budget, whichever ends first.
   const now = svc.clock.now().getTime();
   const deadline = Math.min(now + (tool.timeoutSeconds ?? CALL_DEADLINE_MS / 1000) * 1000, run.budgetEnd);
@@ -464,22 +481,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
   try {
     // Enqueue to result; the BullMQ dispatcher puts this span's context in the job for the worker.
     outcome = await inSpan('dispatch', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId } }, async (dispatching) => {
-      const out = await svc.dispatcher.dispatch(
-        {
-          callId: run.id,
-          type: 'tool.call',
-          addonId: tool.addonId,
-          tool: tool.name,
-          arguments: call.argumentsText,
-          subject: call.subject,
-          app: { name: actor.appName, clientId: actor.clientId },
-          deadline,
-          ...(decision?.status === 'allowed' ? { approval: receiptOf(svc, decision, call.argumentsText) } : {}),
-          ...(tool.settings?.sealed ? { settings: tool.settings.sealed } : {}),
-          ...(accounts ? { accounts } : {}),
-        },
-        input.signal,
-      );
+      const out = await svc.dispatcher.dispatch({ ...jobOf(run, call, decision, accounts), deadline }, input.signal);
       dispatching.setAttribute('toolport.dispatch.outcome', out.kind);
       if (out.kind === 'failure') {
         dispatching.setAttribute('toolport.error_class', out.errorClass);
@@ -491,39 +493,140 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     // The slot is given back without holding the answer (a failed release expires with its key).
     void release().catch(() => {});
   }
+  const shaped = shapeOutcome(tool, outcome, Math.max(1, Math.round((deadline - sentAt) / 1000)));
+  run.log({ ...where, ...decided, outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}) });
+  return shaped.result;
+}
+
+/** The job of a call, all but its deadline. */
+function jobOf(run: CallRun, call: Checked, decision: ApprovalDecision | undefined, accounts: string | undefined): Omit<CallJob, 'deadline'> {
+  const { tool } = call;
+  return {
+    callId: run.id,
+    type: 'tool.call',
+    addonId: tool.addonId,
+    tool: tool.name,
+    arguments: call.argumentsText,
+    subject: call.subject,
+    app: { name: run.actor.appName, clientId: run.actor.clientId },
+    ...(decision?.status === 'allowed' ? { approval: receiptOf(run.svc, decision, call.argumentsText) } : {}),
+    ...(tool.settings?.sealed ? { settings: tool.settings.sealed } : {}),
+    ...(accounts ? { accounts } : {}),
+  };
+}
+
+/** What the app hears of the add-on's answer, and what the call log says of it. `seconds`: how long Toolport waited. */
+export function shapeOutcome(
+  tool: Pick<EnabledTool, 'addonName' | 'outputSchema' | 'destructive'>,
+  outcome: CallOutcome,
+  seconds: number,
+): { result: ToolResult; outcome: CallOutcomeName; detail?: string } {
   switch (outcome.kind) {
     case 'result':
       if (outcome.isError) {
         // The tool said it failed (MCP's isError): a tool error, for the app and in the log.
-        run.log({ ...where, ...decided, outcome: 'refused', detail: firstText(outcome.content).slice(0, 300) });
-        return { content: outcome.content, isError: true };
+        return { result: { content: outcome.content, isError: true }, outcome: 'refused', detail: firstText(outcome.content).slice(0, 300) };
       }
       if (tool.outputSchema) {
         const mismatch = outputMismatch(tool, outcome.structuredContent);
-        if (mismatch) {
-          run.log({ ...where, ...decided, outcome: 'failed', detail: `output_schema: ${mismatch}`.slice(0, 300) });
-          return text(mismatch, true);
-        }
+        if (mismatch) return { result: text(mismatch, true), outcome: 'failed', detail: `output_schema: ${mismatch}`.slice(0, 300) };
       }
-      run.log({ ...where, ...decided, outcome: 'ok' });
-      return { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) };
+      return { result: { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) }, outcome: 'ok' };
     case 'refusal':
-      run.log({ ...where, ...decided, outcome: 'refused', detail: outcome.message.slice(0, 300) });
-      return text(outcome.message, true);
+      return { result: text(outcome.message, true), outcome: 'refused', detail: outcome.message.slice(0, 300) };
     case 'failure':
       if (outcome.errorClass === 'deadline' || outcome.errorClass === 'timeout') {
-        run.log({ ...where, ...decided, outcome: 'timed_out', detail: outcome.errorClass });
-        const seconds = Math.max(1, Math.round((deadline - sentAt) / 1000));
-        return text(
-          `The add-on "${tool.addonName}" did not answer in time, so Toolport stopped waiting after ${seconds} seconds. ` +
-            (tool.destructive ? 'It may or may not have completed: check before trying again.' : 'Try again later.'),
-          true,
-        );
+        return {
+          result: text(
+            `The add-on "${tool.addonName}" did not answer in time, so Toolport stopped waiting after ${seconds} seconds. ` +
+              (tool.destructive ? 'It may or may not have completed: check before trying again.' : 'Try again later.'),
+            true,
+          ),
+          outcome: 'timed_out',
+          detail: outcome.errorClass,
+        };
       }
-      run.log({ ...where, ...decided, outcome: 'failed', detail: outcome.errorClass });
-      return text(outcome.message, true);
+      return { result: text(outcome.message, true), outcome: 'failed', detail: outcome.errorClass };
     default:
-      run.log({ ...where, ...decided, outcome: 'failed', detail: 'bad_answer' });
-      return text('The add-on answered with something Toolport could not read.', true);
+      return { result: text('The add-on answered with something Toolport could not read.', true), outcome: 'failed', detail: 'bad_answer' };
+  }
+}
+
+/**
+ * The app has its task once the row exists; the add-on then has one request's time to answer, or
+ * to accept the call and answer later at its answer URL. From here the task's own cancellation
+ * governs, not the app's request.
+ */
+async function deliverAsTask(run: CallRun, offer: NonNullable<CallToolInput['task']>, call: Checked, decision: ApprovalDecision | undefined, accounts: string | undefined): Promise<ToolResult> {
+  const { svc, actor } = run;
+  const { tool, where } = call;
+  const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
+  let task: TaskView | null;
+  try {
+    task = await createTask(svc, {
+      callId: run.id,
+      userId: actor.userId,
+      grantId: actor.grantId!,
+      appName: actor.appName,
+      addonId: tool.addonId,
+      addonName: tool.addonName,
+      toolName: tool.name,
+      argsDigest: where.argsDigest,
+      timeoutSeconds: tool.timeoutSeconds!,
+      outputSchema: tool.outputSchema ?? null,
+    });
+  } catch (err) {
+    void call.slot?.().catch(() => {});
+    throw err;
+  }
+  if (!task) {
+    void call.slot?.().catch(() => {});
+    run.log({ ...where, ...decided, outcome: 'limited', detail: 'open_tasks' });
+    return text(
+      `This person already has ${svc.config.limits.openTasksPerPerson} calls running as tasks, the most Toolport runs at once for one person, so this one did not start. Wait until some finish (or cancel them), then try again.`,
+      true,
+    );
+  }
+  offer.created(task);
+  const { signal, done } = await taskSignal(svc, task.taskId);
+  try {
+    const now = svc.clock.now().getTime();
+    const slot = addonSlot(svc, tool.addonId);
+    const release = call.slot !== undefined ? call.slot : await svc.limiter.acquire(slot.key, slot.max, slot.ttlMs);
+    if (!release) {
+      const result = text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
+      run.log({ ...where, ...decided, outcome: 'limited', detail: 'addon_concurrency' });
+      await settle(svc, run.id, result);
+      return result;
+    }
+    let outcome: CallOutcome;
+    try {
+      outcome = await svc.dispatcher.dispatch(
+        {
+          ...jobOf(run, call, decision, accounts),
+          deadline: now + MAX_REQUEST_TOOL_SECONDS * 1000,
+          answerBy: now + tool.timeoutSeconds! * 1000,
+          answerUrl: `${svc.config.publicUrl}/api/answers/${encodeURIComponent(run.id)}`,
+        },
+        signal,
+      );
+    } finally {
+      void release().catch(() => {});
+    }
+    if (outcome.kind === 'accepted') {
+      // Logged when the answer comes (calls/answer-later.ts), by whichever process hears it.
+      await noteProgress(svc, run.id, 'The add-on accepted the call and is working on it.', true);
+      return text('The add-on accepted the call and answers later.');
+    }
+    if (signal.aborted) return text('The call was cancelled.', true);
+    const shaped = shapeOutcome(tool, outcome, MAX_REQUEST_TOOL_SECONDS);
+    run.log({ ...where, ...decided, outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}) });
+    await settle(svc, run.id, shaped.result);
+    return shaped.result;
+  } catch (err) {
+    await settle(svc, run.id, text('Something went wrong on Toolport’s side while sending the call, so it may not have run. Try again in a moment.', true)).catch(() => {});
+    throw err;
+  } finally {
+    done();
   }
 }

@@ -13,6 +13,8 @@ export const TOOLS_CHANNEL = 'tools';
 export const RULES_CHANNEL = 'approval-rules';
 /** `{kid}`: the signing keys were rotated; every process reloads them. */
 export const KEYS_CHANNEL = 'signing-keys';
+/** `{taskId, cancel?}`: a task changed (its app may be listening), or its app cancelled it (calls/tasks.ts). */
+export const TASKS_CHANNEL = 'tasks';
 /** One channel for all approvals: a SUBSCRIBE per waiting call costs two Redis round trips. */
 export const APPROVALS_CHANNEL = 'approvals:decided';
 /** `{id}` (an approval's): its held call's answer is kept (approvals/held.ts), for a retry waiting anywhere. */
@@ -80,6 +82,7 @@ export interface BusMessages {
   [KEYS_CHANNEL]: { kid: string };
   [APPROVALS_CHANNEL]: { id: string };
   [HELD_RESULTS_CHANNEL]: { id: string };
+  [TASKS_CHANNEL]: { taskId: string; cancel?: boolean };
   [REQUEST_CANCEL_CHANNEL]: { key: string };
   [CANCEL_CHANNEL]: { callId: string; deadline: number };
   [channel: `user:${string}`]: UserEvent;

@@ -55,6 +55,8 @@ export type WebhookAnswer =
   | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown>; isError?: boolean }
   /** `failed`: not a refusal but the add-on's own code failing (the kit says so with `"failed": true`). */
   | { kind: 'refusal'; message: string; failed?: boolean }
+  /** HTTP 202 to a task's call: the add-on answers later at the call's answer URL. */
+  | { kind: 'accepted' }
   | {
       kind: 'confirm';
       confirm: ConfirmDescriptor | null;

@@ -32,6 +32,8 @@ export interface PostWebhookInput {
   maxResultBytes?: number;
   /** The app cancelled the call: hang up on the add-on, whatever stage the exchange is at. */
   signal?: CancelSignal;
+  /** A task's call: HTTP 202 means the add-on answers later (its body is not read). */
+  answerLater?: boolean;
 }
 
 export interface WebhookDelivery {
@@ -120,6 +122,10 @@ function checkBlock(b: unknown, i: number): ContentBlock | string {
   problem ??= copyOptional(b, out, { annotations: 'object' });
   return problem ? `${at}.${problem}` : out;
 }
+
+/** An answer that comes later, at a task's answer URL: read by the same rules as one in the webhook's response. */
+export const readLaterAnswer = (body: Buffer, maxResultBytes = MAX_RESULT_BYTES): WebhookAnswer =>
+  readAnswer('tool.call', { status: 200, headers: {}, body }, maxResultBytes);
 
 /** Reads a 2xx answer by the rules of DESIGN.md "Answers". */
 function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: number): WebhookAnswer {
@@ -248,6 +254,7 @@ async function sendWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
     if (!(err instanceof OutboundError)) throw err;
     return { answer: failure(err.errorClass, !FINAL_CLASSES.has(err.errorClass), err.message), latencyMs: latency() };
   }
+  if (res.status === 202 && input.answerLater) return { answer: { kind: 'accepted' }, status: 202, latencyMs: latency() };
   const answer = res.status >= 200 && res.status < 300 ? readAnswer(kind, res, maxResultBytes) : classifyStatus(res);
   return { answer, status: res.status, latencyMs: latency() };
 }

@@ -259,6 +259,8 @@ const callJobSchema = z.object({
   subject: z.string(),
   app: z.object({ name: z.string(), clientId: z.string() }),
   deadline: z.number(),
+  answerBy: z.number().optional(),
+  answerUrl: z.string().url().max(2048).optional(),
   approval: z.object({ id: z.string(), decidedAt: z.string(), channel: z.string(), argumentsHash: z.string() }).optional(),
   settings: z.string().optional(),
   accounts: z.string().optional(),

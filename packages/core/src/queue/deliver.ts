@@ -75,7 +75,13 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
 
 /** DESIGN.md's body; the arguments' JSON text is inserted byte for byte (the approval digest covers it). */
 function webhookBody(job: CallJob, attempt: number, settings: string | undefined, accounts: string | undefined): string {
-  const call = JSON.stringify({ id: job.callId, deadline: new Date(job.deadline).toISOString(), attempt });
+  // A task's call: its deadline is when the answer is due, at the answer URL if not in the response.
+  const call = JSON.stringify({
+    id: job.callId,
+    deadline: new Date(job.answerBy ?? job.deadline).toISOString(),
+    attempt,
+    ...(job.answerUrl ? { answerUrl: job.answerUrl } : {}),
+  });
   const { approval } = job;
   const receipt = approval
     ? `,"approval":${JSON.stringify({ id: approval.id, decidedAt: approval.decidedAt, channel: approval.channel, argumentsHash: approval.argumentsHash })}`
@@ -194,6 +200,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     deadline,
     maxResultBytes: MAX_RESULT_BYTES,
     signal,
+    answerLater: !!job.answerUrl,
   });
 
   if (answer.kind !== 'failure') {

@@ -16,6 +16,9 @@ export interface CallJob {
   app: { name: string; clientId: string };
   /** Epoch ms after which nothing is delivered: each attempt is cut to it. */
   deadline: number;
+  /** A task's call (calls/tasks.ts): the add-on may accept it (HTTP 202) and answer at `answerUrl` until `answerBy` (epoch ms). */
+  answerBy?: number;
+  answerUrl?: string;
   /** The person's approval of this call, sent in the signed body (allowed destructive calls only). */
   approval?: ApprovalReceipt;
   /** Sealed: opened only by the worker, never in Redis or a log in clear. */
@@ -48,7 +51,9 @@ export type CallOutcome =
   | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown>; isError?: boolean }
   | { kind: 'refusal'; message: string }
   | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
-  | { kind: 'failure'; errorClass: string; message: string };
+  | { kind: 'failure'; errorClass: string; message: string }
+  /** A task's add-on took the call and answers later at its answer URL. */
+  | { kind: 'accepted' };
 
 /** Hands a job to a worker and resolves with its outcome, whichever process ran it. */
 export interface Dispatcher {

@@ -6,7 +6,7 @@ import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
 const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
 // Every outcome core's call log writes (packages/core/src/calls/call-log.ts), so each can be picked
 // before a call with it happened.
-const outcomes = ['ok', 'denied', 'dismissed', 'expired', 'cancelled', 'blocked', 'refused', 'failed', 'timed_out', 'invalid_arguments', 'needs_setup', 'limited', 'revoked', 'disabled', 'ai_apps_off', 'unknown_tool', 'repeated'];
+const outcomes = ['ok', 'denied', 'dismissed', 'expired', 'cancelled', 'blocked', 'refused', 'failed', 'timed_out', 'invalid_arguments', 'needs_setup', 'limited', 'revoked', 'disabled', 'ai_apps_off', 'unknown_tool', 'repeated', 'needs_task'];
 
 /** Who decided, in the person's words: a rule of theirs reads "allowed by your rule", "blocked by your rule". */
 function Decision({ call }: { call: Call }) {

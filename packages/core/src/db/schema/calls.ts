@@ -119,3 +119,44 @@ export const deliveries = pgTable(
   },
   (t) => [index('deliveries_addon_created_idx').on(t.addonId, t.createdAt.desc())],
 );
+
+/**
+ * A tool call that outlives its request (MCP Tasks, calls/tasks.ts): created before the app hears
+ * of it, so any process can answer `tasks/get`, and finished by whichever process hears the answer.
+ */
+export const tasks = pgTable(
+  'tasks',
+  {
+    /** `task_` and 32 random characters: unguessable, and shown only to the grant that made it. */
+    id: text('id').primaryKey(),
+    callId: text('call_id').notNull().unique(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    grantId: text('grant_id').notNull(),
+    appName: text('app_name').notNull(),
+    addonId: text('addon_id').notNull(),
+    /** For the sentence of a call its add-on never answered. */
+    addonName: text('addon_name').notNull(),
+    toolName: text('tool_name').notNull(),
+    argsDigest: text('args_digest').notNull(),
+    /** The tool's outputSchema when the call was made: a later answer is checked against it. */
+    outputSchema: jsonb('output_schema'),
+    status: text('status', { enum: ['working', 'completed', 'failed', 'cancelled'] }).notNull().default('working'),
+    /** Where a working call is (queued, at the add-on, accepted), or the add-on's last progress. */
+    statusMessage: text('status_message'),
+    /** The CallToolResult once completed. */
+    result: jsonb('result'),
+    /** When the add-on's answer is due: after it, the task completes with a tool error. */
+    answerBy: ts('answer_by').notNull(),
+    /** The add-on accepted the call and answers later (its answer URL). */
+    acceptedAt: ts('accepted_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    /** After this the task is gone (ttlMs from creation). */
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [
+    // A person's open tasks are counted against their limit; the sweep reads only those past due.
+    index('tasks_user_working_idx').on(t.userId).where(sql`status = 'working'`),
+    index('tasks_expires_idx').on(t.expiresAt),
+  ],
+);

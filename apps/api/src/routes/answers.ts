@@ -1,0 +1,20 @@
+import { Hono } from 'hono';
+import { answerLater, MAX_ANSWER_BODY, ToolportError } from '@toolport/core';
+import { limitBody } from '../http/body';
+import type { AppEnv } from '../http/env';
+
+/**
+ * A task's add-on answers later here (the `answerUrl` its webhook received): signed with its own
+ * secret, never a person's session. 204 once taken; problem+json saying why otherwise.
+ */
+export const answerRoutes = new Hono<AppEnv>().post('/answers/:callId', async (c) => {
+  await limitBody(c, MAX_ANSWER_BODY, () => new ToolportError('PAYLOAD_TOO_LARGE', `An answer is at most ${Math.round(MAX_ANSWER_BODY / 1024)} KB, as in a webhook's response.`));
+  const body = Buffer.from(await c.req.raw.arrayBuffer());
+  await answerLater(c.get('svc'), c.req.param('callId'), {
+    id: c.req.header('webhook-id'),
+    timestamp: c.req.header('webhook-timestamp'),
+    signature: c.req.header('webhook-signature'),
+    body,
+  });
+  return c.body(null, 204);
+});

@@ -1,0 +1,297 @@
+import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { CallCancel } from '../cancel';
+import { tasks } from '../db/schema/index';
+import { TASKS_CHANNEL } from '../events/channels';
+import { newToken } from '../ids';
+import type { Services } from '../services';
+import type { ToolResult } from './types';
+
+/*
+ * MCP Tasks: a tool that may take longer than one request lasts runs as a task. Its row is written
+ * before the app hears of it, so any API process answers `tasks/get`; the add-on answers at once,
+ * or accepts the call and answers later at its answer URL, to whichever process (calls/answer-later.ts).
+ */
+
+/** Above this a tool runs only as a task: one request lasts at most the call budget (55 s). */
+export const MAX_REQUEST_TOOL_SECONDS = 30;
+/** After a task ends its answer is kept this long for the app's next poll, then it is gone. */
+const KEPT_AFTER_MS = 10 * 60_000;
+/** What apps are asked to poll at; a task's notifications make faster polling needless. */
+const TASK_POLL_MS = 2_000;
+/** Rows removed per sweep (each task creation sweeps), so a backlog drains without a long statement. */
+const SWEEP_BATCH = 100;
+
+export type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
+
+/** A task as both MCP revisions show it (each adapter renames what its revision calls differently). */
+export interface TaskView {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  /** ISO 8601 */
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number;
+  pollIntervalMs: number;
+  result?: ToolResult;
+}
+
+export const isLongTool = (tool: { timeoutSeconds: number | null }) => (tool.timeoutSeconds ?? 0) > MAX_REQUEST_TOOL_SECONDS;
+
+type TaskRow = typeof tasks.$inferSelect;
+
+function viewOf(row: TaskRow): TaskView {
+  return {
+    taskId: row.id,
+    status: row.status,
+    ...(row.statusMessage ? { statusMessage: row.statusMessage } : {}),
+    createdAt: row.createdAt.toISOString(),
+    lastUpdatedAt: row.updatedAt.toISOString(),
+    ttlMs: row.expiresAt.getTime() - row.createdAt.getTime(),
+    pollIntervalMs: TASK_POLL_MS,
+    ...(row.result ? { result: row.result as ToolResult } : {}),
+  };
+}
+
+export interface NewTask {
+  callId: string;
+  userId: string;
+  grantId: string;
+  appName: string;
+  addonId: string;
+  addonName: string;
+  toolName: string;
+  argsDigest: string;
+  timeoutSeconds: number;
+  outputSchema?: Record<string, unknown> | null;
+}
+
+/**
+ * The task's row, durable before the app hears of it; null when the person has their limit of
+ * working tasks. Counted, then written: tasks started at the same moment may pass the limit by a few.
+ */
+export async function createTask(svc: Services, t: NewTask): Promise<TaskView | null> {
+  const now = svc.clock.now();
+  await svc.db.delete(tasks).where(inArray(tasks.id, svc.db.select({ id: tasks.id }).from(tasks).where(lt(tasks.expiresAt, now)).limit(SWEEP_BATCH)));
+  const [open] = await svc.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(tasks)
+    // One whose add-on is past its time no longer counts, though nobody has read it since.
+    .where(and(eq(tasks.userId, t.userId), eq(tasks.status, 'working'), gt(tasks.answerBy, now)));
+  if ((open?.n ?? 0) >= svc.config.limits.openTasksPerPerson) return null;
+  const answerBy = new Date(now.getTime() + t.timeoutSeconds * 1000);
+  const [row] = await svc.db
+    .insert(tasks)
+    .values({
+      id: newToken('task_', 24),
+      callId: t.callId,
+      userId: t.userId,
+      grantId: t.grantId,
+      appName: t.appName,
+      addonId: t.addonId,
+      addonName: t.addonName,
+      toolName: t.toolName,
+      argsDigest: t.argsDigest,
+      outputSchema: t.outputSchema ?? null,
+      statusMessage: 'Sending the call to the add-on.',
+      answerBy,
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: new Date(answerBy.getTime() + KEPT_AFTER_MS),
+    })
+    .returning();
+  return viewOf(row!);
+}
+
+/** The answer an add-on owes past its time, as the app and the person read it. */
+const overdueResult = (addonName: string, timeoutSeconds: number): ToolResult => ({
+  content: [
+    {
+      type: 'text',
+      text: `The add-on "${addonName}" did not answer within ${describeSeconds(timeoutSeconds)}, so Toolport stopped waiting. It may or may not have completed: check before trying again.`,
+    },
+  ],
+  isError: true,
+});
+
+export function describeSeconds(seconds: number): string {
+  if (seconds % 3600 === 0) return seconds === 3600 ? 'an hour' : `${seconds / 3600} hours`;
+  if (seconds % 60 === 0) return seconds === 60 ? 'a minute' : `${seconds / 60} minutes`;
+  return `${seconds} seconds`;
+}
+
+/** The status message of a task whose add-on never answered. */
+export const OVERDUE_MESSAGE = 'The add-on did not answer in time.';
+
+/** A working task past its answer time ends now, with a sentence (any process, once). */
+async function endOverdue(svc: Services, row: TaskRow): Promise<TaskRow> {
+  if (row.status !== 'working' || row.answerBy.getTime() > svc.clock.now().getTime()) return row;
+  const seconds = Math.round((row.answerBy.getTime() - row.createdAt.getTime()) / 1000);
+  const ended = await settle(svc, row.callId, overdueResult(row.addonName, seconds), OVERDUE_MESSAGE);
+  return ended ?? (await rowOf(svc, row.id)) ?? row;
+}
+
+async function rowOf(svc: Services, taskId: string): Promise<TaskRow | undefined> {
+  const [row] = await svc.db.select().from(tasks).where(eq(tasks.id, taskId));
+  return row;
+}
+
+/** The task as its app sees it; undefined for another app's, an unknown or a discarded task. */
+export async function getTask(svc: Services, grantId: string, taskId: string): Promise<TaskView | undefined> {
+  if (typeof taskId !== 'string' || taskId.length > 64) return undefined;
+  const row = await rowOf(svc, taskId);
+  if (!row || row.grantId !== grantId || row.expiresAt.getTime() <= svc.clock.now().getTime()) return undefined;
+  return viewOf(await endOverdue(svc, row));
+}
+
+/** The task of a call, for its add-on's answer (any process). */
+export async function taskOfCall(svc: Services, callId: string): Promise<TaskRow | undefined> {
+  const [row] = await svc.db.select().from(tasks).where(eq(tasks.callId, callId));
+  return row && endOverdue(svc, row);
+}
+
+/** Ends a working task with its answer: once, whichever process answers first. Null when it had ended. */
+export async function settle(svc: Services, callId: string, result: ToolResult, statusMessage?: string, status: TaskStatus = 'completed'): Promise<TaskRow | null> {
+  const [row] = await svc.db
+    .update(tasks)
+    .set({ status, result, statusMessage: statusMessage ?? null, updatedAt: svc.clock.now() })
+    .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working')))
+    .returning();
+  if (!row) return null;
+  await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+  return row;
+}
+
+/** A working task's new status message (the add-on accepted it, or said how far it is). */
+export async function noteProgress(svc: Services, callId: string, statusMessage: string, accepted = false): Promise<boolean> {
+  const now = svc.clock.now();
+  const [row] = await svc.db
+    .update(tasks)
+    .set({ statusMessage, updatedAt: now, ...(accepted ? { acceptedAt: now } : {}) })
+    .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working')))
+    .returning({ id: tasks.id });
+  if (row) await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+  return !!row;
+}
+
+/**
+ * The app (or the person) cancels a task: it ends `cancelled` unless it had ended; a delivery under
+ * way in any process is stopped, and an answer that comes later is refused. False: no such task.
+ */
+export async function cancelTask(svc: Services, who: { grantId?: string; userId?: string }, taskId: string): Promise<boolean> {
+  if (typeof taskId !== 'string' || taskId.length > 64) return false;
+  const row = await rowOf(svc, taskId);
+  if (!row || (who.grantId !== undefined && row.grantId !== who.grantId) || (who.userId !== undefined && row.userId !== who.userId)) return false;
+  if (row.expiresAt.getTime() <= svc.clock.now().getTime()) return false;
+  const by = who.grantId !== undefined ? 'the app' : 'the person';
+  const ended = await settle(
+    svc,
+    row.callId,
+    { content: [{ type: 'text', text: `The call was cancelled by ${by} before the add-on answered.` }], isError: true },
+    `Cancelled by ${by}.`,
+    'cancelled',
+  );
+  if (ended) await svc.bus.publish(TASKS_CHANNEL, { taskId, cancel: true }).catch(() => {});
+  return true;
+}
+
+/**
+ * The delivery of a task's call in this process stops when the task is cancelled in any process:
+ * one subscription per process, one signal per delivery under way.
+ */
+class Running {
+  private readonly byTask = new Map<string, CallCancel>();
+  private readonly waiting = new Map<string, Set<() => void>>();
+  private subscribed: Promise<unknown> | undefined;
+  constructor(private readonly svc: Services) {}
+
+  private follow() {
+    this.subscribed ??= this.svc.bus
+      .subscribe(TASKS_CHANNEL, (msg) => {
+        if (typeof msg?.taskId !== 'string') return;
+        if (msg.cancel) this.byTask.get(msg.taskId)?.abort(new Error('the task was cancelled'));
+        for (const wake of this.waiting.get(msg.taskId) ?? []) wake();
+      })
+      .catch((err) => {
+        this.subscribed = undefined;
+        throw err;
+      });
+    return this.subscribed;
+  }
+
+  async signalFor(taskId: string): Promise<{ signal: CallCancel; done: () => void }> {
+    await this.follow();
+    const signal = new CallCancel();
+    this.byTask.set(taskId, signal);
+    return { signal, done: () => this.byTask.delete(taskId) };
+  }
+
+  /** Armed before the task is read, so a change in between still wakes the wait. */
+  wakeOn(taskId: string) {
+    let woken = false;
+    let wake = () => {};
+    const set = this.waiting.get(taskId) ?? new Set();
+    this.waiting.set(taskId, set);
+    const waker = () => {
+      woken = true;
+      wake();
+    };
+    set.add(waker);
+    const cancel = () => {
+      set.delete(waker);
+      if (!set.size) this.waiting.delete(taskId);
+    };
+    const ready = this.follow().catch(() => {});
+    return {
+      cancel,
+      within: async (ms: number, signal?: AbortSignal) => {
+        await ready;
+        if (!woken && !signal?.aborted) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              clearTimeout(timer);
+              signal?.removeEventListener('abort', done);
+              resolve();
+            };
+            const timer = setTimeout(done, ms);
+            wake = done;
+            signal?.addEventListener('abort', done, { once: true });
+          });
+        }
+        cancel();
+      },
+    };
+  }
+}
+const running = new WeakMap<Services, Running>();
+
+export function taskSignal(svc: Services, taskId: string) {
+  let r = running.get(svc);
+  if (!r) running.set(svc, (r = new Running(svc)));
+  return r.signalFor(taskId);
+}
+
+/** Whether this app's tool of that name runs only as a task (an adapter answers before calling, as its revision says). */
+export async function runsAsTask(svc: Services, actor: Parameters<Services['tools']['forApp']>[0], name: string): Promise<boolean> {
+  const tool = (await svc.tools.forApp(actor)).byName.get(name);
+  return !!tool && isLongTool(tool);
+}
+
+/**
+ * Waits until `untilMs` (epoch) for the task to end (2025-11-25's `tasks/result` blocks): woken by
+ * its change on the bus, and rechecked every few seconds in case a wake was missed.
+ */
+export async function awaitTask(svc: Services, grantId: string, taskId: string, untilMs: number, signal?: AbortSignal): Promise<TaskView | undefined> {
+  let r = running.get(svc);
+  if (!r) running.set(svc, (r = new Running(svc)));
+  for (;;) {
+    const woke = r.wakeOn(taskId);
+    const task = await getTask(svc, grantId, taskId);
+    const left = untilMs - svc.clock.now().getTime();
+    if (!task || task.status !== 'working' || left <= 0 || signal?.aborted) {
+      woke.cancel();
+      return task;
+    }
+    await woke.within(Math.min(left, 5_000), signal);
+  }
+}
