@@ -13,6 +13,8 @@ import { answerDirect, answerStreamed } from './node-writers';
 import { routeGet, routeMessage, type RevisionHeaders } from './revisions';
 import { answerWithSdk } from './sdk-fallback';
 import { runToolCall } from './tool-call';
+import { answerLegacyTasks, callOfferingTask, legacyCreated, runsOnlyAsTask } from './tasks';
+import { jsonRpcAnswer } from './frames';
 
 const MAX_MCP_BODY = 1024 * 1024;
 
@@ -38,7 +40,7 @@ const revisionHeaders = (c: Context<AppEnv>): RevisionHeaders => ({
 
 type PlainRequest =
   | { method: 'tools/list'; id: string | number }
-  | { method: 'tools/call'; id: string | number; name: string; arguments: unknown; progressToken?: string | number };
+  | { method: 'tools/call'; id: string | number; name: string; arguments: unknown; progressToken?: string | number; task?: true };
 
 /**
  * The common 2025-era tools/list and tools/call skip the per-request SDK Server (it costs as much as
@@ -52,11 +54,19 @@ function plainRequest(message: Record<string, unknown>): PlainRequest | undefine
   if (params?._meta !== undefined && !isPlainObject(params._meta)) return undefined;
   const progressToken = params?._meta?.progressToken;
   if (progressToken !== undefined && !isRequestId(progressToken)) return undefined;
-  if (params?.task !== undefined) return undefined;
+  // 2025-11-25 tasks: a call the app lets run as a task (tasks.ts); any other shape is the SDK's to refuse.
+  if (params?.task !== undefined && (method !== 'tools/call' || !isPlainObject(params.task) || progressToken !== undefined)) return undefined;
   if (method === 'tools/list') return progressToken === undefined ? { method, id } : undefined;
   if (typeof params?.name !== 'string') return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  return { method, id, name: params.name, arguments: params.arguments, ...(progressToken !== undefined ? { progressToken } : {}) };
+  return {
+    method,
+    id,
+    name: params.name,
+    arguments: params.arguments,
+    ...(progressToken !== undefined ? { progressToken } : {}),
+    ...(params.task !== undefined ? { task: true as const } : {}),
+  };
 }
 
 /** 2026-07-28 requests go to modern.ts; 2025-era ones to the direct writers or the SDK (revisions.ts). */
@@ -151,6 +161,12 @@ export function createMcpRoutes(svc: Services) {
     const outgoing = plain?.method === 'tools/call' ? nodeResponse(c) : undefined;
     if (plain?.method === 'tools/call' && outgoing) {
       const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments, response: outgoing };
+      // A tool that may outlast one request, called as a task: the task is the answer. Called
+      // without one, the core refuses it with a sentence (this revision has no error for it).
+      if (plain.task && aiAppsOn && (await runsOnlyAsTask(svc, identity, plain.name))) {
+        const first = await callOfferingTask(c, svc, identity, aiAppsOn, inflight, call);
+        return jsonRpcAnswer(c, plain.id, 'task' in first ? legacyCreated(first.task) : JSON.stringify(first.result));
+      }
       // An approval's page can be offered on an SSE answer only (2025-11-25 basic/transports: the client's Accept lists it).
       const options = { elicitation: !!headers.accept?.includes('text/event-stream') };
       if (plain.progressToken !== undefined) {
@@ -168,6 +184,8 @@ export function createMcpRoutes(svc: Services) {
     }
 
     if (message.method === 'initialize') await noteCapabilities(svc, identity, (body as { params?: unknown }).params);
+    const tasks = await answerLegacyTasks(c, svc, identity, body as Record<string, unknown>);
+    if (tasks) return tasks;
 
     return answerWithSdk(c, svc, { identity, aiAppsOn, token }, inflight, body);
   });

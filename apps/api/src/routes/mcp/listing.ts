@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { isDependencyDown, type AppIdentity, type EnabledToolSet, type Services } from '@toolport/core';
+import { isDependencyDown, isLongTool, type AppIdentity, type EnabledToolSet, type Services } from '@toolport/core';
 import { acceptsEncoding } from '../../http/accept-encoding';
 import type { AppEnv } from '../../http/env';
 import { gzipHead, gzipWithTail, type GzipHead } from '../../http/gzip';
@@ -48,6 +48,8 @@ function toolOf(publicUrl: string, t: EnabledTool): Tool {
       ...(typeof t.idempotent === 'boolean' ? { idempotentHint: t.idempotent } : {}),
       ...(typeof t.openWorld === 'boolean' ? { openWorldHint: t.openWorld } : {}),
     },
+    // 2025-11-25: a tool that may outlast one request is called as a task (routes/mcp/tasks.ts).
+    ...(isLongTool(t) ? { execution: { taskSupport: 'required' as const } } : {}),
   };
 }
 

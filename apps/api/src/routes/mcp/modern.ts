@@ -12,6 +12,7 @@ import { answerDirect, answerStreamed, type EncodeResult } from './node-writers'
 import { callOfferingPage, answerRetry } from './held-call';
 import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
 import { runToolCall } from './tool-call';
+import { answerModernTasks, callOfferingTask, declaresTasks, modernCreated, runsOnlyAsTask, tasksRequired, TASKS_EXTENSION } from './tasks';
 
 /*
  * 2026-07-28 requests (revisions.ts has already checked their `_meta` and headers): server/discover,
@@ -26,6 +27,7 @@ const CACHE_HINTS = { ttlMs: 30_000, cacheScope: 'private' } as const;
 const GZIP_FROM_BYTES = 16 * 1024;
 
 const COMPLETE = { resultType: 'complete' } as const;
+const MODERN_CAPABILITIES = { ...SERVER_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 
 /** The result of a tools/call, with 2026-07-28's fields. */
 const encodeCall: EncodeResult = (result: ToolResult) => JSON.stringify({ ...COMPLETE, ...result, _meta: RESULT_META });
@@ -83,7 +85,7 @@ export async function answerModern(
       return jsonRpcAnswer(
         c,
         id,
-        JSON.stringify({ ...COMPLETE, supportedVersions: SUPPORTED_REVISIONS, capabilities: SERVER_CAPABILITIES, instructions: instructionsFor(aiAppsOn), ...CACHE_HINTS, _meta: RESULT_META }),
+        JSON.stringify({ ...COMPLETE, supportedVersions: SUPPORTED_REVISIONS, capabilities: MODERN_CAPABILITIES, instructions: instructionsFor(aiAppsOn), ...CACHE_HINTS, _meta: RESULT_META }),
       );
 
     case 'tools/list': {
@@ -104,6 +106,12 @@ export async function answerModern(
       const meta = params._meta as { progressToken?: string | number } & Record<string, unknown>;
       const call = { requestId: id, name: params.name, rawArguments: params.arguments };
       if (params.requestState !== undefined) return answerRetry(c, svc, identity, call, params, encodeCall);
+      // A tool that may outlast one request runs as a task (io.modelcontextprotocol/tasks), or not at all.
+      if (aiAppsOn && (await runsOnlyAsTask(svc, identity, params.name))) {
+        if (!declaresTasks(meta[META.clientCapabilities])) return tasksRequired(c, id, params.name);
+        const first = await callOfferingTask(c, svc, identity, aiAppsOn, inflight, call);
+        return jsonRpcAnswer(c, id, 'task' in first ? modernCreated(first.task) : encodeCall(first.result));
+      }
       const outgoing = nodeResponse(c);
       // basic/patterns/mrtr: an app that can open a URL is sent to the approval page, and retries.
       if (declaresUrlElicitation(meta[META.clientCapabilities])) {
@@ -137,8 +145,13 @@ export async function answerModern(
       return PARKED;
     }
 
+    case 'tasks/get':
+    case 'tasks/update':
+    case 'tasks/cancel':
+      return (await answerModernTasks(c, svc, identity, request, (params._meta as Record<string, unknown>)[META.clientCapabilities]))!;
+
     default:
       // basic/transports/streamable-http §Protocol Version Header: an RPC the server does not implement is 404 and -32601.
-      return rpcError(c, 404, id, METHOD_NOT_FOUND, `Method not found: ${method} is not served here (Toolport speaks ${MODERN_REVISION} for tools: server/discover, tools/list, tools/call, subscriptions/listen).`);
+      return rpcError(c, 404, id, METHOD_NOT_FOUND, `Method not found: ${method} is not served here (Toolport speaks ${MODERN_REVISION} for tools: server/discover, tools/list, tools/call, subscriptions/listen, and the tasks extension's tasks/get, tasks/update, tasks/cancel).`);
   }
 }

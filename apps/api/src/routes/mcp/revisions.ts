@@ -189,6 +189,10 @@ function routeModern(headers: RevisionHeaders, method: string, id: string | numb
     if (named === undefined) return refused(400, HEADER_MISMATCH, 'Header mismatch: Mcp-Name carries a malformed =?base64?...?= value.');
     if (named !== params.name) return refused(400, HEADER_MISMATCH, `Header mismatch: Mcp-Name says ${JSON.stringify(named)} but params.name is ${JSON.stringify(params.name)}.`);
   }
+  // The tasks extension §Routing Headers: Mcp-Name carries the task's id, for whatever routes by it.
+  if (method.startsWith('tasks/') && headers.name !== undefined && typeof params.taskId === 'string' && decodeHeaderValue(headers.name) !== params.taskId) {
+    return refused(400, HEADER_MISMATCH, 'Header mismatch: Mcp-Name must be the task id (params.taskId).');
+  }
   if (!acceptsBoth(headers.accept)) return refused(406, -32600, NOT_ACCEPTABLE);
   return { era: 'modern', request: { id, method, params } };
 }

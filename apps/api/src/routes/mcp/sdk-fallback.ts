@@ -10,6 +10,9 @@ import type { InFlight } from './cancellation';
 import { listFailed, serverIcons, toolList } from './listing';
 import { instructionsFor, SERVER_CAPABILITIES, SERVER_INFO } from './revisions';
 import { runToolCall } from './tool-call';
+import { LEGACY_TASKS_CAPABILITY } from './tasks';
+
+const PRE_TASKS_REVISIONS = new Set(['2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
 
 // One validator for every per-request Server: building Ajv costs far more than the request itself.
 const sharedValidator = new AjvJsonSchemaValidator();
@@ -18,9 +21,9 @@ const sharedValidator = new AjvJsonSchemaValidator();
  * `rawArguments` are the arguments as the app sent them (our own JSON.parse): the SDK's schema parsing
  * rebuilds objects and would turn a `__proto__` key into a prototype instead of refusing it.
  */
-function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown) {
+function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown, tasks: boolean) {
   const server = new Server({ ...SERVER_INFO, icons: serverIcons(svc) }, {
-    capabilities: SERVER_CAPABILITIES,
+    capabilities: tasks ? { ...SERVER_CAPABILITIES, tasks: LEGACY_TASKS_CAPABILITY } : SERVER_CAPABILITIES,
     jsonSchemaValidator: sharedValidator,
     instructions: instructionsFor(aiAppsOn),
   });
@@ -62,12 +65,14 @@ export async function answerWithSdk(
   inflight: InFlight,
   body: unknown,
 ): Promise<Response> {
-  const message = body as { method?: string; params?: { arguments?: unknown; _meta?: { progressToken?: unknown } } };
+  const message = body as { method?: string; params?: { arguments?: unknown; protocolVersion?: unknown; _meta?: { progressToken?: unknown } } };
   // A call with a progress token is answered as a stream (its progress, then the result).
   const streaming = message.method === 'tools/call' && message.params?._meta?.progressToken !== undefined;
   const { identity, aiAppsOn, token } = access;
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
-  const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments);
+  // Tasks exist from 2025-11-25 on: an app asking for an earlier revision is not offered them.
+  const tasks = !(message.method === 'initialize' && typeof message.params?.protocolVersion === 'string' && PRE_TASKS_REVISIONS.has(message.params.protocolVersion));
+  const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments, tasks);
   await server.connect(transport);
   const response = await transport.handleRequest(c.req.raw, {
     parsedBody: withArgumentsForSdk(body),

@@ -8,6 +8,7 @@ import {
   type Ctx,
   type ElicitationLink,
   type Services,
+  type TaskView,
   type ToolResult,
 } from '@toolport/core';
 import type { InFlight } from './cancellation';
@@ -49,6 +50,8 @@ export function runToolCall(
     elicit?: (link: ElicitationLink) => void;
     /** 2026-07-28: this request declared URL elicitation (its capabilities travel with it). */
     elicitDeclared?: boolean;
+    /** MCP Tasks: the app takes a task handle (tasks.ts). */
+    task?: { created(task: TaskView): void };
   },
 ): Promise<ToolResult> {
   if (!aiAppsOn) return Promise.resolve(AI_APPS_OFF_RESULT);
@@ -66,7 +69,16 @@ export function runToolCall(
   try {
     running = callTool({
       ctx,
-      input: { name: call.name, arguments: call.rawArguments, signal: mine, progress: call.progress, onHold: call.onHold, elicit: call.elicit, elicitDeclared: call.elicitDeclared },
+      input: {
+        name: call.name,
+        arguments: call.rawArguments,
+        signal: mine,
+        progress: call.progress,
+        onHold: call.onHold,
+        elicit: call.elicit,
+        elicitDeclared: call.elicitDeclared,
+        task: call.task,
+      },
     });
   } catch (err) {
     running = Promise.reject(err);
