@@ -62,6 +62,12 @@ export interface CallContext<S = { readonly [name: string]: SettingValue | undef
   /** The raw `webhook-id` header. */
   webhookId: string;
   /**
+   * Tells the app how far a long call is: a short sentence, shown as the task's status. Only a tool
+   * whose `timeoutSeconds` is over 30 runs as a task (taken at once, answered when `run` returns,
+   * up to its deadline); for any other call this does nothing.
+   */
+  progress(message: string): Promise<void>;
+  /**
    * The person's approval of this call, when they allowed it (destructive tools, or any tool the
    * person or the manifest's `alwaysAsk` makes ask) or a rule of theirs allowed it, checked against
    * the arguments this delivery carries; undefined when there is none or it does not match.
@@ -113,7 +119,11 @@ export interface ToolDefinition<A extends ArgMap, S = CallContext['settings'], P
    * (`ctx.approval`), before `run` is called. For destructive tools whose `confirm` never skips.
    */
   requireApproval?: boolean;
-  /** Seconds a call may take here, 1 to 30 (the default); Toolport stops waiting after it. */
+  /**
+   * Seconds a call may take here, 1 to 3600 (30 by default); Toolport stops waiting after it. Over
+   * 30 the tool runs as an MCP task: the kit takes the call at once and answers when `run` returns,
+   * so apps that cannot poll a task are refused it.
+   */
   timeoutSeconds?: number;
   arguments?: A;
   /**

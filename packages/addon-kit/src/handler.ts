@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { accountsFrom, accountsProblemSentence } from './accounts';
 import { checkArguments } from './arguments';
@@ -40,6 +40,8 @@ export const GENERIC_FAILURE = 'The add-on failed; try again later.';
 export const NOT_APPROVED = 'This call carries no approval from the person for these arguments, so it did not run.';
 const RESULT_LIMIT_BYTES = 64 * 1024;
 const REMEMBER_AT_MOST = 10_000;
+/** Tries at an answer URL (a task's answer, or its progress) before giving up. */
+const LATER_ATTEMPTS = 5;
 
 /** A delivery as any server sees it: the method, the headers, and the body read up to a limit. */
 export interface RawDelivery {
@@ -122,7 +124,7 @@ interface Delivery {
   tool?: unknown;
   arguments?: unknown;
   challenge?: unknown;
-  call?: { id?: unknown; deadline?: unknown; attempt?: unknown };
+  call?: { id?: unknown; deadline?: unknown; attempt?: unknown; answerUrl?: unknown };
   user?: { id?: unknown };
   app?: { name?: unknown; clientId?: unknown };
   approval?: { id?: unknown; decidedAt?: unknown; channel?: unknown; argumentsHash?: unknown };
@@ -193,6 +195,8 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
       approval: receiptOf(d),
       settings: settingsFrom(declaredSettings, d.settings),
       accounts,
+      // A task's call replaces it (handle): only it has somewhere to send progress.
+      progress: async () => {},
     };
   }
 
@@ -314,7 +318,49 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
       return json(200, { error: sentence, failed: true });
     }
     if (t.requireApproval && !ctx.approval) return json(200, { error: NOT_APPROVED });
-    return json(200, await remember([id, ctx.callId, ctx.userId, name].join("\u0000"), () => runTool(t, name, checked.value, ctx)));
+    const key = [id, ctx.callId, ctx.userId, name].join("\u0000");
+    const answerUrl = typeof d.call?.answerUrl === 'string' ? d.call.answerUrl : undefined;
+    if (!answerUrl) return json(200, await remember(key, () => runTool(t, name, checked.value, ctx)));
+    // A task's call: taken now (202) and answered at its answer URL when `run` returns; a retry of
+    // the delivery is taken again without running the tool twice.
+    ctx.progress = (message) => sendLater(answerUrl, { progress: message }, { tool: name, callId: ctx.callId }).then(() => {});
+    void remember(key, async () => {
+      void runTool(t, name, checked.value, ctx).then((answer) => sendLater(answerUrl, answer, { tool: name, callId: ctx.callId }));
+      return { accepted: true };
+    });
+    return json(202, { accepted: true });
+  }
+
+  /** Signed like the deliveries (the first secret), tried again on a network error, 408, 429 or 5xx. */
+  async function sendLater(url: string, payload: Record<string, unknown>, where: { tool: string; callId: string }): Promise<boolean> {
+    const body = JSON.stringify(payload);
+    for (let attempt = 1; attempt <= LATER_ATTEMPTS; attempt++) {
+      const at = new Date();
+      const id = `msg_${randomUUID()}`;
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+            'webhook-signature': webhooksFor()[0]!.sign(id, at, body),
+          },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        if (res.ok) return true;
+        if (res.status !== 408 && res.status !== 429 && res.status < 500) {
+          // 409 and 410: answered already, or the call ended (cancelled, out of time); nothing to retry.
+          if (res.status !== 409 && res.status !== 410) onError(new Error(`Toolport refused the answer: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`), where);
+          return false;
+        }
+      } catch (err) {
+        if (attempt === LATER_ATTEMPTS) onError(err, where);
+      }
+      await new Promise((r) => setTimeout(r, Math.min(8_000, 250 * 2 ** attempt)));
+    }
+    return false;
   }
 
   const web: WebHandler = async (request) => {
