@@ -120,6 +120,7 @@ const TIERS = {
   ssrf: 'both',
   startup: 'both',
   'stream-revocation': 'both',
+  tasks: 'both', // tasks outlive an API process: on services, a restart with Redis and BullMQ
   'tool-surface': 'both', // one browser step among checks of what apps are sent
   'tools-cache': 'both',
   tracing: 'both',

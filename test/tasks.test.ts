@@ -1,0 +1,350 @@
+// Issue #39, durable calls: a tool that takes minutes runs as an MCP task on both revisions; its
+// add-on accepts the call and answers later at a signed answer URL; the task outlives the API
+// process that made it; bad answers, other apps and a silent add-on are refused or bounded.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import http, { type Server } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
+import { defineAddon, serveNode, text, tool } from '@toolport/addon-kit';
+import { signatureHeaders } from '../packages/core/src/outbound/signing';
+import { personWithNotes, startAddonServer } from './helpers/addon-server';
+import { installFor, listPublicly, newPerson } from './helpers/http';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
+import { connectAppV2 } from './helpers/mcp-v2';
+import { startToolport, type Toolport } from './helpers/target';
+import { until } from './helpers/wait';
+
+const MODERN = '2026-07-28';
+const TASKS = 'io.modelcontextprotocol/tasks';
+
+let tp: Toolport;
+before(async () => {
+  tp = await startToolport({ keepBacking: true });
+});
+after(async () => {
+  await tp?.stop();
+  await tp?.backing.drop();
+});
+
+/** Stops the API process and starts another on the same address and database: what a deploy does. */
+async function restart() {
+  const port = String(tp.config.port);
+  await tp.stop();
+  tp = await startToolport({ backing: tp.backing, keepBacking: true, env: { PORT: port, PUBLIC_URL: tp.config.publicUrl } });
+}
+
+const textOf = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');
+
+/** 2026-07-28 on the wire, as the tasks requester sends what the SDK client cannot (its rawDispatch). */
+function modernWire(mcpUrl: string, provider: TestOAuthProvider, clientCapabilities: Record<string, unknown> = { extensions: { [TASKS]: {} } }) {
+  const post = async (message: Record<string, any>) => {
+    const params = message.params ?? {};
+    const name = message.method === 'tools/call' ? params.name : params.taskId;
+    const res = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${provider.tokens()!.access_token}`,
+        'mcp-protocol-version': MODERN,
+        'mcp-method': message.method,
+        ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+      },
+      body: JSON.stringify(message),
+    });
+    return res.json() as Promise<any>;
+  };
+  const framed = (method: string, params: Record<string, unknown>) => ({
+    jsonrpc: '2.0',
+    id: randomUUID(),
+    method,
+    params: {
+      ...params,
+      _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': clientCapabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } },
+    },
+  });
+  return {
+    post,
+    call: (method: string, params: Record<string, unknown>) => post(framed(method, params)),
+    /** The tasks requester's raw path: a JSON-RPC answer as a result or an error. */
+    dispatch: async (request: any) => {
+      const answer = await post({ jsonrpc: '2.0', id: randomUUID(), ...request });
+      return answer.error ? { kind: 'error' as const, error: answer.error } : { kind: 'result' as const, result: answer.result };
+    },
+  };
+}
+
+/** The answer URL's POST, signed as an add-on signs it (Standard Webhooks, its secret). */
+async function answer(url: string, secret: string, payload: unknown, opts: { id?: string; raw?: string } = {}) {
+  const body = opts.raw ?? JSON.stringify(payload);
+  const headers = signatureHeaders({ id: opts.id ?? `msg_${randomUUID()}`, timestamp: Date.now() / 1000, body, secrets: [secret] });
+  const res = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+  return { status: res.status, body: res.status === 204 ? undefined : await res.json() };
+}
+
+describe('a two-minute tool as a task, its add-on answering later (the TypeScript kit)', () => {
+  let server: Server;
+  let runs = 0;
+  let release: () => void = () => {};
+  let reached: () => void = () => {};
+  let started = new Promise<void>((r) => (reached = r));
+  const addon = defineAddon({
+    id: `export-${process.pid % 1000}`,
+    name: 'Exports',
+    description: 'Exports the notes.',
+    webhook: 'http://127.0.0.1:1/hook',
+    tools: {
+      export_notes: tool({
+        title: 'Export notes',
+        summary: 'Exports every note as one file; takes a couple of minutes.',
+        readOnly: true,
+        timeoutSeconds: 120,
+        arguments: { format: text({ maxLength: 10, summary: 'The file format.' }) },
+        run: async (args, ctx) => {
+          runs++;
+          await ctx.progress('Exported half of the notes.');
+          await new Promise<void>((r) => {
+            release = r;
+            reached();
+          });
+          return `Exported 42 notes as ${args.format}.`;
+        },
+      }),
+    },
+  });
+  let secrets: string[] = [];
+  let addonId = '';
+
+  before(async () => {
+    server = await serveNode(addon.handler({ secrets: () => secrets }), 0, '127.0.0.1');
+    const dev = await newPerson(tp.url, 'dev');
+    const manifest = { ...addon.manifest({ webhook: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook` }), visibility: 'public' };
+    addonId = manifest.id;
+    const created = await dev.client.post('/api/addons', manifest);
+    assert.equal(created.status, 201, created.text);
+    secrets = [created.body.signingSecret];
+    await listPublicly(tp.url, addonId);
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  const fresh = () => {
+    started = new Promise<void>((r) => (reached = r));
+  };
+
+  it('on 2026-07-28 (client v2 with the tasks requester): a task, polled to its answer across a restart of the API process', async () => {
+    fresh();
+    const person = await newPerson(tp.url);
+    await installFor(person, addonId, { export_notes: true });
+    const provider = new TestOAuthProvider('Claude');
+    const { client } = await connectAppV2(person.user.mcpUrl, person.client, { provider });
+    const listed = await client.listTools();
+    assert.ok(listed.tools.some((t) => t.name === `${addonId}__export_notes`));
+    const wire = modernWire(person.user.mcpUrl, provider);
+    const session = createTaskSessionFromClient(client, {
+      endpointId: 'toolport-test',
+      rawDispatch: wire.dispatch,
+      v2RequestFraming: { protocolVersion: MODERN, clientInfo: { name: 'Claude', version: '1.0.0' }, clientCapabilities: {} },
+    });
+    const before = runs;
+    const execution = await session.callTool(`${addonId}__export_notes`, { format: 'pdf' });
+    assert.equal(execution.kind, 'task', 'Toolport answered with a task');
+    const taskId = execution.handle!.taskId;
+    await started;
+    const polled = await until('the add-on’s progress as the task’s status', async () => {
+      const got = await wire.call('tasks/get', { taskId });
+      return got.result?.statusMessage === 'Exported half of the notes.' ? got.result : undefined;
+    });
+    assert.equal(polled.status, 'working');
+    assert.equal(polled.resultType, 'complete');
+    assert.ok(polled.ttlMs > 120_000 && polled.pollIntervalMs > 0);
+
+    await restart();
+    release();
+    const { outcome } = await execution.settle();
+    assert.equal(outcome.status, 'completed');
+    assert.equal(textOf(resultFromTaskOutcome(outcome)), 'Exported 42 notes as pdf.');
+    assert.equal(runs - before, 1, 'the add-on ran the tool once');
+    await session.close();
+    await client.close();
+  });
+
+  it('on 2025-11-25 (client v1): `task` on tools/call, then tasks/get and tasks/result across a restart', async () => {
+    fresh();
+    const person = await newPerson(tp.url);
+    await installFor(person, addonId, { export_notes: true });
+    const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Cursor' });
+    const listed = await client.listTools();
+    assert.deepEqual(listed.tools.find((t) => t.name === `${addonId}__export_notes`)?.execution, { taskSupport: 'required' });
+    assert.ok(client.getServerCapabilities()?.tasks?.requests?.tools?.call, 'tasks on tools/call are declared');
+    const created = await client.request(
+      { method: 'tools/call', params: { name: `${addonId}__export_notes`, arguments: { format: 'csv' }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    assert.equal(created.task.status, 'working');
+    await started;
+    await restart();
+    release();
+    const done = await until('the task completed', async () => {
+      const task = await client.experimental.tasks.getTask(taskId);
+      return task.status === 'completed' ? task : undefined;
+    });
+    assert.equal(done.taskId, taskId);
+    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    assert.equal(textOf(result), 'Exported 42 notes as csv.');
+    await client.close();
+  });
+
+  it('refuses the tool to an app that did not ask for a task, before anything reaches the add-on', async () => {
+    const person = await newPerson(tp.url);
+    await installFor(person, addonId, { export_notes: true });
+    const before = runs;
+    const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Old app' });
+    const plain = (await client.callTool({ name: `${addonId}__export_notes`, arguments: { format: 'pdf' } })) as any;
+    assert.equal(plain.isError, true);
+    assert.match(textOf(plain), /can take up to 2 minutes.*only for apps that support MCP tasks.*Nothing was sent/);
+
+    const provider = new TestOAuthProvider('Modern app');
+    await connectAppV2(person.user.mcpUrl, person.client, { provider });
+    const wire = modernWire(person.user.mcpUrl, provider, {});
+    const refused = await wire.call('tools/call', { name: `${addonId}__export_notes`, arguments: { format: 'pdf' } });
+    assert.equal(refused.error?.code, -32021, JSON.stringify(refused));
+    assert.deepEqual(refused.error.data, { requiredCapabilities: { extensions: { [TASKS]: {} } } });
+    assert.match(refused.error.message, /runs only as a task/);
+    const notDeclared = await wire.call('tasks/get', { taskId: 'task_x' });
+    assert.equal(notDeclared.error?.code, -32021);
+    assert.equal(runs, before, 'nothing reached the add-on');
+  });
+});
+
+describe('bad answers, other apps, cancellation and a silent add-on', () => {
+  let hook: Awaited<ReturnType<typeof startAddonServer>>;
+  let secret = '';
+  const accepted = () => ({ status: 202, body: {} });
+
+  before(async () => {
+    hook = await startAddonServer({ search_notes: accepted });
+    const realSet = hook.setSecret.bind(hook);
+    hook.setSecret = (s: string) => {
+      secret = s;
+      realSet(s);
+    };
+  });
+  after(() => hook?.close());
+
+  /** A person whose app (2026-07-28, tasks declared) started a task of the two-minute search. */
+  async function started() {
+    const person = await personWithNotes(tp.url, hook, { search_notes: true }, 'later', (m) => {
+      (m.tools.find((t: any) => t.name === 'search_notes') as any).timeoutSeconds = 120;
+    });
+    const provider = new TestOAuthProvider(`App ${randomUUID().slice(0, 6)}`);
+    await connectAppV2(person.user.mcpUrl, person.client, { provider });
+    const wire = modernWire(person.user.mcpUrl, provider);
+    const created = await wire.call('tools/call', { name: `${person.addonId}__search_notes`, arguments: { query: 'milk' } });
+    assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+    const delivered = await until('the call reached the add-on', () => hook.calls().find((d) => d.body.addon === person.addonId));
+    const answerUrl: string = delivered.body.call.answerUrl;
+    assert.match(answerUrl, /\/api\/answers\/call_/);
+    const taskId: string = created.result.taskId;
+    await until('the task says the add-on accepted it', async () => (await wire.call('tasks/get', { taskId })).result?.statusMessage?.includes('accepted'));
+    return { person, provider, wire, taskId, answerUrl, delivered };
+  }
+
+  it('takes one signed answer; refuses unsigned, forged, unknown, oversized and second answers', async () => {
+    const { wire, taskId, answerUrl } = await started();
+    assert.equal((await fetch(answerUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"x"}' })).status, 401);
+    const forged = await answer(answerUrl, `whsec_${Buffer.alloc(32, 7).toString('base64')}`, { text: 'forged' });
+    assert.equal(forged.status, 401);
+    assert.match(forged.body.detail, /signature does not match/);
+    assert.equal((await answer(answerUrl.replace(/call_[\w-]+$/, 'call_nope'), secret, { text: 'x' })).status, 404);
+    const huge = await new Promise<number>((resolve, reject) => {
+      const req = http.request(answerUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.write('{"text":"');
+    });
+    assert.equal(huge, 413);
+    const bad = await answer(answerUrl, secret, { txt: 'typo' });
+    assert.equal(bad.status, 422);
+    assert.match(bad.body.detail, /exactly one of/);
+    assert.equal((await answer(answerUrl, secret, { progress: 'Searched 3 of 5 notebooks.' })).status, 204);
+    assert.equal((await wire.call('tasks/get', { taskId })).result.statusMessage, 'Searched 3 of 5 notebooks.');
+
+    assert.equal((await answer(answerUrl, secret, { text: 'Found 2 notes about milk.' })).status, 204);
+    const done = (await wire.call('tasks/get', { taskId })).result;
+    assert.equal(done.status, 'completed');
+    assert.equal(textOf(done.result), 'Found 2 notes about milk.');
+    const twice = await answer(answerUrl, secret, { text: 'Found 3 notes.' });
+    assert.equal(twice.status, 409);
+    assert.equal(textOf((await wire.call('tasks/get', { taskId })).result.result), 'Found 2 notes about milk.', 'the first answer stands');
+  });
+
+  it('shows a task only to the app that made it; an unknown task is not found', async () => {
+    const { person, taskId } = await started();
+    const other = new TestOAuthProvider('Another app');
+    await connectAppV2(person.user.mcpUrl, person.client, { provider: other });
+    const otherWire = modernWire(person.user.mcpUrl, other);
+    for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+      const got = await otherWire.call(method, { taskId, inputResponses: {} });
+      assert.equal(got.error?.code, -32602, `${method}: ${JSON.stringify(got)}`);
+      assert.match(got.error.message, /Task not found/);
+    }
+    assert.equal((await otherWire.call('tasks/get', { taskId: 'task_unknown' })).error?.code, -32602);
+  });
+
+  it('cancels a task: it ends cancelled, and the add-on’s later answer is refused', async () => {
+    const { wire, taskId, answerUrl } = await started();
+    assert.deepEqual((await wire.call('tasks/update', { taskId, inputResponses: { nothing: { action: 'accept' } } })).result, { resultType: 'complete', _meta: (await wire.call('tasks/update', { taskId, inputResponses: {} })).result._meta });
+    const cancelled = await wire.call('tasks/cancel', { taskId });
+    assert.equal(cancelled.result?.resultType, 'complete', JSON.stringify(cancelled));
+    assert.equal((await wire.call('tasks/get', { taskId })).result.status, 'cancelled');
+    const late = await answer(answerUrl, secret, { text: 'Found it.' });
+    assert.equal(late.status, 410);
+    assert.match(late.body.detail, /cancelled/);
+  });
+
+  it('ends a task whose add-on never answers, with a sentence, once its time is up', async () => {
+    const { wire, taskId, answerUrl } = await started();
+    const clock = tp.svc.clock;
+    tp.svc.clock = { now: () => new Date(Date.now() + 121_000) };
+    try {
+      const ended = (await wire.call('tasks/get', { taskId })).result;
+      assert.equal(ended.status, 'completed');
+      assert.equal(ended.result.isError, true);
+      assert.match(textOf(ended.result), /did not answer within 2 minutes.*may or may not have completed/);
+      assert.equal((await answer(answerUrl, secret, { text: 'Too late.' })).status, 410);
+    } finally {
+      tp.svc.clock = clock;
+    }
+  });
+});
+
+describe('open tasks per person', () => {
+  it('refuses a task past the person’s limit with a sentence, and nothing reaches the add-on', async () => {
+    const small = await startToolport({ env: { LIMIT_OPEN_TASKS: '1' } });
+    const hook = await startAddonServer({ search_notes: () => ({ status: 202, body: {} }) });
+    try {
+      const person = await personWithNotes(small.url, hook, { search_notes: true }, 'limit', (m) => {
+        (m.tools.find((t: any) => t.name === 'search_notes') as any).timeoutSeconds = 600;
+      });
+      const provider = new TestOAuthProvider('Busy app');
+      await connectAppV2(person.user.mcpUrl, person.client, { provider });
+      const wire = modernWire(person.user.mcpUrl, provider);
+      const first = await wire.call('tools/call', { name: `${person.addonId}__search_notes`, arguments: { query: 'a' } });
+      assert.equal(first.result?.resultType, 'task');
+      await until('the first call reached the add-on', () => hook.calls().length === 1);
+      const second = await wire.call('tools/call', { name: `${person.addonId}__search_notes`, arguments: { query: 'b' } });
+      assert.equal(second.result?.resultType, 'complete', JSON.stringify(second));
+      assert.equal(second.result.isError, true);
+      assert.match(textOf(second.result), /already has 1 calls running as tasks/);
+      assert.equal(hook.calls().length, 1);
+    } finally {
+      await hook.close();
+      await small.stop();
+    }
+  });
+});
