@@ -371,5 +371,60 @@ class Deadline(HandlerTest):
         self.assertTrue(left["left"])
 
 
+
+class AnswerLater(HandlerTest):
+    """A task's call (a tool whose timeout_seconds is over 30): taken at once, answered at its URL."""
+
+    def test_takes_the_call_then_sends_progress_and_the_answer_signed_and_runs_it_once(self):
+        import http.server
+
+        received = []
+        got_answer = threading.Event()
+
+        class Toolport(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["content-length"]))
+                expected = sign(SECRET_A, self.headers["webhook-id"], int(self.headers["webhook-timestamp"]), body)
+                received.append((json.loads(body), self.headers["webhook-signature"] == expected))
+                self.send_response(204)
+                self.end_headers()
+                if "progress" not in received[-1][0]:
+                    got_answer.set()
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Toolport)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        release = threading.Event()
+        runs = []
+        addon = AddOn(id="long", name="Long", description="Takes minutes.", webhook="https://long.example.com/hook")
+
+        @addon.tool(title="Export", summary="Exports everything.", timeout_seconds=600)
+        def export(args, ctx):
+            runs.append(ctx.call_id)
+            ctx.progress("Half way.")
+            release.wait(10)
+            return "Exported 42 notes."
+
+        h = addon.handler(secrets=[SECRET_A], on_error=self.errors)
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/api/answers/call_long"
+            d = delivery("export", call_id="call_long", deadline_in=600)
+            d["call"]["answerUrl"] = url
+            status, body, _ = self.send(d, handler=h, webhook_id="call_long")
+            self.assertEqual((status, body), (202, {"accepted": True}))
+            again = self.send(d, handler=h, webhook_id="call_long")
+            self.assertEqual(again[0], 202, "a retried delivery is taken again")
+            release.set()
+            self.assertTrue(got_answer.wait(10), "the answer was sent")
+            self.assertEqual(received, [({"progress": "Half way."}, True), ({"text": "Exported 42 notes."}, True)])
+            self.assertEqual(runs, ["call_long"], "the tool ran once")
+            self.assertEqual(self.errors.errors, [])
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -89,6 +89,17 @@ class CallContext:
     # without every one of them; a confirm handler may get them or not. Never log them.
     accounts: Mapping[str, Account] = field(default_factory=dict)
     _deadline_monotonic: float = field(default=0.0, repr=False, compare=False)
+    # A task's call (a tool whose timeout_seconds is over 30): where its progress and answer go.
+    _send_later: Callable[[dict[str, Any]], bool] | None = field(default=None, repr=False, compare=False)
+
+    def progress(self, message: str) -> None:
+        """Tells the app how far a long call is: a short sentence, shown as the task's status.
+
+        Only a tool whose ``timeout_seconds`` is over 30 runs as a task (taken at once, answered
+        when ``run`` returns, up to its deadline); for any other call this does nothing.
+        """
+        if self._send_later is not None:
+            self._send_later({"progress": message})
 
     def seconds_left(self) -> float:
         """Seconds until the deadline, never negative: pass it as the timeout of slow work."""
@@ -227,7 +238,8 @@ class AddOn:
         person's approval of exactly these arguments (for destructive tools whose confirm never
         returns None; a call a rule of the person allowed carries one too, channel "rule").
         ``always_ask`` makes every call ask the person, and no rule of theirs can let it run
-        unasked. ``timeout_seconds`` (1 to 30) goes to the manifest. ``accounts`` lists the
+        unasked. ``timeout_seconds`` (1 to 3600) goes to the manifest; over 30 the tool runs as an MCP
+        task: the kit takes each call at once and answers it when ``run`` returns. ``accounts`` lists the
         providers (of the add-on's ``accounts``) whose connected account the tool acts on, at most
         5: ``ctx.accounts["github"].access_token`` in the tool, and only those tokens reach it.
         """

@@ -15,8 +15,12 @@ import math
 import re
 import threading
 import time
+import urllib.error
+import urllib.request
+import uuid
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple
@@ -45,6 +49,8 @@ DEADLINE_GRACE_SECONDS = 1.0
 # A wait is bounded even when a signed body names a deadline years away (threads refuse huge timeouts).
 MAX_WAIT_SECONDS = 3600.0
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
+# Tries at a task's answer URL (its answer, or its progress) before giving up.
+_LATER_ATTEMPTS = 5
 _log = logging.getLogger("toolport_addon_kit")
 
 
@@ -182,6 +188,7 @@ class _Work:
     args: dict[str, Any]
     ctx: CallContext
     key: str | None  # the dedupe key of a tool call
+    answer_url: str | None = None  # a task's call: answered there, later
 
 
 class Handler:
@@ -346,6 +353,11 @@ class Handler:
         if t.require_approval and ctx.approval is None:
             return _json_answer(200, {"error": NOT_APPROVED})
         key = "\u0000".join([wid, ctx.call_id, ctx.user_id, name]) if self.dedupe else None
+        answer_url = _field(d.get("call"), "answerUrl")
+        if isinstance(answer_url, str) and answer_url.startswith(("http://", "https://")):
+            where = Where(t.name, ctx.call_id)
+            ctx = dataclasses.replace(ctx, _send_later=lambda payload: self._send_later(answer_url, payload, where))
+            return _Work(kind, t, value, ctx, key, answer_url)
         return _Work(kind, t, value, ctx, key)
 
     def _context_of(self, d: dict[str, Any], wid: str, accounts: Mapping[str, Any]) -> CallContext:
@@ -473,6 +485,54 @@ class Handler:
             self._remembered[work.key] = (now + max(self.tolerance_seconds, 60), future)
             return future
 
+    def _accept(self, work: _Work, loop: asyncio.AbstractEventLoop | None) -> Answer:
+        """A task's call: taken now (202), its answer sent to its answer URL when the tool returns.
+
+        A retried delivery gets the same future back, and is taken again without a second send.
+        """
+        with self._lock:
+            first = work.key is None or work.key not in self._remembered
+        future = self._future_for(work, loop)
+        if first:
+            answer_url = work.answer_url
+            assert answer_url is not None
+            where = Where(work.tool.name, work.ctx.call_id)
+            future.add_done_callback(
+                lambda f: threading.Thread(
+                    target=self._send_later, args=(answer_url, json.loads(f.result()), where), name="toolport-answer", daemon=True
+                ).start()
+            )
+        return _json_answer(202, {"accepted": True})
+
+    def _send_later(self, url: str, payload: dict[str, Any], where: Where) -> bool:
+        """POSTs to a task's answer URL, signed like the deliveries (the first secret); retried on a
+        network error, 408, 429 or a 5xx. 409 and 410 (answered already, or the call ended) end it quietly."""
+        body = to_json(payload).encode("utf-8")
+        for attempt in range(1, _LATER_ATTEMPTS + 1):
+            wid = f"msg_{uuid.uuid4().hex}"
+            ts = int(time.time())
+            content = wid.encode("ascii") + b"." + str(ts).encode("ascii") + b"." + body
+            signature = base64.b64encode(hmac.new(self._keys_now()[0], content, hashlib.sha256).digest()).decode("ascii")
+            request = urllib.request.Request(
+                url,
+                data=body,
+                method="POST",
+                headers={"content-type": "application/json", "webhook-id": wid, "webhook-timestamp": str(ts), "webhook-signature": f"v1,{signature}"},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=10):
+                    return True
+            except urllib.error.HTTPError as err:
+                if err.code not in (408, 429) and err.code < 500:
+                    if err.code not in (409, 410):
+                        self._report(RuntimeError(f"Toolport refused the answer: HTTP {err.code} {err.read()[:300].decode('utf-8', 'replace')}"), where)
+                    return False
+            except (urllib.error.URLError, OSError) as err:
+                if attempt == _LATER_ATTEMPTS:
+                    self._report(err, where)
+            time.sleep(min(8.0, 0.25 * 2**attempt))
+        return False
+
     def _late(self, work: _Work) -> Answer:
         self._report(
             TimeoutError(f"the tool was still running at the call's deadline ({work.ctx.deadline.isoformat()}); Toolport has stopped waiting for it"),
@@ -485,6 +545,8 @@ class Handler:
         decided = self._decide(method, header, body)
         if isinstance(decided, Answer):
             return decided
+        if decided.answer_url is not None:
+            return self._accept(decided, None)
         future = self._future_for(decided, None)
         try:
             return Answer(200, "application/json", future.result(timeout=_wait_for(decided.ctx)))
@@ -497,6 +559,8 @@ class Handler:
         if isinstance(decided, Answer):
             return decided
         loop = asyncio.get_running_loop()
+        if decided.answer_url is not None:
+            return self._accept(decided, loop)
         future = self._future_for(decided, loop)
         waiter = loop.create_future()
 
