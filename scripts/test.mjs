@@ -121,6 +121,7 @@ const TIERS = {
   startup: 'both',
   'stream-revocation': 'both',
   tasks: 'both', // tasks outlive an API process: on services, a restart with Redis and BullMQ
+  'tasks-activity': 'browser-embedded',
   'tool-surface': 'both', // one browser step among checks of what apps are sent
   'tools-cache': 'both',
   tracing: 'both',

@@ -332,6 +332,12 @@ const cases: Record<string, Check> = {
     clean(text, 'events');
   },
   'GET /api/push/key': ownOnly('GET', '/api/push/key'),
+  'GET /api/calls/running': ownOnly('GET', '/api/calls/running'),
+  'POST /api/calls/running/:taskId/cancel': async () => {
+    // A task id is unguessable and shown only to its app and its person; another person's is not
+    // found (tasks.test.ts and tasks-activity.test.ts try a real one of A's).
+    await is404(B.client.post('/api/calls/running/task_x/cancel'), 'cancel');
+  },
   'POST /api/answers/:callId': async () => {
     // Only a task's add-on answers a call, signed with its own secret: a person's session or key is no credential here.
     for (const c of [B.client, B.api]) {

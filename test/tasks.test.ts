@@ -8,16 +8,15 @@ import { after, before, describe, it } from 'node:test';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { defineAddon, serveNode, text, tool } from '@toolport/addon-kit';
-import { signatureHeaders } from '../packages/core/src/outbound/signing';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { installFor, listPublicly, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { connectAppV2 } from './helpers/mcp-v2';
 import { startToolport, type Toolport } from './helpers/target';
 import { until } from './helpers/wait';
+import { answer, listen, modernWire, TASKS } from './helpers/tasks';
 
 const MODERN = '2026-07-28';
-const TASKS = 'io.modelcontextprotocol/tasks';
 
 let tp: Toolport;
 before(async () => {
@@ -36,53 +35,6 @@ async function restart() {
 }
 
 const textOf = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');
-
-/** 2026-07-28 on the wire, as the tasks requester sends what the SDK client cannot (its rawDispatch). */
-function modernWire(mcpUrl: string, provider: TestOAuthProvider, clientCapabilities: Record<string, unknown> = { extensions: { [TASKS]: {} } }) {
-  const post = async (message: Record<string, any>) => {
-    const params = message.params ?? {};
-    const name = message.method === 'tools/call' ? params.name : params.taskId;
-    const res = await fetch(mcpUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${provider.tokens()!.access_token}`,
-        'mcp-protocol-version': MODERN,
-        'mcp-method': message.method,
-        ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-      },
-      body: JSON.stringify(message),
-    });
-    return res.json() as Promise<any>;
-  };
-  const framed = (method: string, params: Record<string, unknown>) => ({
-    jsonrpc: '2.0',
-    id: randomUUID(),
-    method,
-    params: {
-      ...params,
-      _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': clientCapabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } },
-    },
-  });
-  return {
-    post,
-    call: (method: string, params: Record<string, unknown>) => post(framed(method, params)),
-    /** The tasks requester's raw path: a JSON-RPC answer as a result or an error. */
-    dispatch: async (request: any) => {
-      const answer = await post({ jsonrpc: '2.0', id: randomUUID(), ...request });
-      return answer.error ? { kind: 'error' as const, error: answer.error } : { kind: 'result' as const, result: answer.result };
-    },
-  };
-}
-
-/** The answer URL's POST, signed as an add-on signs it (Standard Webhooks, its secret). */
-async function answer(url: string, secret: string, payload: unknown, opts: { id?: string; raw?: string } = {}) {
-  const body = opts.raw ?? JSON.stringify(payload);
-  const headers = signatureHeaders({ id: opts.id ?? `msg_${randomUUID()}`, timestamp: Date.now() / 1000, body, secrets: [secret] });
-  const res = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
-  return { status: res.status, body: res.status === 204 ? undefined : await res.json() };
-}
 
 describe('a two-minute tool as a task, its add-on answering later (the TypeScript kit)', () => {
   let server: Server;
@@ -281,6 +233,29 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     const twice = await answer(answerUrl, secret, { text: 'Found 3 notes.' });
     assert.equal(twice.status, 409);
     assert.equal(textOf((await wire.call('tasks/get', { taskId })).result.result), 'Found 2 notes about milk.', 'the first answer stands');
+  });
+
+  it('tells an app listening for its task (subscriptions/listen) of each change and of its answer', async () => {
+    const { person, provider, taskId, answerUrl } = await started();
+    const stream = await listen(person.user.mcpUrl, provider, { taskIds: [taskId, 'task_not_mine'] });
+    try {
+      const ack = await stream.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+      assert.deepEqual(ack.params.notifications, { taskIds: [taskId] }, 'only its own working task is followed');
+      assert.equal((await answer(answerUrl, secret, { progress: 'Searched 1 of 5 notebooks.' })).status, 204);
+      const working = await stream.next((m) => m.method === 'notifications/tasks');
+      assert.equal(working.params.taskId, taskId);
+      assert.equal(working.params.status, 'working');
+      assert.equal(working.params.statusMessage, 'Searched 1 of 5 notebooks.');
+      assert.equal(working.params._meta['io.modelcontextprotocol/subscriptionId'], stream.id);
+      assert.equal((await answer(answerUrl, secret, { json: { found: 2 } })).status, 204);
+      const done = await stream.next((m) => m.method === 'notifications/tasks');
+      assert.equal(done.params.status, 'completed');
+      assert.deepEqual(done.params.result.structuredContent, { found: 2 });
+    } finally {
+      stream.close();
+    }
+    const undeclared = await listen(person.user.mcpUrl, provider, { taskIds: [taskId] }, {});
+    assert.equal((await undeclared.next()).error?.code, -32021);
   });
 
   it('shows a task only to the app that made it; an unknown task is not found', async () => {

@@ -37,7 +37,7 @@ export {
 export { createRedisBus } from './events/redis-bus';
 export { createInProcessBus } from './events/bus';
 export type { BusTransport } from './events/bus';
-export { ADDONS_CHANNEL, GATES_CHANNEL, REQUEST_CANCEL_CHANNEL, TOOLS_CHANNEL } from './events/channels';
+export { ADDONS_CHANNEL, GATES_CHANNEL, REQUEST_CANCEL_CHANNEL, TASKS_CHANNEL, TOOLS_CHANNEL } from './events/channels';
 export { listDeliveries } from './addons/deliveries';
 export { openLiveDeliveries } from './addons/live-deliveries';
 export type { LiveDeliveries } from './addons/live-deliveries';
@@ -103,7 +103,7 @@ export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
-export { awaitTask, cancelTask, getTask, isLongTool, runsAsTask, type TaskView } from './calls/tasks';
+export { awaitTask, cancelRunningCall, cancelTask, getTask, isLongTool, runningCalls, runsAsTask, type TaskView } from './calls/tasks';
 export { answerLater, MAX_ANSWER_BODY } from './calls/answer-later';
 export type { EnabledToolSet } from './calls/enabled-tools';
 export type { ElicitationLink, ToolResult, Approvals } from './calls/types';

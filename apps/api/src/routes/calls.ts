@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { callActivity, listCalls } from '@toolport/core';
+import { callActivity, cancelRunningCall, listCalls, runningCalls } from '@toolport/core';
 import { requirePerson } from '../http/auth';
 import { ctxOf } from '../http/ctx';
 import type { AppEnv } from '../http/env';
@@ -10,6 +10,11 @@ export const callRoutes = new Hono<AppEnv>()
   .get('/calls/activity', async (c) => {
     const q = c.req.query();
     return c.json(await callActivity({ ctx: ctxOf(c), query: { period: q.period, app: q.app, addon: q.addon, outcome: q.outcome } }));
+  })
+  .get('/calls/running', async (c) => c.json(await runningCalls({ ctx: ctxOf(c) })))
+  .post('/calls/running/:taskId/cancel', async (c) => {
+    await cancelRunningCall({ ctx: ctxOf(c), taskId: c.req.param('taskId') });
+    return c.body(null, 204);
   })
   .get('/calls', async (c) => {
     const q = c.req.query();

@@ -121,6 +121,7 @@ export type {
   RecordedDecision,
   RuleInput,
   RuleMode,
+  RunningCall,
   SettingValue,
   ToolChange,
   ToolSwitchesInput,

@@ -29,7 +29,7 @@ import {
 } from '../installs/account-tokens';
 import { grantDeclaresUrlElicitation } from '../oauth/elicitation';
 import { newToken } from '../ids';
-import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, noteProgress, settle, taskSignal, type TaskView } from './tasks';
+import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, noteAccepted, settle, taskSignal, type TaskView } from './tasks';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 const CALL_DEADLINE_MS = 30_000;
@@ -615,7 +615,7 @@ async function deliverAsTask(run: CallRun, offer: NonNullable<CallToolInput['tas
     }
     if (outcome.kind === 'accepted') {
       // Logged when the answer comes (calls/answer-later.ts), by whichever process hears it.
-      await noteProgress(svc, run.id, 'The add-on accepted the call and is working on it.', true);
+      await noteAccepted(svc, run.id);
       return text('The add-on accepted the call and answers later.');
     }
     if (signal.aborted) return text('The call was cancelled.', true);

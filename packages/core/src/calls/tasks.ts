@@ -1,9 +1,12 @@
-import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import { CallCancel } from '../cancel';
 import { tasks } from '../db/schema/index';
 import { TASKS_CHANNEL } from '../events/channels';
 import { newToken } from '../ids';
 import type { Services } from '../services';
+import { personId, type Ctx } from '../context';
+import { notFound } from '../errors';
+import type { Json } from '../json';
 import type { ToolResult } from './types';
 
 /*
@@ -93,7 +96,7 @@ export async function createTask(svc: Services, t: NewTask): Promise<TaskView | 
       toolName: t.toolName,
       argsDigest: t.argsDigest,
       outputSchema: t.outputSchema ?? null,
-      statusMessage: 'Sending the call to the add-on.',
+      statusMessage: SENDING,
       answerBy,
       createdAt: now,
       updatedAt: now,
@@ -102,6 +105,9 @@ export async function createTask(svc: Services, t: NewTask): Promise<TaskView | 
     .returning();
   return viewOf(row!);
 }
+
+const SENDING = 'Sending the call to the add-on.';
+const ACCEPTED = 'The add-on accepted the call and is working on it.';
 
 /** The answer an add-on owes past its time, as the app and the person read it. */
 const overdueResult = (addonName: string, timeoutSeconds: number): ToolResult => ({
@@ -162,12 +168,31 @@ export async function settle(svc: Services, callId: string, result: ToolResult, 
   return row;
 }
 
-/** A working task's new status message (the add-on accepted it, or said how far it is). */
-export async function noteProgress(svc: Services, callId: string, statusMessage: string, accepted = false): Promise<boolean> {
+/**
+ * The add-on answered 202. Its progress may have come first (the 202 travels back through the
+ * queue): that progress stays the status.
+ */
+export async function noteAccepted(svc: Services, callId: string): Promise<void> {
   const now = svc.clock.now();
   const [row] = await svc.db
     .update(tasks)
-    .set({ statusMessage, updatedAt: now, ...(accepted ? { acceptedAt: now } : {}) })
+    .set({
+      acceptedAt: sql`coalesce(${tasks.acceptedAt}, ${now.toISOString()}::timestamptz)`,
+      statusMessage: sql`case when ${tasks.statusMessage} = ${SENDING} then ${ACCEPTED} else ${tasks.statusMessage} end`,
+      updatedAt: now,
+    })
+    .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working')))
+    .returning({ id: tasks.id });
+  if (row) await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+}
+
+/** A working task's new status message: how far the add-on says it is. */
+export async function noteProgress(svc: Services, callId: string, statusMessage: string): Promise<boolean> {
+  const now = svc.clock.now();
+  const [row] = await svc.db
+    .update(tasks)
+    // An add-on reporting progress has taken the call, whether or not its 202 was heard yet.
+    .set({ statusMessage, updatedAt: now, acceptedAt: sql`coalesce(${tasks.acceptedAt}, ${now.toISOString()}::timestamptz)` })
     .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working')))
     .returning({ id: tasks.id });
   if (row) await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
@@ -294,4 +319,44 @@ export async function awaitTask(svc: Services, grantId: string, taskId: string, 
     }
     await woke.within(Math.min(left, 5_000), signal);
   }
+}
+
+/** `GET /api/calls/running`: the person's calls running as tasks, newest first. */
+export type RunningCall = Json<Awaited<ReturnType<typeof runningCalls>>>[number];
+
+/** At most this many running calls are shown; the person's limit may be higher. */
+const RUNNING_SHOWN = 100;
+
+/** The person's calls still working (a task past its add-on's time ends as it is read, as for its app). */
+export async function runningCalls({ ctx }: { ctx: Ctx }) {
+  const userId = personId(ctx);
+  const rows = await ctx.svc.db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.userId, userId), eq(tasks.status, 'working')))
+    .orderBy(desc(tasks.createdAt))
+    .limit(RUNNING_SHOWN);
+  const now = ctx.svc.clock.now().getTime();
+  const live = [];
+  for (const row of rows) {
+    const current = row.answerBy.getTime() <= now ? await endOverdue(ctx.svc, row) : row;
+    if (current.status !== 'working') continue;
+    live.push({
+      taskId: current.id,
+      app: current.appName,
+      addon: current.addonId,
+      addonName: current.addonName,
+      tool: current.toolName,
+      statusMessage: current.statusMessage,
+      accepted: current.acceptedAt !== null,
+      createdAt: current.createdAt,
+      answerBy: current.answerBy,
+    });
+  }
+  return live;
+}
+
+/** The person stops one of their running calls, whichever app made it. */
+export async function cancelRunningCall({ ctx, taskId }: { ctx: Ctx; taskId: string }): Promise<void> {
+  if (!(await cancelTask(ctx.svc, { userId: personId(ctx) }, taskId))) throw notFound('That running call');
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, get, query, type Activity, type Call, type CallPage } from '../api';
+import { ApiError, get, post, query, type Activity, type Call, type CallPage, type RunningCall } from '../api';
 import { CallsChart, kindOf, LatencyChart } from '../chart';
 import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
 
@@ -13,6 +13,55 @@ function Decision({ call }: { call: Call }) {
   if (!call.decision) return html`<span class="muted">—</span>`;
   if (call.decidedBy === 'rule') return html`<span class="by-rule">${call.decision} by your rule</span>`;
   return html`${call.decision}${call.decidedBy ? html` <span class="muted small">by ${call.decidedBy}</span>` : null}`;
+}
+
+/** How often the running calls are read again while the page is open: their status is the add-on's progress. */
+const RUNNING_EVERY_MS = 3_000;
+
+/** Calls running as tasks (tools that take minutes): what each is doing, and a way to stop it. */
+function RunningCalls() {
+  const [running, setRunning] = useState<RunningCall[]>([]);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [stopping, setStopping] = useState<string | null>(null);
+  const refresh = async () => {
+    try {
+      setRunning(await get<RunningCall[]>('/api/calls/running'));
+    } catch (err) {
+      // An older API without running calls: the section stays hidden.
+      if (!(err instanceof ApiError && err.routeMissing)) setProblem(err instanceof ApiError ? err.message : 'The running calls could not be loaded.');
+    }
+  };
+  useEffect(() => {
+    void refresh();
+    const timer = setInterval(() => void refresh(), RUNNING_EVERY_MS);
+    return () => clearInterval(timer);
+  }, []);
+  const cancel = async (call: RunningCall) => {
+    setStopping(call.taskId);
+    setProblem(null);
+    try {
+      await post(`/api/calls/running/${encodeURIComponent(call.taskId)}/cancel`);
+      setRunning((prev) => prev.filter((c) => c.taskId !== call.taskId));
+    } catch (err) {
+      setProblem(err instanceof ApiError ? err.message : 'The call could not be cancelled.');
+    } finally {
+      setStopping(null);
+    }
+  };
+  if (!running.length && !problem) return null;
+  return html`<section class="card running" aria-labelledby="running-h">
+    <h2 id="running-h" class="h3">Running now</h2>
+    ${problem && html`<${Notice} kind="error">${problem}<//>`}
+    <ul class="running-list">${running.map(
+      (c) => html`<li data-task=${c.taskId}>
+        <div><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code> <span class="muted small">for <${Revealed} text=${c.app} /></span></div>
+        <div class="running-status" role="status">${c.statusMessage ?? 'Working.'}</div>
+        <div class="muted small">Started <${When} iso=${c.createdAt} />; ${c.addonName} has until <${When} iso=${c.answerBy} /></div>
+        <button type="button" class="btn btn-danger-outline" disabled=${stopping === c.taskId} onClick=${() => cancel(c)}
+          aria-label=${`Cancel ${c.tool} for ${c.app}`}>Cancel</button>
+      </li>`,
+    )}</ul>
+  </section>`;
 }
 
 /** The call log: newest first, filtered by app, add-on and outcome, paged with "load more". */
@@ -64,6 +113,7 @@ export function ActivityPage() {
 
   if (error?.routeMissing) return html`<${PageHeader} title="Activity" /><${NotAvailable} what="the call log" />`;
   return html`<${PageHeader} title="Activity" lead="Every tool call an app made with your tools, newest first." />
+    <${RunningCalls} />
     <form class="filters card" onSubmit=${onFilter} aria-label="Filter calls">
       <div class="field"><label for="f-app">App</label><input id="f-app" name="app" list="apps-list" value=${filters.app} autocomplete="off" /></div>
       <div class="field"><label for="f-addon">Add-on</label><input id="f-addon" name="addon" list="addons-list" value=${filters.addon} autocomplete="off" /></div>
