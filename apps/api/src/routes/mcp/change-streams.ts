@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import {
+  getTask,
   isToolportError,
+  TASKS_CHANNEL,
   verifyAccessToken,
   type AppIdentity,
   type Services,
@@ -9,6 +11,7 @@ import {
 import { SSE_HEADERS, sseMessage } from './frames';
 import { toolList, type Listing } from './listing';
 import { META, RESULT_META } from './revisions';
+import { modernTask } from './tasks';
 
 /** Open change streams per person in one process; past it a new one is refused (each holds a connection). */
 const MAX_CHANGE_STREAMS_PER_PERSON = 16;
@@ -32,6 +35,8 @@ interface ChangeStream extends StreamAccess {
   /** 2026-07-28's subscriptions/listen: the listen request's id (the subscription id); a 2025 GET stream has none. */
   subscriptionId?: string | number;
   wantsTools: boolean;
+  /** The tasks extension: the app's tasks whose changes this stream is told of, until each ends. */
+  taskIds?: Set<string>;
   /** The digest of the tool list the app was last told of; undefined until the stream is set up. */
   digest?: string;
 }
@@ -53,6 +58,8 @@ function digestOf(listing: Listing): string {
  */
 export class ChangeStreams {
   private readonly byUser = new Map<string, Set<ChangeStream>>();
+  /** The streams following each task (the tasks extension's notifications). */
+  private readonly byTask = new Map<string, Set<ChangeStream>>();
   private timer?: NodeJS.Timeout;
   private ticks = 0;
 
@@ -65,8 +72,16 @@ export class ChangeStreams {
     void changes.follow('tools', (m) => later(() => this.check(typeof m.userId === 'string' ? [m.userId] : this.byUser.keys())));
     void changes.follow('addon', () => later(() => this.check(this.byUser.keys())));
     void changes.follow('gate', (m) => later(() => this.reverify(typeof m.userId === 'string' ? [m.userId] : this.byUser.keys())));
+    void bus.subscribe(TASKS_CHANNEL, (m) => {
+      if (typeof m?.taskId === 'string' && this.byTask.has(m.taskId)) void this.taskChanged(m.taskId);
+    });
     // What was published while the bus was down was missed: look again at everything.
-    bus.afterReconnect(() => later(() => this.reverify(this.byUser.keys())));
+    bus.afterReconnect(() =>
+      later(() => {
+        this.reverify(this.byUser.keys());
+        for (const taskId of [...this.byTask.keys()]) void this.taskChanged(taskId);
+      }),
+    );
   }
 
   /** Whether this person may open one more stream here. */
@@ -75,8 +90,22 @@ export class ChangeStreams {
   }
 
   /** The acknowledgment is written once the current list is known, so every change after it is told. */
-  async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean }) {
+  async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean; taskIds?: string[] }) {
     const stream: ChangeStream = { ...access, outgoing, wantsTools: subscription ? subscription.toolsListChanged : true, ...(subscription ? { subscriptionId: subscription.id } : {}) };
+    // Only the app's own tasks still working are followed: an unknown or ended one is left out of the acknowledgment.
+    const followed: string[] = [];
+    for (const taskId of subscription?.taskIds ?? []) {
+      const task = await getTask(this.svc, access.identity.grantId, taskId).catch(() => undefined);
+      if (task?.status === 'working') followed.push(taskId);
+    }
+    if (followed.length) {
+      stream.taskIds = new Set(followed);
+      for (const taskId of followed) {
+        let set = this.byTask.get(taskId);
+        if (!set) this.byTask.set(taskId, (set = new Set()));
+        set.add(stream);
+      }
+    }
     let mine = this.byUser.get(access.identity.userId);
     if (!mine) this.byUser.set(access.identity.userId, (mine = new Set()));
     mine.add(stream);
@@ -95,7 +124,7 @@ export class ChangeStreams {
     outgoing.writeHead(200, SSE_HEADERS);
     if (subscription) {
       // basic/patterns/subscriptions §Acknowledgment: first, with the subscription id; only what is honoured.
-      const notifications = subscription.toolsListChanged ? { toolsListChanged: true } : {};
+      const notifications = { ...(subscription.toolsListChanged ? { toolsListChanged: true } : {}), ...(subscription.taskIds ? { taskIds: followed } : {}) };
       this.write(stream, sseMessage(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META.subscriptionId]: subscription.id }, notifications } })));
     } else {
       this.write(stream, HEARTBEAT);
@@ -103,6 +132,7 @@ export class ChangeStreams {
   }
 
   private forget(stream: ChangeStream) {
+    for (const taskId of stream.taskIds ?? []) this.unfollow(stream, taskId);
     const mine = this.byUser.get(stream.identity.userId);
     if (!mine?.delete(stream)) return;
     if (mine.size === 0) this.byUser.delete(stream.identity.userId);
@@ -139,6 +169,32 @@ export class ChangeStreams {
     // basic/index §_meta: every notification on a listen stream carries its subscription id.
     const note = { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [META.subscriptionId]: stream.subscriptionId } } };
     this.write(stream, sseMessage(JSON.stringify(note)));
+  }
+
+  private unfollow(stream: ChangeStream, taskId: string) {
+    stream.taskIds?.delete(taskId);
+    const set = this.byTask.get(taskId);
+    if (set?.delete(stream) && !set.size) this.byTask.delete(taskId);
+  }
+
+  /** The tasks extension: each stream following the task gets it whole, as tasks/get would answer; an ended task is followed no more. */
+  private async taskChanged(taskId: string) {
+    for (const stream of [...(this.byTask.get(taskId) ?? [])]) {
+      let task;
+      try {
+        task = await getTask(this.svc, stream.identity.grantId, taskId);
+      } catch (err) {
+        this.svc.log.warn('cannot read a task for its stream', { err, taskId });
+        continue;
+      }
+      if (!task) {
+        this.unfollow(stream, taskId);
+        continue;
+      }
+      const params = { ...modernTask(task), _meta: { [META.subscriptionId]: stream.subscriptionId } };
+      this.write(stream, sseMessage(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks', params })));
+      if (task.status !== 'working') this.unfollow(stream, taskId);
+    }
   }
 
   /** Tells the streams of these people whose tool list is no longer the one they were told of. */

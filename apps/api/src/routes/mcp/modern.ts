@@ -12,7 +12,7 @@ import { answerDirect, answerStreamed, type EncodeResult } from './node-writers'
 import { callOfferingPage, answerRetry } from './held-call';
 import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
 import { runToolCall } from './tool-call';
-import { answerModernTasks, callOfferingTask, declaresTasks, modernCreated, runsOnlyAsTask, tasksRequired, TASKS_EXTENSION } from './tasks';
+import { answerModernTasks, callOfferingTask, declaresTasks, missingTasks, modernCreated, runsOnlyAsTask, tasksRequired, TASKS_EXTENSION } from './tasks';
 
 /*
  * 2026-07-28 requests (revisions.ts has already checked their `_meta` and headers): server/discover,
@@ -27,6 +27,8 @@ const CACHE_HINTS = { ttlMs: 30_000, cacheScope: 'private' } as const;
 const GZIP_FROM_BYTES = 16 * 1024;
 
 const COMPLETE = { resultType: 'complete' } as const;
+/** Tasks one listen stream may follow: an app polls or listens for the few it is waiting on. */
+const MAX_LISTENED_TASKS = 100;
 const MODERN_CAPABILITIES = { ...SERVER_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 
 /** The result of a tools/call, with 2026-07-28's fields. */
@@ -136,12 +138,22 @@ export async function answerModern(
       }
       const wanted = (filter as Record<string, unknown>).toolsListChanged;
       if (wanted !== undefined && typeof wanted !== 'boolean') return rpcError(c, 200, id, INVALID_PARAMS, 'Invalid params: notifications.toolsListChanged must be true or false.');
+      // The tasks extension: notifications of the app's own tasks, for an app that declared it.
+      const taskIds = (filter as Record<string, unknown>).taskIds;
+      if (taskIds !== undefined) {
+        if (!Array.isArray(taskIds) || taskIds.length > MAX_LISTENED_TASKS || taskIds.some((t) => typeof t !== 'string' || t.length > 64)) {
+          return rpcError(c, 200, id, INVALID_PARAMS, `Invalid params: notifications.taskIds must be a list of at most ${MAX_LISTENED_TASKS} task ids.`);
+        }
+        if (!declaresTasks((params._meta as Record<string, unknown>)[META.clientCapabilities])) {
+          return missingTasks(c, id, `notifications.taskIds needs the ${TASKS_EXTENSION} extension in this request's capabilities.`);
+        }
+      }
       const outgoing = nodeResponse(c);
       if (!outgoing) return rpcError(c, 200, id, -32603, 'subscriptions/listen is served on Node only.');
       if (!streams.hasRoom(identity.userId)) {
         return rpcError(c, 200, id, -32603, 'Too many open change streams for this account on this server: close one (each app needs only one).');
       }
-      await streams.open(outgoing, access, { id, toolsListChanged: wanted === true });
+      await streams.open(outgoing, access, { id, toolsListChanged: wanted === true, ...(taskIds ? { taskIds: taskIds as string[] } : {}) });
       return PARKED;
     }
 

@@ -32,14 +32,16 @@ export function declaresTasks(capabilities: unknown): boolean {
 export const runsOnlyAsTask = (svc: Services, identity: AppIdentity, name: string) => runsAsTask(svc, identity, name);
 
 /** 2026-07-28: the tool needs a task and the request did not offer the extension; nothing ran. */
+/** 2026-07-28: `-32021` naming the tasks extension, with why it is needed. */
+export const missingTasks = (c: Context<AppEnv>, id: string | number, why: string) =>
+  c.json(jsonRpcError(id, MISSING_CAPABILITY, `Missing required client capability: ${why}`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } }));
+
+/** 2026-07-28: the tool needs a task and the request did not offer the extension; nothing ran. */
 export const tasksRequired = (c: Context<AppEnv>, id: string | number, name: string) =>
-  c.json(
-    jsonRpcError(
-      id,
-      MISSING_CAPABILITY,
-      `Missing required client capability: the tool "${name.slice(0, 80)}" can take longer than one request lasts, so it runs only as a task; declare the ${TASKS_EXTENSION} extension in this request's capabilities. Nothing was sent.`,
-      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-    ),
+  missingTasks(
+    c,
+    id,
+    `the tool "${name.slice(0, 80)}" can take longer than one request lasts, so it runs only as a task; declare the ${TASKS_EXTENSION} extension in this request's capabilities. Nothing was sent.`,
   );
 
 interface Call {
@@ -72,7 +74,7 @@ export async function callOfferingTask(
 }
 
 /** 2026-07-28: the Task shape of the extension (its status fields inline). */
-function modernTask(task: TaskView) {
+export function modernTask(task: TaskView) {
   const { result, ...rest } = task;
   if (task.status === 'completed' || task.status === 'failed') return { ...rest, status: 'completed', result: { ...result, resultType: 'complete' } };
   return rest;
@@ -106,13 +108,7 @@ export async function answerModernTasks(
 ): Promise<Response | undefined> {
   const { id, method, params } = request;
   if (method !== 'tasks/get' && method !== 'tasks/update' && method !== 'tasks/cancel') return undefined;
-  if (!declaresTasks(capabilities)) {
-    return c.json(
-      jsonRpcError(id, MISSING_CAPABILITY, `Missing required client capability: ${method} needs the ${TASKS_EXTENSION} extension in this request's capabilities.`, {
-        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-      }),
-    );
-  }
+  if (!declaresTasks(capabilities)) return missingTasks(c, id, `${method} needs the ${TASKS_EXTENSION} extension in this request's capabilities.`);
   const taskId = taskIdOf(params);
   if (!taskId) return invalid(c, id, `Invalid params: ${method} needs params.taskId, the id of a task this app made.`);
   const complete = (extra: object = {}) => jsonRpcAnswer(c, id, JSON.stringify({ resultType: 'complete', ...extra, _meta: RESULT_META }));
