@@ -31,6 +31,7 @@ const PENDING_WINDOW = 256;
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2_000);
 const LOG_ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
 const EXPIRY = Number(process.env.BENCH_EXPIRY ?? 2_000);
+const TASKS = Number(process.env.BENCH_TASKS ?? 10_000);
 /** Pieces that start what they need themselves: `--only` naming just these starts nothing else. */
 const STANDALONE = ['patterns', 'expiry'];
 const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
@@ -78,7 +79,7 @@ async function toolport(name: string, env: Record<string, string>, publicPort?: 
  * add-on (exactly the bench's top concurrency, which a warm-up's stragglers pushed over) are raised:
  * the bench measures the path's capacity, not the limiter's refusals. The limiter still runs.
  */
-const BENCH_LIMITS = { LIMIT_CALLS_PER_PERSON: '1000000', LIMIT_CALLS_PER_APP: '1000000', LIMIT_PENDING_APPROVALS: '10000', LIMIT_ADDON_CONCURRENCY: '1000' };
+const BENCH_LIMITS = { LIMIT_CALLS_PER_PERSON: '1000000', LIMIT_CALLS_PER_APP: '1000000', LIMIT_PENDING_APPROVALS: '10000', LIMIT_ADDON_CONCURRENCY: '1000', LIMIT_OPEN_TASKS: '20000' };
 
 type Deployment = {
   name: 'embedded' | 'bullmq' | 'bullmq-split';
@@ -260,6 +261,8 @@ async function main() {
     const secret = await installAddon(caller, notes.ready.manifest);
     await notes.request({ type: 'secret', secret }, 'secret-ok');
     secrets.push(secret);
+    // The hour-long tool that never answers: open tasks (scale), served by the same add-on process.
+    await notes.request({ type: 'secret', secret: await installAddon(caller, notes.ready.reportsManifest) }, 'secret-ok');
     const token = await connect(d.url, caller);
     if (name === 'bullmq-split') {
       // Measured for tools/call only: tools/list never reaches the worker.
@@ -345,6 +348,8 @@ async function main() {
     if (want('pending', 'scale')) results.scale.pending = await pendingApprovals(byName.embedded!, notes);
     if (want('pending', 'scale')) results.scale.pendingBullmq = await pendingApprovals(byName.bullmq!, notes);
     if (want('streams', 'scale')) results.scale.streams = await eventStreams(byName.embedded!);
+    if (want('tasks', 'scale')) results.scale.tasks = await openTasks(byName.embedded!);
+    if (want('tasks', 'scale')) results.scale.tasksBullmq = await openTasks(byName.bullmq!);
     if (want('calllog', 'scale')) results.scale.callLog = await callLog(byName.bullmq!, svcEnv.DATABASE_URL);
     if (want('expiry', 'scale')) await expiryBoth(results, notes);
   }
@@ -523,6 +528,57 @@ async function pendingApprovals(d: Deployment, notes: Child) {
     rssFor10kMB: MB((rss / Math.max(1, at.waiting)) * 10_000),
   };
   log(`pending approvals (${d.name}): ${out.held} held, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB (${out.perApprovalKB} KB each)`);
+  return out;
+}
+
+/**
+ * TASKS calls of an hour-long tool on 2026-07-28 with the tasks extension, none ever answered: each
+ * is an open task, held in the database, not in the API process, which this measures.
+ */
+async function openTasks(d: Deployment) {
+  const t = await fresh(d.token);
+  const headers = { ...mcpHeaders(t.accessToken), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'reports__build_report' };
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+  const before = await memory(d.child);
+  const started = performance.now();
+  let sent = 0;
+  let created = 0;
+  let other = 0;
+  let firstOther = '';
+  const createMs: number[] = [];
+  const sender = async () => {
+    for (let n = sent++; n < TASKS; n = sent++) {
+      const at = performance.now();
+      const res = await request('POST', t.mcpUrl, headers, rpc(n, 'tools/call', { name: 'reports__build_report', arguments: { topic: `topic ${n}` }, _meta: meta }));
+      if (res.text.includes('"resultType":"task"')) {
+        created++;
+        createMs.push(performance.now() - at);
+      } else {
+        other++;
+        firstOther ||= res.text.slice(0, 300);
+      }
+      if (n % 2000 === 1999) log(`tasks (${d.name}): ${n + 1} sent, ${created} open`);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, sender));
+  const seconds = r2((performance.now() - started) / 1000);
+  // Let the deliveries (each accepted with 202) finish before measuring what stays.
+  await sleep(2000);
+  const at = await memory(d.child);
+  const rss = at.usage.rss - before.usage.rss;
+  const heap = at.usage.heapUsed - before.usage.heapUsed;
+  const out = {
+    deployment: d.name,
+    tasks: created,
+    refused: other,
+    firstRefusal: firstOther,
+    secondsToCreate: seconds,
+    createP50Ms: r2(median(createMs)),
+    rssDeltaMB: MB(rss),
+    heapDeltaMB: MB(heap),
+    rssFor10kMB: MB((rss / Math.max(1, created)) * 10_000),
+  };
+  log(`open tasks (${d.name}): ${created} open (${other} refused) in ${seconds} s, RSS +${out.rssDeltaMB} MB, heap +${out.heapDeltaMB} MB`);
   return out;
 }
 
@@ -770,6 +826,8 @@ function goals(r: any) {
   add('RSS for 10,000 pending approvals, embedded (per held call × 10,000)', r.scale.pending?.rssFor10kMB, 200, '<=', ' MB');
   add('RSS for 10,000 pending approvals, Postgres + Redis (per held call × 10,000)', r.scale.pendingBullmq?.rssFor10kMB, 200, '<=', ' MB');
   add('RSS for 2,000 event streams', r.scale.streams?.rssFor2000MB, 100, '<=', ' MB');
+  add('RSS for 10,000 open tasks, embedded', r.scale.tasks?.rssFor10kMB, 50, '<=', ' MB');
+  add('RSS for 10,000 open tasks, Postgres + Redis', r.scale.tasksBullmq?.rssFor10kMB, 50, '<=', ' MB');
   add('heap kept after closing the event streams / heap they took while open', r.scale.streams?.heapKeptRatio, 0.25, '<=', '×');
   // Approvals held at once all end on time: test/load-smoke.test.ts's bound on the latest, moved here.
   for (const [x, where] of [[r.scale.expiry, 'embedded'], [r.scale.expiryBullmq, 'Postgres + Redis']] as const) {
@@ -869,9 +927,12 @@ function markdown(r: any): string {
     for (const x of Object.values<any>(r.roundTrips)) lines.push(`| ${x.label} | ${x.samples} | ${x.p50} | ${x.p90} | ${x.p99} | ${x.decisionPostP50} |`);
   }
   const s = r.scale;
-  if (s.pending || s.streams || s.callLog) lines.push('', '## Scale', '');
+  if (s.pending || s.streams || s.callLog || s.tasks) lines.push('', '## Scale', '');
   for (const x of [s.pending, s.pendingBullmq].filter(Boolean)) {
     lines.push(`- Pending approvals (${x.deployment}, one API process, ${PENDING.toLocaleString('en')} destructive calls sent): ${x.held.toLocaleString('en')} held at once after ${x.secondsToHold} s; RSS ${x.rssBeforeMB} → ${x.rssAfterMB} MB (+${x.rssDeltaMB} MB, ${x.perApprovalKB} KB each, ${x.rssFor10kMB} MB per 10,000), heap +${x.heapDeltaMB} MB (${x.heapPerApprovalKB} KB each).`);
+  }
+  for (const x of [s.tasks, s.tasksBullmq].filter(Boolean)) {
+    lines.push(`- Open tasks (${x.deployment}, one API process): ${x.tasks.toLocaleString('en')} calls of an hour-long tool made tasks in ${x.secondsToCreate} s (p50 ${x.createP50Ms} ms each, ${x.refused} refused); with all of them open, RSS +${x.rssDeltaMB} MB and heap +${x.heapDeltaMB} MB (${x.rssFor10kMB} MB per 10,000): a task is a row, not memory.`);
   }
   if (s.streams) lines.push(`- Event streams (embedded): ${s.streams.streams} open; RSS +${s.streams.rssDeltaMB} MB (${s.streams.perStreamKB} KB each), heap +${s.streams.heapDeltaMB} MB; after closing every one, RSS +${s.streams.rssAfterCloseDeltaMB} MB and heap +${s.streams.heapAfterCloseDeltaMB} MB over the baseline (${s.streams.heapKeptRatio}× of the heap they took).`);
   for (const x of [s.expiry, s.expiryBullmq].filter(Boolean)) {
