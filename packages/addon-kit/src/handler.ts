@@ -124,7 +124,7 @@ interface Delivery {
   tool?: unknown;
   arguments?: unknown;
   challenge?: unknown;
-  call?: { id?: unknown; deadline?: unknown; attempt?: unknown; answerUrl?: unknown };
+  call?: { id?: unknown; deadline?: unknown; attempt?: unknown; answerUrl?: unknown; answerBy?: unknown };
   user?: { id?: unknown };
   app?: { name?: unknown; clientId?: unknown };
   approval?: { id?: unknown; decidedAt?: unknown; channel?: unknown; argumentsHash?: unknown };
@@ -178,7 +178,9 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
   if (typeof options.secrets !== 'function') webhooksFor();
 
   function contextOf(d: Delivery, webhookId: string, accounts: CallContext<any, any>['accounts']): CallContext<CallContext['settings'], any> {
-    const deadline = typeof d.call?.deadline === 'string' ? new Date(d.call.deadline) : new Date(NaN);
+    // A task's call may run until its answer is due (answered at its answer URL).
+    const due = typeof d.call?.answerUrl === 'string' && typeof d.call.answerBy === 'string' ? d.call.answerBy : d.call?.deadline;
+    const deadline = typeof due === 'string' ? new Date(due) : new Date(NaN);
     const valid = Number.isFinite(deadline.getTime()) ? deadline : new Date(Date.now() + 30_000);
     let signal: AbortSignal | undefined;
     return {
@@ -355,10 +357,11 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
           if (res.status !== 409 && res.status !== 410) onError(new Error(`Toolport refused the answer: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`), where);
           return false;
         }
+        if (attempt === LATER_ATTEMPTS) onError(new Error(`Toolport did not take the answer: HTTP ${res.status}`), where);
       } catch (err) {
         if (attempt === LATER_ATTEMPTS) onError(err, where);
       }
-      await new Promise((r) => setTimeout(r, Math.min(8_000, 250 * 2 ** attempt)));
+      if (attempt < LATER_ATTEMPTS) await new Promise((r) => setTimeout(r, Math.min(8_000, 250 * 2 ** attempt)));
     }
     return false;
   }

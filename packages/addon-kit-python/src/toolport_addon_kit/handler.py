@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+import weakref
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 import dataclasses
@@ -222,6 +223,8 @@ class Handler:
         self._remembered: collections.OrderedDict[str, tuple[float, Future[bytes]]] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
+        # The futures whose answer is already on its way to an answer URL (a redelivery sends nothing more).
+        self._sending: weakref.WeakSet[Future[bytes]] = weakref.WeakSet()
         # Fail at start, not on the first delivery, when a static secret is malformed.
         if not callable(self._secrets):
             self._keys_now()
@@ -362,7 +365,9 @@ class Handler:
 
     def _context_of(self, d: dict[str, Any], wid: str, accounts: Mapping[str, Any]) -> CallContext:
         call = d.get("call")
-        deadline = _parse_instant(_field(call, "deadline"))
+        # A task's call may run until its answer is due (answered at its answer URL).
+        later = isinstance(_field(call, "answerUrl"), str) and _field(call, "answerBy") is not None
+        deadline = _parse_instant(_field(call, "answerBy" if later else "deadline"))
         now = datetime.now(timezone.utc)
         if deadline is None:
             deadline = now + timedelta(seconds=30)
@@ -490,9 +495,10 @@ class Handler:
 
         A retried delivery gets the same future back, and is taken again without a second send.
         """
-        with self._lock:
-            first = work.key is None or work.key not in self._remembered
         future = self._future_for(work, loop)
+        with self._lock:
+            first = future not in self._sending
+            self._sending.add(future)
         if first:
             answer_url = work.answer_url
             assert answer_url is not None
@@ -527,10 +533,13 @@ class Handler:
                     if err.code not in (409, 410):
                         self._report(RuntimeError(f"Toolport refused the answer: HTTP {err.code} {err.read()[:300].decode('utf-8', 'replace')}"), where)
                     return False
+                if attempt == _LATER_ATTEMPTS:
+                    self._report(RuntimeError(f"Toolport did not take the answer: HTTP {err.code}"), where)
             except (urllib.error.URLError, OSError) as err:
                 if attempt == _LATER_ATTEMPTS:
                     self._report(err, where)
-            time.sleep(min(8.0, 0.25 * 2**attempt))
+            if attempt < _LATER_ATTEMPTS:
+                time.sleep(min(8.0, 0.25 * 2**attempt))
         return False
 
     def _late(self, work: _Work) -> Answer:
