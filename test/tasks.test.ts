@@ -154,9 +154,12 @@ describe('a two-minute tool as a task, its add-on answering later (the TypeScrip
     await installFor(person, addonId, { export_notes: true });
     const before = runs;
     const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Old app' });
-    const plain = (await client.callTool({ name: `${addonId}__export_notes`, arguments: { format: 'pdf' } })) as any;
-    assert.equal(plain.isError, true);
-    assert.match(textOf(plain), /can take up to 2 minutes.*only for apps that support MCP tasks.*Nothing was sent/);
+    // 2025-11-25: a tool whose taskSupport is "required", called without `task`, is -32601.
+    await assert.rejects(client.callTool({ name: `${addonId}__export_notes`, arguments: { format: 'pdf' } }), (err: any) => {
+      assert.equal(err.code, -32601);
+      assert.match(err.message, /runs only as a task.*call it with params.task.*Nothing was sent/);
+      return true;
+    });
 
     const provider = new TestOAuthProvider('Modern app');
     await connectAppV2(person.user.mcpUrl, person.client, { provider });
@@ -210,7 +213,8 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     const forged = await answer(answerUrl, `whsec_${Buffer.alloc(32, 7).toString('base64')}`, { text: 'forged' });
     assert.equal(forged.status, 401);
     assert.match(forged.body.detail, /signature does not match/);
-    assert.equal((await answer(answerUrl.replace(/call_[\w-]+$/, 'call_nope'), secret, { text: 'x' })).status, 404);
+    // An unknown call reads as a bad signature: which calls exist is nobody else's business.
+    assert.equal((await answer(answerUrl.replace(/call_[\w-]+$/, 'call_nope'), secret, { text: 'x' })).status, 401);
     const huge = await new Promise<number>((resolve, reject) => {
       const req = http.request(answerUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024) } }, (res) => {
         res.resume();
@@ -271,8 +275,12 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     assert.equal((await otherWire.call('tasks/get', { taskId: 'task_unknown' })).error?.code, -32602);
   });
 
+  /** The person's call log row of this task's call (written where the task ended). */
+  const logged = (person: { client: { get(p: string): Promise<{ body: any }> } }) =>
+    until('the call in the person’s log', async () => ((await person.client.get('/api/calls')).body.items as any[]).find((c) => c.tool === 'search_notes'));
+
   it('cancels a task: it ends cancelled, and the add-on’s later answer is refused', async () => {
-    const { wire, taskId, answerUrl } = await started();
+    const { person, wire, taskId, answerUrl } = await started();
     assert.deepEqual((await wire.call('tasks/update', { taskId, inputResponses: { nothing: { action: 'accept' } } })).result, { resultType: 'complete', _meta: (await wire.call('tasks/update', { taskId, inputResponses: {} })).result._meta });
     const cancelled = await wire.call('tasks/cancel', { taskId });
     assert.equal(cancelled.result?.resultType, 'complete', JSON.stringify(cancelled));
@@ -280,10 +288,11 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     const late = await answer(answerUrl, secret, { text: 'Found it.' });
     assert.equal(late.status, 410);
     assert.match(late.body.detail, /cancelled/);
+    assert.equal((await logged(person)).outcome, 'cancelled', 'the call log says how it ended');
   });
 
   it('ends a task whose add-on never answers, with a sentence, once its time is up', async () => {
-    const { wire, taskId, answerUrl } = await started();
+    const { person, wire, taskId, answerUrl } = await started();
     const clock = tp.svc.clock;
     tp.svc.clock = { now: () => new Date(Date.now() + 121_000) };
     try {
@@ -295,6 +304,7 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     } finally {
       tp.svc.clock = clock;
     }
+    assert.equal((await logged(person)).outcome, 'timed_out', 'the call log says how it ended');
   });
 });
 

@@ -22,6 +22,7 @@ import {
   type UserEvent,
 } from './records';
 import { forgetHeldResults } from './held';
+import { forgetEndedTasks } from '../calls/tasks';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
 const APPROVAL_TTL_SECONDS = 30;
@@ -310,6 +311,8 @@ class ApprovalsImpl implements ApprovalsService {
     try {
       await expireOverdue(this.svc, this.lapsed);
       await forgetHeldResults(this.svc);
+      // The process's one periodic sweep also drops tasks kept past their time (calls/tasks.ts).
+      await forgetEndedTasks(this.svc);
     } catch (err) {
       this.svc.log.warn('approval sweep failed', { err });
     } finally {

@@ -1,14 +1,12 @@
 import { liveSecrets } from '../addons/registry';
 import { systemClock } from '../clock';
-import { ToolportError, notFound } from '../errors';
+import { ToolportError } from '../errors';
 import { newId } from '../ids';
-import { NO_SECRET, signatureProblem, type SignedMessage } from '../outbound/signing';
+import { signatureProblem, type SignedMessage } from '../outbound/signing';
 import { MAX_RESULT_BYTES, readLaterAnswer } from '../outbound/webhook';
 import type { Services } from '../services';
 import { cleanSentence } from '../text/sentence';
-import { recordCall } from './call-log';
-import { shapeOutcome } from './call-tool';
-import { noteProgress, OVERDUE_MESSAGE, settle, taskOfCall } from './tasks';
+import { answerTask, currentTaskOf, noteProgress, taskOfCall, type EndReason } from './tasks';
 
 /*
  * A task's add-on that accepted the call (HTTP 202) answers later by POSTing to the call's answer
@@ -22,24 +20,27 @@ import { noteProgress, OVERDUE_MESSAGE, settle, taskOfCall } from './tasks';
 export const MAX_ANSWER_BODY = MAX_RESULT_BYTES * 2 + 4096;
 const MAX_PROGRESS_CHARS = 200;
 
+const ENDED: Record<Exclude<EndReason, 'answered'>, string> = {
+  cancelled: 'The call was cancelled; its answer is not needed.',
+  overdue: 'The call has ended: its time ran out before this answer came.',
+  lost: 'The call has ended: Toolport lost track of it before your add-on took it.',
+  failed: 'The call has ended: it failed on Toolport’s side.',
+};
+
 export type LaterAnswer = { kind: 'answered' } | { kind: 'progress' };
 
 export async function answerLater(svc: Services, callId: string, msg: SignedMessage): Promise<LaterAnswer> {
-  // Unsigned is refused before anything is looked up: which calls exist is nobody else's business.
   // The real time, not the services' clock (tests move it): the add-on signs with its own clock.
   const now = systemClock.now().getTime();
-  const unsigned = signatureProblem(msg, [], now);
-  if (unsigned && !unsigned.startsWith(NO_SECRET)) throw new ToolportError('UNAUTHORIZED', unsigned);
-  const task = typeof callId === 'string' && callId.length <= 64 ? await taskOfCall(svc, callId) : undefined;
-  if (!task) throw notFound('That call');
-  const problem = signatureProblem(msg, await liveSecrets(svc, task.addonId), now);
-  if (problem) throw new ToolportError('UNAUTHORIZED', problem);
+  const stored = typeof callId === 'string' && callId.length <= 64 ? await taskOfCall(svc, callId) : undefined;
+  // An unknown call and a bad signature read the same: which calls exist is nobody else's business.
+  const problem = signatureProblem(msg, stored ? await liveSecrets(svc, stored.addonId) : [], now);
+  if (problem || !stored) throw new ToolportError('UNAUTHORIZED', problem ?? 'The signature does not match any call of your add-on.');
+  const task = await currentTaskOf(svc, stored);
   if (task.status !== 'working') {
-    if (task.status === 'cancelled') throw new ToolportError('GONE', 'The call was cancelled; its answer is not needed.');
-    if (task.acceptedAt === null || task.statusMessage === OVERDUE_MESSAGE) {
-      throw new ToolportError('GONE', 'The call has ended: its time ran out before this answer came.');
-    }
-    throw new ToolportError('CONFLICT', 'This call has its answer already; an answer counts once.');
+    const reason = (task.endReason ?? 'answered') as EndReason;
+    if (reason === 'answered') throw new ToolportError('CONFLICT', 'This call has its answer already; an answer counts once.');
+    throw new ToolportError('GONE', ENDED[reason]);
   }
 
   let parsed: unknown;
@@ -48,7 +49,6 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
   } catch {
     throw new ToolportError('MALFORMED', 'The body is not valid JSON.');
   }
-  const subject = svc.secrets.pseudonym(task.addonId, task.userId);
   const logged = (type: string, outcome: string, detail?: string) =>
     svc.logs.delivery({
       id: newId('dlv'),
@@ -56,7 +56,7 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
       callId,
       type,
       attempt: 0,
-      subject,
+      subject: svc.secrets.pseudonym(task.addonId, task.userId),
       status: null,
       latencyMs: 0,
       errorClass: null,
@@ -77,25 +77,8 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
   if (answer.kind === 'failure') throw new ToolportError('VALIDATION', `The answer cannot be read: ${answer.detail}`);
   if (answer.kind === 'confirm' || answer.kind === 'accepted') throw new ToolportError('VALIDATION', 'Answer with {"text"}, {"json"}, {"content"} or {"error"}.');
   const outcome = answer.kind === 'refusal' && answer.failed ? { kind: 'failure' as const, errorClass: 'addon_failed', message: answer.message } : answer;
-  const seconds = Math.round((task.answerBy.getTime() - task.createdAt.getTime()) / 1000);
-  const shaped = shapeOutcome(
-    { addonName: task.addonName, outputSchema: (task.outputSchema as Record<string, unknown> | null) ?? undefined, destructive: false },
-    outcome,
-    seconds,
-  );
-  if (!(await settle(svc, callId, shaped.result))) throw new ToolportError('CONFLICT', 'This call has its answer already; an answer counts once.');
-  logged('tool.answer', shaped.outcome === 'ok' ? 'result' : shaped.outcome, shaped.detail);
-  recordCall(svc, {
-    id: callId,
-    userId: task.userId,
-    grantId: task.grantId,
-    appName: task.appName,
-    addonId: task.addonId,
-    toolName: task.toolName,
-    argsDigest: task.argsDigest,
-    outcome: shaped.outcome,
-    ...(shaped.detail ? { detail: shaped.detail } : {}),
-    latencyMs: svc.clock.now().getTime() - task.createdAt.getTime(),
-  });
+  const ended = await answerTask(svc, task, outcome);
+  if (!ended) throw new ToolportError('CONFLICT', 'This call has its answer already; an answer counts once.');
+  logged('tool.answer', answer.kind === 'refusal' ? 'refusal' : answer.kind === 'result' && answer.isError ? 'tool_error' : 'result');
   return { kind: 'answered' };
 }

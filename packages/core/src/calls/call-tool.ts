@@ -3,7 +3,8 @@ import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Services } from '../services';
 import type { Slot } from '../limits';
 import { awaitHeldResult, findSameCall, keepHeldResult } from '../approvals/held';
-import { checkArguments, checkStructured } from '../addons/arguments';
+import { checkArguments } from '../addons/arguments';
+import { shapeOutcome, text } from './outcome';
 import type { Ctx } from '../context';
 import { newId } from '../ids';
 import type { CallJob, CallOutcome } from '../queue/types';
@@ -11,7 +12,6 @@ import { endFailed, inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, ApprovalRequest, Approvals, ToolResult } from './types';
-import type { ContentBlock } from '../outbound/types';
 import { argumentsHash, type ApprovalReceipt } from '../queue/types';
 import type { CancelSignal } from '../cancel';
 import { ruleFor, rulesOf, type Rule } from '../approvals/rules';
@@ -29,7 +29,7 @@ import {
 } from '../installs/account-tokens';
 import { grantDeclaresUrlElicitation } from '../oauth/elicitation';
 import { newToken } from '../ids';
-import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, noteAccepted, settle, taskSignal, type TaskView } from './tasks';
+import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, settle, taskSignal, type TaskView } from './tasks';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 const CALL_DEADLINE_MS = 30_000;
@@ -42,7 +42,6 @@ const MIN_DELIVERY_MS = 1_000;
 /** A place among a person's waiting approvals outlives the longest wait: the add-on's description (5 s), the person (30 s). */
 const APPROVAL_PLACE_MS = 40_000;
 
-const text = (t: string, isError = false): ToolResult => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
 /** A deny's reason (checked plain text, decide.ts) is quoted as JSON does. */
 const approvalSentences = (
@@ -73,8 +72,6 @@ export interface CallToolInput {
   elicitDeclared?: ApprovalRequest['elicitDeclared'];
   /** MCP Tasks: the app takes a task handle; `created` hears it once the task exists, before the add-on does. */
   task?: { created(task: TaskView): void };
-  /** Told when the tool runs only as a task and this request offered none (2026-07-28 answers -32021). */
-  needsTask?: () => void;
 }
 
 /**
@@ -206,7 +203,6 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   if (isLongTool(tool) && !(input.task && actor.grantId)) {
     if (admitted.release) void admitted.release().catch(() => {});
     run.log({ ...where, outcome: 'needs_task' });
-    input.needsTask?.();
     return text(needsTaskSentence(tool), true);
   }
   // A required setting unset: nothing is delivered, and the person is told where to set it.
@@ -244,8 +240,10 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   call.accountRows = undefined;
 
   // The same app, tool and arguments while that call waits, or just after the person decided it: the
-  // app's retry or the model calling again is that call, not a second approval or delivery.
-  if (actor.grantId && !options.asTestPerson) {
+  // app's retry or the model calling again is that call, not a second approval or delivery. A task's
+  // app polls its task instead.
+  const asTask = !!input.task && isLongTool(tool);
+  if (actor.grantId && !options.asTestPerson && !asTask) {
     const same = await findSameCall(svc, { userId: actor.userId, grantId: actor.grantId, addonId: tool.addonId, toolName: tool.name, argumentsText });
     const answer = same && (await repeated(run, input, call, same));
     if (answer) return answer;
@@ -298,9 +296,10 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
       waiting.end();
       void place.release().catch(() => {});
       const answered = afterApproval(run, input, call, decision);
-      // Kept on the approval, for a repeat of this call (findSameCall) and a 2026-07-28 retry.
+      // Kept on the approval, for a repeat of this call (findSameCall) and a 2026-07-28 retry; a
+      // task's call has its own record, which its app polls.
       const approvalId = decision.approvalId;
-      if (approvalId) {
+      if (approvalId && !asTask) {
         void Promise.resolve(answered)
           .then((result) => keepHeldResult(svc, approvalId, result))
           .catch((err: unknown) => svc.log.warn('cannot keep a held call’s answer', { err, approvalId }));
@@ -391,21 +390,7 @@ function blocked(run: CallRun, call: Checked, rule: Rule): ToolResult {
   return text(`The person blocked this tool${rule.forApp ? ' for this app' : ''} in Toolport, so the call did not run. Do not retry it.`, true);
 }
 
-/** MCP: a tool with an outputSchema must return structuredContent matching it (apps refuse one that does not). */
-function outputMismatch(tool: Pick<EnabledTool, 'addonName' | 'outputSchema'>, structured: Record<string, unknown> | undefined): string | null {
-  const who = `The add-on "${tool.addonName}"`;
-  if (!structured) {
-    return `${who} answered without the structured result this tool declares (its outputSchema), so Toolport did not pass the answer on. The add-on's developer has to answer with {"json": {...}}.`;
-  }
-  const problems = checkStructured(tool.outputSchema!, structured);
-  if (!problems) return null;
-  return `${who} answered with a result that does not match this tool's outputSchema, so Toolport did not pass it on: ${problems.join(' ')}`;
-}
 
-const firstText = (content: ContentBlock[]): string => {
-  const block = content.find((b) => b.type === 'text' && typeof b.text === 'string');
-  return block ? (block.text as string) : '';
-};
 
 /** DESIGN.md "Webhook protocol": the digest is of the exact argument text shown, which the add-on receives. */
 function receiptOf(svc: Services, decision: ApprovalDecision, argumentsText: string): ApprovalReceipt {
@@ -515,42 +500,6 @@ function jobOf(run: CallRun, call: Checked, decision: ApprovalDecision | undefin
   };
 }
 
-/** What the app hears of the add-on's answer, and what the call log says of it. `seconds`: how long Toolport waited. */
-export function shapeOutcome(
-  tool: Pick<EnabledTool, 'addonName' | 'outputSchema' | 'destructive'>,
-  outcome: CallOutcome,
-  seconds: number,
-): { result: ToolResult; outcome: CallOutcomeName; detail?: string } {
-  switch (outcome.kind) {
-    case 'result':
-      if (outcome.isError) {
-        // The tool said it failed (MCP's isError): a tool error, for the app and in the log.
-        return { result: { content: outcome.content, isError: true }, outcome: 'refused', detail: firstText(outcome.content).slice(0, 300) };
-      }
-      if (tool.outputSchema) {
-        const mismatch = outputMismatch(tool, outcome.structuredContent);
-        if (mismatch) return { result: text(mismatch, true), outcome: 'failed', detail: `output_schema: ${mismatch}`.slice(0, 300) };
-      }
-      return { result: { content: outcome.content, ...(outcome.structuredContent ? { structuredContent: outcome.structuredContent } : {}) }, outcome: 'ok' };
-    case 'refusal':
-      return { result: text(outcome.message, true), outcome: 'refused', detail: outcome.message.slice(0, 300) };
-    case 'failure':
-      if (outcome.errorClass === 'deadline' || outcome.errorClass === 'timeout') {
-        return {
-          result: text(
-            `The add-on "${tool.addonName}" did not answer in time, so Toolport stopped waiting after ${seconds} seconds. ` +
-              (tool.destructive ? 'It may or may not have completed: check before trying again.' : 'Try again later.'),
-            true,
-          ),
-          outcome: 'timed_out',
-          detail: outcome.errorClass,
-        };
-      }
-      return { result: text(outcome.message, true), outcome: 'failed', detail: outcome.errorClass };
-    default:
-      return { result: text('The add-on answered with something Toolport could not read.', true), outcome: 'failed', detail: 'bad_answer' };
-  }
-}
 
 /**
  * The app has its task once the row exists; the add-on then has one request's time to answer, or
@@ -588,43 +537,38 @@ async function deliverAsTask(run: CallRun, offer: NonNullable<CallToolInput['tas
     );
   }
   offer.created(task);
-  const { signal, done } = await taskSignal(svc, task.taskId);
+  // From here the task's row says how the call ended: its log row is written where it ends
+  // (calls/tasks.ts settle), by the worker that hears the add-on, its answer URL, or a cancel.
+  let done = () => {};
   try {
+    const running = await taskSignal(svc, task.taskId);
+    done = running.done;
     const now = svc.clock.now().getTime();
     const slot = addonSlot(svc, tool.addonId);
     const release = call.slot !== undefined ? call.slot : await svc.limiter.acquire(slot.key, slot.max, slot.ttlMs);
     if (!release) {
-      const result = text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
-      run.log({ ...where, ...decided, outcome: 'limited', detail: 'addon_concurrency' });
-      await settle(svc, run.id, result);
-      return result;
+      const busy = text(`The add-on "${tool.addonName}" is busy with too many calls right now. Try again in a few seconds.`, true);
+      await settle(svc, run.id, { result: busy, reason: 'failed', outcome: 'limited', detail: 'addon_concurrency', ...decided });
+      return busy;
     }
-    let outcome: CallOutcome;
     try {
-      outcome = await svc.dispatcher.dispatch(
+      const outcome = await svc.dispatcher.dispatch(
         {
           ...jobOf(run, call, decision, accounts),
           deadline: now + MAX_REQUEST_TOOL_SECONDS * 1000,
           answerBy: now + tool.timeoutSeconds! * 1000,
           answerUrl: `${svc.config.publicUrl}/api/answers/${encodeURIComponent(run.id)}`,
         },
-        signal,
+        running.signal,
       );
+      return outcome.kind === 'accepted' ? text('The add-on accepted the call and answers later.') : shapeOutcome(tool, outcome, MAX_REQUEST_TOOL_SECONDS).result;
     } finally {
       void release().catch(() => {});
     }
-    if (outcome.kind === 'accepted') {
-      // Logged when the answer comes (calls/answer-later.ts), by whichever process hears it.
-      await noteAccepted(svc, run.id);
-      return text('The add-on accepted the call and answers later.');
-    }
-    if (signal.aborted) return text('The call was cancelled.', true);
-    const shaped = shapeOutcome(tool, outcome, MAX_REQUEST_TOOL_SECONDS);
-    run.log({ ...where, ...decided, outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}) });
-    await settle(svc, run.id, shaped.result);
-    return shaped.result;
   } catch (err) {
-    await settle(svc, run.id, text('Something went wrong on Toolport’s side while sending the call, so it may not have run. Try again in a moment.', true)).catch(() => {});
+    // JSON-RPC's internal error, as the tasks extension says a task fails on the server's side.
+    const failed = { error: { code: -32603, message: 'Something went wrong on Toolport’s side while sending the call, so it may not have run. Try again in a moment.' } };
+    await settle(svc, run.id, { result: failed, status: 'failed', reason: 'failed', outcome: 'failed', detail: 'internal', ...decided }).catch(() => {});
     throw err;
   } finally {
     done();

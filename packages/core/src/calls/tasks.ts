@@ -7,6 +7,9 @@ import type { Services } from '../services';
 import { personId, type Ctx } from '../context';
 import { notFound } from '../errors';
 import type { Json } from '../json';
+import type { CallJob, CallOutcome } from '../queue/types';
+import { recordCall, type CallOutcomeName } from './call-log';
+import { shapeOutcome, text } from './outcome';
 import type { ToolResult } from './types';
 
 /*
@@ -21,7 +24,7 @@ export const MAX_REQUEST_TOOL_SECONDS = 30;
 const KEPT_AFTER_MS = 10 * 60_000;
 /** What apps are asked to poll at; a task's notifications make faster polling needless. */
 const TASK_POLL_MS = 2_000;
-/** Rows removed per sweep (each task creation sweeps), so a backlog drains without a long statement. */
+/** Rows removed per sweep, so a backlog drains without a long statement. */
 const SWEEP_BATCH = 100;
 
 export type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
@@ -36,7 +39,10 @@ export interface TaskView {
   lastUpdatedAt: string;
   ttlMs: number;
   pollIntervalMs: number;
+  /** A completed or cancelled task's CallToolResult. */
   result?: ToolResult;
+  /** A failed task's JSON-RPC error (Toolport's side failed; a tool's own failure is a completed isError). */
+  error?: { code: number; message: string };
 }
 
 export const isLongTool = (tool: { timeoutSeconds: number | null }) => (tool.timeoutSeconds ?? 0) > MAX_REQUEST_TOOL_SECONDS;
@@ -52,7 +58,8 @@ function viewOf(row: TaskRow): TaskView {
     lastUpdatedAt: row.updatedAt.toISOString(),
     ttlMs: row.expiresAt.getTime() - row.createdAt.getTime(),
     pollIntervalMs: TASK_POLL_MS,
-    ...(row.result ? { result: row.result as ToolResult } : {}),
+    ...(row.result && row.status === 'failed' ? { error: (row.result as { error: { code: number; message: string } }).error } : {}),
+    ...(row.result && row.status !== 'failed' ? { result: row.result as ToolResult } : {}),
   };
 }
 
@@ -75,7 +82,6 @@ export interface NewTask {
  */
 export async function createTask(svc: Services, t: NewTask): Promise<TaskView | null> {
   const now = svc.clock.now();
-  await svc.db.delete(tasks).where(inArray(tasks.id, svc.db.select({ id: tasks.id }).from(tasks).where(lt(tasks.expiresAt, now)).limit(SWEEP_BATCH)));
   const [open] = await svc.db
     .select({ n: sql<number>`count(*)::int` })
     .from(tasks)
@@ -109,32 +115,48 @@ export async function createTask(svc: Services, t: NewTask): Promise<TaskView | 
 const SENDING = 'Sending the call to the add-on.';
 const ACCEPTED = 'The add-on accepted the call and is working on it.';
 
-/** The answer an add-on owes past its time, as the app and the person read it. */
-const overdueResult = (addonName: string, timeoutSeconds: number): ToolResult => ({
-  content: [
-    {
-      type: 'text',
-      text: `The add-on "${addonName}" did not answer within ${describeSeconds(timeoutSeconds)}, so Toolport stopped waiting. It may or may not have completed: check before trying again.`,
-    },
-  ],
-  isError: true,
-});
-
 export function describeSeconds(seconds: number): string {
   if (seconds % 3600 === 0) return seconds === 3600 ? 'an hour' : `${seconds / 3600} hours`;
   if (seconds % 60 === 0) return seconds === 60 ? 'a minute' : `${seconds / 60} minutes`;
   return `${seconds} seconds`;
 }
 
-/** The status message of a task whose add-on never answered. */
-export const OVERDUE_MESSAGE = 'The add-on did not answer in time.';
+/**
+ * A call the add-on has not taken this long after the task began was never delivered, or its
+ * answer was lost with the process that sent it: the delivery itself ends at MAX_REQUEST_TOOL_SECONDS.
+ */
+const UNTAKEN_AFTER_MS = (MAX_REQUEST_TOOL_SECONDS + 15) * 1000;
 
-/** A working task past its answer time ends now, with a sentence (any process, once). */
-async function endOverdue(svc: Services, row: TaskRow): Promise<TaskRow> {
-  if (row.status !== 'working' || row.answerBy.getTime() > svc.clock.now().getTime()) return row;
-  const seconds = Math.round((row.answerBy.getTime() - row.createdAt.getTime()) / 1000);
-  const ended = await settle(svc, row.callId, overdueResult(row.addonName, seconds), OVERDUE_MESSAGE);
-  return ended ?? (await rowOf(svc, row.id)) ?? row;
+/** How a working task ends when nobody answered it, if it is time: past its add-on's time, or never taken. */
+function lapse(row: TaskRow, now: number): Ending | undefined {
+  if (row.status !== 'working') return undefined;
+  if (row.answerBy.getTime() <= now) {
+    const seconds = Math.round((row.answerBy.getTime() - row.createdAt.getTime()) / 1000);
+    return {
+      result: text(`The add-on "${row.addonName}" did not answer within ${describeSeconds(seconds)}, so Toolport stopped waiting. It may or may not have completed: check before trying again.`, true),
+      statusMessage: 'The add-on did not answer in time.',
+      reason: 'overdue',
+      outcome: 'timed_out',
+      detail: 'task',
+    };
+  }
+  if (row.acceptedAt === null && row.createdAt.getTime() + UNTAKEN_AFTER_MS <= now) {
+    return {
+      result: text(`Toolport lost track of this call before the add-on "${row.addonName}" took it (the server sending it stopped), so it may not have run: check before trying again.`, true),
+      statusMessage: 'Toolport lost track of the call before the add-on took it.',
+      reason: 'lost',
+      outcome: 'failed',
+      detail: 'task lost before the add-on took it',
+    };
+  }
+  return undefined;
+}
+
+/** A working task that lapsed ends now, with a sentence (any process, once). */
+async function endIfLapsed(svc: Services, row: TaskRow): Promise<TaskRow> {
+  const ending = lapse(row, svc.clock.now().getTime());
+  if (!ending) return row;
+  return (await settle(svc, row.callId, ending)) ?? (await rowOf(svc, row.id)) ?? row;
 }
 
 async function rowOf(svc: Services, taskId: string): Promise<TaskRow | undefined> {
@@ -147,32 +169,92 @@ export async function getTask(svc: Services, grantId: string, taskId: string): P
   if (typeof taskId !== 'string' || taskId.length > 64) return undefined;
   const row = await rowOf(svc, taskId);
   if (!row || row.grantId !== grantId || row.expiresAt.getTime() <= svc.clock.now().getTime()) return undefined;
-  return viewOf(await endOverdue(svc, row));
+  return viewOf(await endIfLapsed(svc, row));
 }
 
-/** The task of a call, for its add-on's answer (any process). */
+/** The task of a call as stored (its add-on's answer checks the signature before anything changes). */
 export async function taskOfCall(svc: Services, callId: string): Promise<TaskRow | undefined> {
   const [row] = await svc.db.select().from(tasks).where(eq(tasks.callId, callId));
-  return row && endOverdue(svc, row);
+  return row;
 }
 
-/** Ends a working task with its answer: once, whichever process answers first. Null when it had ended. */
-export async function settle(svc: Services, callId: string, result: ToolResult, statusMessage?: string, status: TaskStatus = 'completed'): Promise<TaskRow | null> {
+/** The same, once a lapsed task has ended (after the answer's signature is checked). */
+export const currentTaskOf = (svc: Services, row: TaskRow) => endIfLapsed(svc, row);
+
+/** Why a task ended, as its row keeps it: an add-on's late answer is told which. */
+export type EndReason = 'answered' | 'cancelled' | 'overdue' | 'lost' | 'failed';
+
+interface Ending {
+  result: ToolResult | { error: { code: number; message: string } };
+  statusMessage?: string;
+  status?: TaskStatus;
+  reason: EndReason;
+  /** The call log's row, written by whichever process ends the task. */
+  outcome: CallOutcomeName;
+  detail?: string;
+  decision?: string;
+  decidedBy?: string;
+}
+
+/**
+ * Ends a working task: once, whichever process gets there first, which also writes the call's log
+ * row. Null when it had ended already.
+ */
+export async function settle(svc: Services, callId: string, e: Ending): Promise<TaskRow | null> {
+  const now = svc.clock.now();
   const [row] = await svc.db
     .update(tasks)
-    .set({ status, result, statusMessage: statusMessage ?? null, updatedAt: svc.clock.now() })
+    .set({ status: e.status ?? (e.reason === 'cancelled' ? 'cancelled' : 'completed'), result: e.result, statusMessage: e.statusMessage ?? null, endReason: e.reason, updatedAt: now })
     .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working')))
     .returning();
   if (!row) return null;
-  await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+  recordCall(svc, {
+    id: callId,
+    userId: row.userId,
+    grantId: row.grantId,
+    appName: row.appName,
+    addonId: row.addonId,
+    toolName: row.toolName,
+    argsDigest: row.argsDigest,
+    outcome: e.outcome,
+    ...(e.detail ? { detail: e.detail.slice(0, 300) } : {}),
+    ...(e.decision ? { decision: e.decision, decidedBy: e.decidedBy } : {}),
+    latencyMs: now.getTime() - row.createdAt.getTime(),
+  });
+  await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id, ...(e.reason === 'cancelled' ? { cancel: true } : {}) }).catch(() => {});
   return row;
+}
+
+/** What the add-on said, in a task's terms: an answer ends it, a 202 marks it taken. */
+function endingOf(row: TaskRow, outcome: CallOutcome, how: Pick<Ending, 'decision' | 'decidedBy'> = {}): Ending {
+  const seconds = Math.round((row.answerBy.getTime() - row.createdAt.getTime()) / 1000);
+  const outputSchema = (row.outputSchema as Record<string, unknown> | null) ?? undefined;
+  const shaped = shapeOutcome({ addonName: row.addonName, outputSchema, destructive: false }, outcome, seconds);
+  return { result: shaped.result, reason: 'answered', outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}), ...how };
+}
+
+/**
+ * Where a task's delivery ends (the worker, in whichever process runs it): the outcome is written
+ * to the task here, not by the API process that queued it, which may be gone by then.
+ */
+export async function recordDelivery(svc: Services, job: CallJob, outcome: CallOutcome): Promise<void> {
+  if (outcome.kind === 'accepted') return noteAccepted(svc, job.callId);
+  const row = await taskOfCall(svc, job.callId);
+  if (!row || row.status !== 'working') return;
+  const how = job.approval ? { decision: 'allowed', decidedBy: job.approval.channel } : {};
+  await settle(svc, job.callId, endingOf(row, outcome, how));
+}
+
+/** An answer that came later, at the answer URL: the task ends with it, if it still works. */
+export function answerTask(svc: Services, row: TaskRow, outcome: CallOutcome) {
+  return settle(svc, row.callId, endingOf(row, outcome));
 }
 
 /**
  * The add-on answered 202. Its progress may have come first (the 202 travels back through the
  * queue): that progress stays the status.
  */
-export async function noteAccepted(svc: Services, callId: string): Promise<void> {
+async function noteAccepted(svc: Services, callId: string): Promise<void> {
   const now = svc.clock.now();
   const [row] = await svc.db
     .update(tasks)
@@ -200,24 +282,28 @@ export async function noteProgress(svc: Services, callId: string, statusMessage:
 }
 
 /**
- * The app (or the person) cancels a task: it ends `cancelled` unless it had ended; a delivery under
+ * The app or the person cancels a task: it ends `cancelled` unless it had ended; a delivery under
  * way in any process is stopped, and an answer that comes later is refused. False: no such task.
  */
-export async function cancelTask(svc: Services, who: { grantId?: string; userId?: string }, taskId: string): Promise<boolean> {
+export async function cancelTask(svc: Services, who: { grantId: string } | { userId: string }, taskId: string): Promise<boolean> {
   if (typeof taskId !== 'string' || taskId.length > 64) return false;
   const row = await rowOf(svc, taskId);
-  if (!row || (who.grantId !== undefined && row.grantId !== who.grantId) || (who.userId !== undefined && row.userId !== who.userId)) return false;
+  if (!row || ('grantId' in who ? row.grantId !== who.grantId : row.userId !== who.userId)) return false;
   if (row.expiresAt.getTime() <= svc.clock.now().getTime()) return false;
-  const by = who.grantId !== undefined ? 'the app' : 'the person';
-  const ended = await settle(
-    svc,
-    row.callId,
-    { content: [{ type: 'text', text: `The call was cancelled by ${by} before the add-on answered.` }], isError: true },
-    `Cancelled by ${by}.`,
-    'cancelled',
-  );
-  if (ended) await svc.bus.publish(TASKS_CHANNEL, { taskId, cancel: true }).catch(() => {});
+  const by = 'grantId' in who ? 'the app' : 'the person';
+  await settle(svc, row.callId, {
+    result: text(`The call was cancelled by ${by} before the add-on answered.`, true),
+    statusMessage: `Cancelled by ${by}.`,
+    reason: 'cancelled',
+    outcome: 'cancelled',
+    detail: `task cancelled by ${by}`,
+  });
   return true;
+}
+
+/** Ended tasks past their time are deleted (the periodic sweep's, any process). */
+export async function forgetEndedTasks(svc: Services): Promise<void> {
+  await svc.db.delete(tasks).where(inArray(tasks.id, svc.db.select({ id: tasks.id }).from(tasks).where(lt(tasks.expiresAt, svc.clock.now())).limit(SWEEP_BATCH)));
 }
 
 /**
@@ -339,7 +425,7 @@ export async function runningCalls({ ctx }: { ctx: Ctx }) {
   const now = ctx.svc.clock.now().getTime();
   const live = [];
   for (const row of rows) {
-    const current = row.answerBy.getTime() <= now ? await endOverdue(ctx.svc, row) : row;
+    const current = lapse(row, now) ? await endIfLapsed(ctx.svc, row) : row;
     if (current.status !== 'working') continue;
     live.push({
       taskId: current.id,

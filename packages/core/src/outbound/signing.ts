@@ -60,4 +60,4 @@ export function signatureProblem(msg: SignedMessage, secrets: string[], nowMs: n
   return NO_SECRET;
 }
 /** What `signatureProblem` says when no secret matches (with none given: the message is at least well formed). */
-export const NO_SECRET = 'The signature does not match: sign "{webhook-id}.{webhook-timestamp}.{body}" with HMAC-SHA256 and your add-on’s current signing secret.';
+const NO_SECRET = 'The signature does not match: sign "{webhook-id}.{webhook-timestamp}.{body}" with HMAC-SHA256 and your add-on’s current signing secret.';

@@ -14,6 +14,7 @@ import { inSpan } from '../tracing';
 import type { CallJob, CallOutcome } from './types';
 import { settingsJson } from '../installs/settings';
 import { accountsJson } from '../installs/account-tokens';
+import { recordDelivery } from '../calls/tasks';
 
 import type { CancelSignal } from '../cancel';
 
@@ -75,12 +76,12 @@ async function loadTarget(svc: Services, addonId: string): Promise<Target | null
 
 /** DESIGN.md's body; the arguments' JSON text is inserted byte for byte (the approval digest covers it). */
 function webhookBody(job: CallJob, attempt: number, settings: string | undefined, accounts: string | undefined): string {
-  // A task's call: its deadline is when the answer is due, at the answer URL if not in the response.
+  // A task's call may also be answered later: at `answerUrl`, until `answerBy`.
   const call = JSON.stringify({
     id: job.callId,
-    deadline: new Date(job.answerBy ?? job.deadline).toISOString(),
+    deadline: new Date(job.deadline).toISOString(),
     attempt,
-    ...(job.answerUrl ? { answerUrl: job.answerUrl } : {}),
+    ...(job.answerUrl && job.answerBy ? { answerUrl: job.answerUrl, answerBy: new Date(job.answerBy).toISOString() } : {}),
   });
   const { approval } = job;
   const receipt = approval
@@ -255,12 +256,20 @@ function sleep(ms: number, signal?: CancelSignal): Promise<void> {
   });
 }
 
+/**
+ * Delivers a call and returns its outcome. A task's call (one with an answer URL) also writes its
+ * outcome to the task here, in the worker, whatever became of the process that queued it.
+ */
+export async function deliverCall(svc: Services, job: CallJob, opts: { signal?: CancelSignal; firstAttempt?: number } = {}): Promise<CallOutcome> {
+  const outcome = await attempts(svc, job, opts);
+  if (job.answerUrl) {
+    await recordDelivery(svc, job, outcome).catch((err: unknown) => svc.log.error('cannot record a task’s delivery', { err, callId: job.callId }));
+  }
+  return outcome;
+}
+
 /** Exponential backoff with full jitter, never past the call's deadline. */
-export async function deliverCall(
-  svc: Services,
-  job: CallJob,
-  opts: { signal?: CancelSignal; firstAttempt?: number } = {},
-): Promise<CallOutcome> {
+async function attempts(svc: Services, job: CallJob, opts: { signal?: CancelSignal; firstAttempt?: number }): Promise<CallOutcome> {
   const { signal } = opts;
   let attempt = opts.firstAttempt ?? 1;
   for (let tries = 1; ; tries++, attempt++) {

@@ -37,6 +37,8 @@ interface ChangeStream extends StreamAccess {
   wantsTools: boolean;
   /** The tasks extension: the app's tasks whose changes this stream is told of, until each ends. */
   taskIds?: Set<string>;
+  /** Each followed task's lastUpdatedAt as last sent: a read that is not newer sends nothing. */
+  taskSent?: Map<string, string>;
   /** The digest of the tool list the app was last told of; undefined until the stream is set up. */
   digest?: string;
 }
@@ -92,19 +94,18 @@ export class ChangeStreams {
   /** The acknowledgment is written once the current list is known, so every change after it is told. */
   async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean; taskIds?: string[] }) {
     const stream: ChangeStream = { ...access, outgoing, wantsTools: subscription ? subscription.toolsListChanged : true, ...(subscription ? { subscriptionId: subscription.id } : {}) };
-    // Only the app's own tasks still working are followed: an unknown or ended one is left out of the acknowledgment.
+    // Only the app's own tasks still working are followed: an unknown or ended one is left out of the
+    // acknowledgment. Registered before each is read, so a change in between is still sent.
     const followed: string[] = [];
-    for (const taskId of subscription?.taskIds ?? []) {
+    for (const taskId of new Set(subscription?.taskIds ?? [])) {
+      this.follow(stream, taskId);
       const task = await getTask(this.svc, access.identity.grantId, taskId).catch(() => undefined);
-      if (task?.status === 'working') followed.push(taskId);
-    }
-    if (followed.length) {
-      stream.taskIds = new Set(followed);
-      for (const taskId of followed) {
-        let set = this.byTask.get(taskId);
-        if (!set) this.byTask.set(taskId, (set = new Set()));
-        set.add(stream);
+      if (task?.status !== 'working') {
+        this.unfollow(stream, taskId);
+        continue;
       }
+      followed.push(taskId);
+      (stream.taskSent ??= new Map()).set(taskId, task.lastUpdatedAt);
     }
     let mine = this.byUser.get(access.identity.userId);
     if (!mine) this.byUser.set(access.identity.userId, (mine = new Set()));
@@ -171,8 +172,16 @@ export class ChangeStreams {
     this.write(stream, sseMessage(JSON.stringify(note)));
   }
 
+  private follow(stream: ChangeStream, taskId: string) {
+    (stream.taskIds ??= new Set()).add(taskId);
+    let set = this.byTask.get(taskId);
+    if (!set) this.byTask.set(taskId, (set = new Set()));
+    set.add(stream);
+  }
+
   private unfollow(stream: ChangeStream, taskId: string) {
     stream.taskIds?.delete(taskId);
+    stream.taskSent?.delete(taskId);
     const set = this.byTask.get(taskId);
     if (set?.delete(stream) && !set.size) this.byTask.delete(taskId);
   }
@@ -191,6 +200,9 @@ export class ChangeStreams {
         this.unfollow(stream, taskId);
         continue;
       }
+      const sent = stream.taskSent?.get(taskId);
+      if (sent !== undefined && task.lastUpdatedAt <= sent) continue;
+      (stream.taskSent ??= new Map()).set(taskId, task.lastUpdatedAt);
       const params = { ...modernTask(task), _meta: { [META.subscriptionId]: stream.subscriptionId } };
       this.write(stream, sseMessage(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks', params })));
       if (task.status !== 'working') this.unfollow(stream, taskId);
@@ -248,5 +260,7 @@ export class ChangeStreams {
     }
     if (this.ticks % HEARTBEAT_TICKS === 0) for (const mine of this.byUser.values()) for (const stream of mine) this.write(stream, HEARTBEAT);
     if (this.ticks % REVERIFY_TICKS === 0) this.reverify(this.byUser.keys());
+    // A task past its time ends when it is read: read the followed ones now and then, so their apps hear it.
+    if (this.ticks % HEARTBEAT_TICKS === 0) for (const taskId of [...this.byTask.keys()]) void this.taskChanged(taskId);
   }
 }

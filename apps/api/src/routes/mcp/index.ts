@@ -13,7 +13,7 @@ import { answerDirect, answerStreamed } from './node-writers';
 import { routeGet, routeMessage, type RevisionHeaders } from './revisions';
 import { answerWithSdk } from './sdk-fallback';
 import { runToolCall } from './tool-call';
-import { answerLegacyTasks, callOfferingTask, legacyCreated, runsOnlyAsTask } from './tasks';
+import { answerLegacyTasks, callOfferingTask, legacyCreated, legacyTaskRequired, runsOnlyAsTask } from './tasks';
 import { jsonRpcAnswer } from './frames';
 
 const MAX_MCP_BODY = 1024 * 1024;
@@ -161,9 +161,9 @@ export function createMcpRoutes(svc: Services) {
     const outgoing = plain?.method === 'tools/call' ? nodeResponse(c) : undefined;
     if (plain?.method === 'tools/call' && outgoing) {
       const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments, response: outgoing };
-      // A tool that may outlast one request, called as a task: the task is the answer. Called
-      // without one, the core refuses it with a sentence (this revision has no error for it).
-      if (plain.task && aiAppsOn && (await runsOnlyAsTask(svc, identity, plain.name))) {
+      // A tool that may outlast one request runs as a task: the task is the answer; without `task`, -32601.
+      if (aiAppsOn && (await runsOnlyAsTask(svc, identity, plain.name))) {
+        if (!plain.task) return legacyTaskRequired(c, plain.id, plain.name);
         const first = await callOfferingTask(c, svc, identity, aiAppsOn, inflight, call);
         return jsonRpcAnswer(c, plain.id, 'task' in first ? legacyCreated(first.task) : JSON.stringify(first.result));
       }

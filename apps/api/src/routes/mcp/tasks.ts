@@ -28,10 +28,21 @@ export function declaresTasks(capabilities: unknown): boolean {
   return isPlainObject(extensions) && isPlainObject(extensions[TASKS_EXTENSION]);
 }
 
-/** Whether the named tool of this app runs only as a task (decided before the call, as each revision answers it). */
+/**
+ * Whether the named tool of this app runs only as a task: asked before the call, since each revision
+ * refuses such a call without a task in its own way (the core refuses it too, should the tool change between).
+ */
 export const runsOnlyAsTask = (svc: Services, identity: AppIdentity, name: string) => runsAsTask(svc, identity, name);
 
-/** 2026-07-28: the tool needs a task and the request did not offer the extension; nothing ran. */
+/** 2025-11-25 (tools, taskSupport "required"): a call without `task` is `-32601`. */
+export const legacyTaskRequired = (c: Context<AppEnv>, id: string | number, name: string) =>
+  c.json(
+    jsonRpcError(
+      id,
+      -32601,
+      `The tool "${name.slice(0, 80)}" can take longer than one request lasts, so it runs only as a task (its execution.taskSupport is "required"): call it with params.task. Nothing was sent.`,
+    ),
+  );
 /** 2026-07-28: `-32021` naming the tasks extension, with why it is needed. */
 export const missingTasks = (c: Context<AppEnv>, id: string | number, why: string) =>
   c.json(jsonRpcError(id, MISSING_CAPABILITY, `Missing required client capability: ${why}`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } }));
@@ -76,14 +87,14 @@ export async function callOfferingTask(
 /** 2026-07-28: the Task shape of the extension (its status fields inline). */
 export function modernTask(task: TaskView) {
   const { result, ...rest } = task;
-  if (task.status === 'completed' || task.status === 'failed') return { ...rest, status: 'completed', result: { ...result, resultType: 'complete' } };
+  if (task.status === 'completed' && result) return { ...rest, result: { ...result, resultType: 'complete' } };
   return rest;
 }
 
 /** 2025-11-25: `ttl` and `pollInterval` where 2026-07-28 says `ttlMs` and `pollIntervalMs`. */
 function legacyTask(task: TaskView) {
-  const { result: _result, ttlMs, pollIntervalMs, ...rest } = task;
-  return { ...rest, status: task.status === 'failed' ? 'completed' : task.status, ttl: ttlMs, pollInterval: pollIntervalMs };
+  const { result: _result, error: _error, ttlMs, pollIntervalMs, ...rest } = task;
+  return { ...rest, ttl: ttlMs, pollInterval: pollIntervalMs };
 }
 
 export const modernCreated = (task: TaskView) => JSON.stringify({ resultType: 'task', ...modernTask(task), _meta: RESULT_META });
@@ -151,13 +162,14 @@ export async function answerLegacyTasks(
       const task = await awaitTask(svc, identity.grantId, taskId, until, c.req.raw.signal);
       if (!task) return invalid(c, id, NOT_FOUND);
       if (task.status === 'working') return c.json(jsonRpcError(id, -32603, 'The task is still working; poll tasks/get and ask for its result once it has ended.'));
+      if (task.error) return c.json(jsonRpcError(id, task.error.code, task.error.message));
       const result = task.result ?? { content: [{ type: 'text', text: 'The call was cancelled before the add-on answered.' }], isError: true };
       return jsonRpcAnswer(c, id, JSON.stringify({ ...result, _meta: { [RELATED_TASK]: { taskId } } }));
     }
     default: {
       const before = await getTask(svc, identity.grantId, taskId);
       if (!before) return invalid(c, id, NOT_FOUND);
-      if (before.status !== 'working') return invalid(c, id, `Cannot cancel a task in terminal status: it is ${before.status === 'failed' ? 'completed' : before.status}.`);
+      if (before.status !== 'working') return invalid(c, id, `Cannot cancel a task in terminal status: it is ${before.status}.`);
       await cancelTask(svc, { grantId: identity.grantId }, taskId);
       const after = await getTask(svc, identity.grantId, taskId);
       return jsonRpcAnswer(c, id, JSON.stringify(legacyTask(after ?? before)));

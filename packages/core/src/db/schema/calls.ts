@@ -149,6 +149,8 @@ export const tasks = pgTable(
     answerBy: ts('answer_by').notNull(),
     /** The add-on accepted the call and answers later (its answer URL). */
     acceptedAt: ts('accepted_at'),
+    /** How it ended: answered, cancelled, overdue, lost (never taken) or failed (Toolport's side). */
+    endReason: text('end_reason'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     /** After this the task is gone (ttlMs from creation). */
