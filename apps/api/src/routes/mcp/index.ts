@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { isToolportError, verifyAccessToken, wwwAuthenticate, type Services, type VerifiedAccess } from '@toolport/core';
+import { isToolportError, runsAsTask, verifyAccessToken, wwwAuthenticate, type Services, type VerifiedAccess } from '@toolport/core';
 import { readJson } from '../../http/body';
 import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
 import { invalidJsonRpc, isPlainObject, isRequestId, jsonRpcError, readableId, toolCallWithoutName } from '../../http/json-rpc';
@@ -13,7 +13,7 @@ import { answerDirect, answerStreamed } from './node-writers';
 import { routeGet, routeMessage, type RevisionHeaders } from './revisions';
 import { answerWithSdk } from './sdk-fallback';
 import { runToolCall } from './tool-call';
-import { answerLegacyTasks, callOfferingTask, legacyCreated, legacyTaskRequired, runsOnlyAsTask } from './tasks';
+import { answerLegacyTasks, callOfferingTask, legacyCreated, legacyTaskRequired } from './tasks';
 import { jsonRpcAnswer } from './frames';
 
 const MAX_MCP_BODY = 1024 * 1024;
@@ -162,7 +162,7 @@ export function createMcpRoutes(svc: Services) {
     if (plain?.method === 'tools/call' && outgoing) {
       const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments, response: outgoing };
       // A tool that may outlast one request runs as a task: the task is the answer; without `task`, -32601.
-      if (aiAppsOn && (await runsOnlyAsTask(svc, identity, plain.name))) {
+      if (aiAppsOn && (await runsAsTask(svc, identity, plain.name))) {
         if (!plain.task) return legacyTaskRequired(c, plain.id, plain.name);
         const first = await callOfferingTask(c, svc, identity, aiAppsOn, inflight, call);
         return jsonRpcAnswer(c, plain.id, 'task' in first ? legacyCreated(first.task) : JSON.stringify(first.result));

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { declaresUrlElicitation, type Services, type ToolResult } from '@toolport/core';
+import { declaresUrlElicitation, runsAsTask, type Services, type ToolResult } from '@toolport/core';
 import { acceptsEncoding } from '../../http/accept-encoding';
 import { nodeResponse, PARKED, type AppEnv } from '../../http/env';
 import { gzipHead, gzipWithTail, type GzipHead } from '../../http/gzip';
@@ -12,7 +12,7 @@ import { answerDirect, answerStreamed, type EncodeResult } from './node-writers'
 import { callOfferingPage, answerRetry } from './held-call';
 import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
 import { runToolCall } from './tool-call';
-import { answerModernTasks, callOfferingTask, declaresTasks, missingTasks, modernCreated, runsOnlyAsTask, tasksRequired, TASKS_EXTENSION } from './tasks';
+import { answerModernTasks, callOfferingTask, declaresTasks, missingTasks, modernCreated, tasksRequired, TASKS_EXTENSION } from './tasks';
 
 /*
  * 2026-07-28 requests (revisions.ts has already checked their `_meta` and headers): server/discover,
@@ -109,7 +109,7 @@ export async function answerModern(
       const call = { requestId: id, name: params.name, rawArguments: params.arguments };
       if (params.requestState !== undefined) return answerRetry(c, svc, identity, call, params, encodeCall);
       // A tool that may outlast one request runs as a task (io.modelcontextprotocol/tasks), or not at all.
-      if (aiAppsOn && (await runsOnlyAsTask(svc, identity, params.name))) {
+      if (aiAppsOn && (await runsAsTask(svc, identity, params.name))) {
         if (!declaresTasks(meta[META.clientCapabilities])) return tasksRequired(c, id, params.name);
         const first = await callOfferingTask(c, svc, identity, aiAppsOn, inflight, call);
         return jsonRpcAnswer(c, id, 'task' in first ? modernCreated(first.task) : encodeCall(first.result));

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { awaitTask, cancelTask, getTask, runsAsTask, type AppIdentity, type Services, type TaskView, type ToolResult } from '@toolport/core';
+import { awaitTask, cancelTask, getTask, type AppIdentity, type Services, type TaskView, type ToolResult } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
 import { isPlainObject, isRequestId, jsonRpcError } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
@@ -27,12 +27,6 @@ export function declaresTasks(capabilities: unknown): boolean {
   const extensions = isPlainObject(capabilities) ? capabilities.extensions : undefined;
   return isPlainObject(extensions) && isPlainObject(extensions[TASKS_EXTENSION]);
 }
-
-/**
- * Whether the named tool of this app runs only as a task: asked before the call, since each revision
- * refuses such a call without a task in its own way (the core refuses it too, should the tool change between).
- */
-export const runsOnlyAsTask = (svc: Services, identity: AppIdentity, name: string) => runsAsTask(svc, identity, name);
 
 /** 2025-11-25 (tools, taskSupport "required"): a call without `task` is `-32601`. */
 export const legacyTaskRequired = (c: Context<AppEnv>, id: string | number, name: string) =>
