@@ -207,14 +207,22 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     return { person, provider, wire, taskId, answerUrl, delivered };
   }
 
-  it('takes one signed answer; refuses unsigned, forged, unknown, oversized and second answers', async () => {
-    const { wire, taskId, answerUrl } = await started();
+  it('takes one signed answer; refuses unsigned, forged, unknown, another call’s, oversized and second answers', async () => {
+    const { person, wire, taskId, answerUrl } = await started();
     assert.equal((await fetch(answerUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"x"}' })).status, 401);
     const forged = await answer(answerUrl, `whsec_${Buffer.alloc(32, 7).toString('base64')}`, { text: 'forged' });
     assert.equal(forged.status, 401);
     assert.match(forged.body.detail, /signature does not match/);
     // An unknown call reads as a bad signature: which calls exist is nobody else's business.
     assert.equal((await answer(answerUrl.replace(/call_[\w-]+$/, 'call_nope'), secret, { text: 'x' })).status, 401);
+    // One call's answer, signed by the same add-on, posted to another call: refused.
+    const other = await wire.call('tools/call', { name: `${person.addonId}__search_notes`, arguments: { query: 'eggs' } });
+    assert.equal(other.result?.resultType, 'task', JSON.stringify(other));
+    const otherUrl: string = (await until('the second call reached the add-on', () => hook.calls().find((d) => d.body.addon === person.addonId && d.body.call.answerUrl !== answerUrl))).body.call.answerUrl;
+    const elsewhere = await answer(answerUrl, secret, { text: 'Found nothing.' }, { signedFor: otherUrl });
+    assert.equal(elsewhere.status, 401);
+    assert.match(elsewhere.body.detail, /another call/);
+    assert.equal(await answer(answerUrl, secret, { text: 'x' }, { id: `msg_${randomUUID()}` }).then((r) => r.status), 401, 'a webhook-id that names no call');
     const huge = await new Promise<number>((resolve, reject) => {
       const req = http.request(answerUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024) } }, (res) => {
         res.resume();

@@ -45,10 +45,15 @@ export function modernWire(mcpUrl: string, provider: TestOAuthProvider, clientCa
   };
 }
 
-/** The answer URL's POST, signed as an add-on signs it (Standard Webhooks, its secret). */
-export async function answer(url: string, secret: string, payload: unknown, opts: { id?: string; raw?: string } = {}) {
+/**
+ * The answer URL's POST, signed as an add-on signs it (Standard Webhooks, its secret; the
+ * webhook-id names the call). `signedFor`: the answer URL whose call the signature names, to post
+ * one call's captured answer to another call.
+ */
+export async function answer(url: string, secret: string, payload: unknown, opts: { id?: string; raw?: string; signedFor?: string } = {}) {
   const body = opts.raw ?? JSON.stringify(payload);
-  const headers = signatureHeaders({ id: opts.id ?? `msg_${randomUUID()}`, timestamp: Date.now() / 1000, body, secrets: [secret] });
+  const callId = decodeURIComponent((opts.signedFor ?? url).split('/').pop()!);
+  const headers = signatureHeaders({ id: opts.id ?? `${callId}.${randomUUID()}`, timestamp: Date.now() / 1000, body, secrets: [secret] });
   const res = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
   return { status: res.status, body: res.status === 204 ? undefined : await res.json() };
 }

@@ -333,12 +333,12 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
     return json(202, { accepted: true });
   }
 
-  /** Signed like the deliveries (the first secret), tried again on a network error, 408, 429 or 5xx. */
+  /** Signed like the deliveries (the first secret; the webhook-id names the call), tried again on a network error, 408, 429 or 5xx. */
   async function sendLater(url: string, payload: Record<string, unknown>, where: { tool: string; callId: string }): Promise<boolean> {
     const body = JSON.stringify(payload);
     for (let attempt = 1; attempt <= LATER_ATTEMPTS; attempt++) {
       const at = new Date();
-      const id = `msg_${randomUUID()}`;
+      const id = `${where.callId}.${randomUUID()}`;
       try {
         const res = await fetch(url, {
           method: 'POST',

@@ -511,11 +511,12 @@ class Handler:
         return _json_answer(202, {"accepted": True})
 
     def _send_later(self, url: str, payload: dict[str, Any], where: Where) -> bool:
-        """POSTs to a task's answer URL, signed like the deliveries (the first secret); retried on a
+        """POSTs to a task's answer URL, signed like the deliveries (the first secret; the webhook-id
+        names the call); retried on a
         network error, 408, 429 or a 5xx. 409 and 410 (answered already, or the call ended) end it quietly."""
         body = to_json(payload).encode("utf-8")
         for attempt in range(1, _LATER_ATTEMPTS + 1):
-            wid = f"msg_{uuid.uuid4().hex}"
+            wid = f"{where.call_id}.{uuid.uuid4().hex}"
             ts = int(time.time())
             content = wid.encode("ascii") + b"." + str(ts).encode("ascii") + b"." + body
             signature = base64.b64encode(hmac.new(self._keys_now()[0], content, hashlib.sha256).digest()).decode("ascii")

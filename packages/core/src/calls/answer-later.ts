@@ -10,7 +10,8 @@ import { answerTask, currentTaskOf, noteProgress, taskOfCall, type EndReason } f
 
 /*
  * A task's add-on that accepted the call (HTTP 202) answers later by POSTing to the call's answer
- * URL, signed like the webhook it received (Standard Webhooks, its own secret): `{"progress": "..."}`
+ * URL, signed like the webhook it received (Standard Webhooks, its own secret, a webhook-id
+ * "{callId}.{anything}"): `{"progress": "..."}`
  * as often as it likes, then one answer in any shape a webhook may answer with. Push, as Stripe and
  * Svix deliver events, rather than Toolport polling each add-on like a CI runner polls for jobs:
  * polling costs a request per open task per interval and a status endpoint in every add-on.
@@ -36,6 +37,10 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
   // An unknown call and a bad signature read the same: which calls exist is nobody else's business.
   const problem = signatureProblem(msg, stored ? await liveSecrets(svc, stored.addonId) : [], now);
   if (problem || !stored) throw new ToolportError('UNAUTHORIZED', problem ?? 'The signature does not match any call of your add-on.');
+  // The signature covers the webhook-id, so naming the call there keeps one call's answer off another.
+  if (!msg.id?.startsWith(`${callId}.`)) {
+    throw new ToolportError('UNAUTHORIZED', `The webhook-id does not name this call: an answer is signed for one call, with a webhook-id that begins "${callId}." , so it cannot be used on another call.`);
+  }
   const task = await currentTaskOf(svc, stored);
   if (task.status !== 'working') {
     const reason = (task.endReason ?? 'answered') as EndReason;
