@@ -4,11 +4,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http, { type Server } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { defineAddon, serveNode, text, tool } from '@toolport/addon-kit';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
+import { startToolportCli } from './helpers/cli';
 import { installFor, listPublicly, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { connectAppV2 } from './helpers/mcp-v2';
@@ -68,12 +72,14 @@ describe('a two-minute tool as a task, its add-on answering later (the TypeScrip
   });
   let secrets: string[] = [];
   let addonId = '';
+  let dev: Awaited<ReturnType<typeof newPerson>>;
+  let manifest: Record<string, unknown>;
 
   before(async () => {
     server = await serveNode(addon.handler({ secrets: () => secrets }), 0, '127.0.0.1');
-    const dev = await newPerson(tp.url, 'dev');
-    const manifest = { ...addon.manifest({ webhook: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook` }), visibility: 'public' };
-    addonId = manifest.id;
+    dev = await newPerson(tp.url, 'dev');
+    manifest = { ...addon.manifest({ webhook: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook` }), visibility: 'public' };
+    addonId = manifest.id as string;
     const created = await dev.client.post('/api/addons', manifest);
     assert.equal(created.status, 201, created.text);
     secrets = [created.body.signingSecret];
@@ -120,6 +126,31 @@ describe('a two-minute tool as a task, its add-on answering later (the TypeScrip
     assert.equal(runs - before, 1, 'the add-on ran the tool once');
     await session.close();
     await client.close();
+  });
+
+  it('`toolport dev` shows the add-on’s progress and its later answer as they come', async () => {
+    fresh();
+    const key = await dev.client.post('/api/keys', { name: 'dev loop' });
+    assert.equal(key.status, 201, key.text);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tasks-dev-'));
+    writeFileSync(path.join(dir, 'addon.json'), JSON.stringify(manifest, null, 2));
+    const cli = await startToolportCli(['dev', 'addon.json'], { config: path.join(dir, 'config.json'), env: { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: key.body.key }, cwd: dir });
+    try {
+      await cli.waitFor(new RegExp(`^Streaming deliveries of ${addonId} live\\.`));
+      const person = await newPerson(tp.url);
+      await installFor(person, addonId, { export_notes: true });
+      const provider = new TestOAuthProvider('Claude');
+      await connectAppV2(person.user.mcpUrl, person.client, { provider });
+      const created = await modernWire(person.user.mcpUrl, provider).call('tools/call', { name: `${addonId}__export_notes`, arguments: { format: 'csv' } });
+      assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+      await started;
+      assert.match(await cli.waitFor(/ export_notes \(progress\)/), /^\d\d:\d\d:\d\d\.\d{3} {2}export_notes \(progress\) {2}Exported half of the notes\.$/);
+      release();
+      assert.match(await cli.waitFor(/ export_notes \(answered later\)/), /export_notes \(answered later\) {2}ok$/);
+    } finally {
+      cli.child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('on 2025-11-25 (client v1): `task` on tools/call, then tasks/get and tasks/result across a restart', async () => {

@@ -58,7 +58,15 @@ function clock(iso: string): string {
   return `${at.toTimeString().slice(0, 8)}.${String(at.getMilliseconds()).padStart(3, '0')}`;
 }
 
+/** A task's add-on reporting at its answer URL: no arguments, status or attempt to show. */
+const LATER: Record<string, string> = { 'tool.progress': 'progress', 'tool.answer': 'answered later' };
+
 function deliveryLine(d: Delivery): string {
+  const later = LATER[d.type];
+  if (later) {
+    const said = d.type === 'tool.progress' ? String(d.detail ?? '') : outcomeWord(d);
+    return [clock(d.at), printable(`${d.tool} (${later})`), shorten(printable(said), DETAIL_SHOWN)].join('  ');
+  }
   const parts = [
     clock(d.at),
     printable(d.type === 'tool.confirm' ? `${d.tool} (confirm)` : d.tool),

@@ -74,14 +74,17 @@ function cut(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
+/** What a stream's line names: a delivery's job, or a task's answer or progress (no arguments then). */
+export type LiveCall = Pick<CallJob, 'addonId' | 'callId' | 'tool' | 'arguments' | 'subject'> & { type: string };
+
 /** Without an announced stream this is one map lookup: nothing is built or sent. */
-export function publishLiveDelivery(svc: Services, job: CallJob, row: DeliveryRow, outcome: string) {
+export function publishLiveDelivery(svc: Services, job: LiveCall, row: DeliveryRow, outcome: string) {
   const watched = svc.caches.get(WATCHED);
   if (!watched.held) publishIfWatched(svc, watched, job, row, outcome);
   else if (watched.held.length < MAX_HELD) watched.held.push(() => publishIfWatched(svc, watched, job, row, outcome));
 }
 
-function publishIfWatched(svc: Services, watched: Watched, job: CallJob, row: DeliveryRow, outcome: string) {
+function publishIfWatched(svc: Services, watched: Watched, job: LiveCall, row: DeliveryRow, outcome: string) {
   const until = watched.until.get(job.addonId);
   if (until === undefined || until < svc.clock.now().getTime()) return;
   const event: LiveDelivery = {

@@ -1,3 +1,4 @@
+import { publishLiveDelivery } from '../addons/live-deliveries';
 import { liveSecrets } from '../addons/registry';
 import { systemClock } from '../clock';
 import { ToolportError } from '../errors';
@@ -54,21 +55,26 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
   } catch {
     throw new ToolportError('MALFORMED', 'The body is not valid JSON.');
   }
-  const logged = (type: string, outcome: string, detail?: string) =>
-    svc.logs.delivery({
+  // In the delivery log and on the developer's live stream (`toolport dev`), as each attempt is.
+  const logged = (type: string, outcome: string, detail?: string) => {
+    const subject = svc.secrets.pseudonym(task.addonId, task.userId);
+    const row = {
       id: newId('dlv'),
       addonId: task.addonId,
       callId,
       type,
       attempt: 0,
-      subject: svc.secrets.pseudonym(task.addonId, task.userId),
+      subject,
       status: null,
       latencyMs: 0,
       errorClass: null,
       detail: detail?.slice(0, 500) ?? null,
       meta: { outcome },
       createdAt: svc.clock.now(),
-    });
+    };
+    svc.logs.delivery(row);
+    publishLiveDelivery(svc, { addonId: task.addonId, callId, type, tool: task.toolName, arguments: '', subject }, row, outcome);
+  };
 
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length === 1 && 'progress' in parsed) {
     const said = typeof parsed.progress === 'string' ? cleanSentence(parsed.progress, MAX_PROGRESS_CHARS) : '';
