@@ -38,6 +38,7 @@ const TIERS = {
   'approvals-confirm': 'both',
   'approvals-in-app': 'browser-services', // also decides across API processes
   'approvals-in-app-modern': 'browser-embedded',
+  'call-page': 'browser-embedded',
   'approvals-live': 'both',
   approvals: 'both',
   arguments: 'unit',

@@ -288,6 +288,17 @@ const cases: Record<string, Check> = {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.totals.calls, 0);
   },
+  'GET /api/calls/:callId': async () => {
+    assert.ok(A.callIds.length > 0, 'A made calls');
+    for (const id of A.callIds) {
+      await is404(B.client.get(`/api/calls/${id}`), 'read one of A’s calls');
+      // The call log is the person's, in the dashboard: an API key is not a credential for it.
+      const byKey = await B.api.get(`/api/calls/${id}`);
+      assert.ok(byKey.status === 401 || byKey.status === 404, `${byKey.status} ${byKey.text}`);
+      clean(byKey.text, 'read one of A’s calls by key');
+    }
+    assert.equal((await A.client.get(`/api/calls/${A.callIds[0]}`)).status, 200, 'A reads their own');
+  },
   'GET /api/approvals': async () => {
     for (const status of ['pending', 'all']) await ownOnly('GET', `/api/approvals?status=${status}`)();
   },

@@ -17,6 +17,7 @@ export type { LiveDelivery } from './events/channels';
 export type { ListingDecisionInput, ListingView } from './addons/listings';
 export type { Activity } from './calls/activity';
 export type { CallPage, CallView } from './calls/call-log';
+export type { CallLife } from './calls/life';
 export type { RunningCall } from './calls/tasks';
 export type { LiveApproval, RecordedDecision, UserEvent } from './approvals/records';
 export type { DecisionInput, OneApproval } from './approvals/decide';

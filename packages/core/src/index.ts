@@ -103,6 +103,7 @@ export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
+export { callLife } from './calls/life';
 export { awaitTask, cancelRunningCall, cancelTask, getTask, isLongTool, runningCalls, runsAsTask, type TaskView } from './calls/tasks';
 export { answerLater, MAX_ANSWER_BODY } from './calls/answer-later';
 export type { EnabledToolSet } from './calls/enabled-tools';

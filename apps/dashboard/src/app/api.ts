@@ -1,6 +1,7 @@
 /** The dashboard's one way to talk to the API: same origin, cookie session, JSON in and out. */
 import type {
   ApiKeyView,
+  CallLife,
   AddonView,
   CallView,
   CatalogDetail,
@@ -92,6 +93,7 @@ export type {
   AddonVersionView,
   ApiKeyInput,
   ArgumentChange,
+  CallLife,
   CallPage,
   CatalogDetail,
   CatalogEntry,
@@ -138,6 +140,8 @@ export type Approval = LiveApproval;
 /** The data of one kind of event of the live feed (`GET /api/events`). */
 export type LiveEvent<E extends UserEvent['event']> = Extract<UserEvent, { event: E }>['data'];
 export type Call = CallView;
+/** One step of a call's life (`GET /api/calls/:id`). */
+export type CallStep = CallLife['steps'][number];
 export type Key = ApiKeyView;
 export type Addon = AddonView;
 export type Rule = RuleView;

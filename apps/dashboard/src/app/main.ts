@@ -11,6 +11,7 @@ import { ConnectedAccountsPage } from './pages/accounts';
 import { ApprovalsPage } from './pages/approvals';
 import { ApprovalPage } from './pages/approval';
 import { ActivityPage } from './pages/activity';
+import { CallLifePage } from './pages/call';
 import { AddonDetailPage, DeveloperPage, KeysPage } from './pages/developer';
 import { OperatorPage } from './pages/operator';
 import { interceptLinks, navigate, rememberReturn, takeReturn, usePath } from './router';
@@ -90,6 +91,8 @@ function page(path: string, person: Me) {
   if (path === '/developer') return html`<${DeveloperPage} />`;
   if (path === '/developer/keys') return html`<${KeysPage} />`;
   if (path === '/operator') return html`<${OperatorPage} />`;
+  const call = /^\/calls\/([^/]+)$/.exec(path);
+  if (call) return html`<${CallLifePage} id=${decodeURIComponent(call[1]!)} key=${call[1]} />`;
   const a = /^\/approvals\/([^/]+)$/.exec(path);
   if (a) return html`<${ApprovalPage} id=${decodeURIComponent(a[1]!)} key=${a[1]} />`;
   const c = /^\/addons\/([^/]+)$/.exec(path);

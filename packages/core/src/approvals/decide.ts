@@ -43,7 +43,7 @@ export async function listApprovals({ ctx, status: wanted }: { ctx: Ctx; status?
     .limit(DECIDED_SHOWN);
   return [
     ...pending.map((p) => ({ ...p, status: 'pending' as const, decidedBy: null, decidedAt: null, reason: null })),
-    ...(await withNames(ctx.svc, userId, decided.map((row) => ({ ...toView(row), ...toDecision(row) })))),
+    ...(await withNames(ctx.svc, userId, decided.map((row) => ({ ...toView(row), ...toDecision(row), callId: row.callId })))),
   ];
 }
 
@@ -196,7 +196,7 @@ export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string;
 }
 
 /** `GET /api/approvals/{id}`: what was asked, and what ended it. */
-export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'>;
+export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'> & { callId?: string };
 
 /** A pending row past its expiry or whose holder is gone shows as what the sweeper will record. */
 export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promise<OneApproval> {
@@ -213,7 +213,7 @@ export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promis
   else if (row.status === 'pending' && !held) decision = { ...decision, status: 'cancelled', decidedBy: HOLDER_GONE };
   const [named] = await withNames(ctx.svc, userId, [toView(row)]);
   const { id: _id, ...rest } = decision;
-  return { ...named!, ...rest };
+  return { ...named!, ...rest, callId: row.callId };
 }
 
 /** What an app answered: an ElicitResult's action, or a JSON-RPC error (it could not ask). */

@@ -17,7 +17,7 @@ const keyOf = (addonId: string, toolName: string) => `${addonId}__${toolName}`;
  * From the person's enabled tools first (the release the app called, whose title the push showed),
  * then the add-on's current names, then the ids.
  */
-export async function withNames<T extends ApprovalView>(svc: Services, userId: string, views: T[]): Promise<Array<T & ApprovalNames>> {
+export async function withNames<T extends Pick<ApprovalView, 'addon' | 'tool'>>(svc: Services, userId: string, views: T[]): Promise<Array<T & ApprovalNames>> {
   if (!views.length) return [];
   const names = new Map<string, ApprovalNames>();
   const enabled = await svc.tools.get(userId).catch(() => undefined);

@@ -429,6 +429,7 @@ export async function runningCalls({ ctx }: { ctx: Ctx }) {
     if (current.status !== 'working') continue;
     live.push({
       taskId: current.id,
+      callId: current.callId,
       app: current.appName,
       addon: current.addonId,
       addonName: current.addonName,

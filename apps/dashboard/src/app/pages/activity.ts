@@ -2,11 +2,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, query, type Activity, type Call, type CallPage, type RunningCall } from '../api';
 import { CallsChart, kindOf, LatencyChart } from '../chart';
 import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
+import { OUTCOME_WORDS, outcomeWords } from './call';
 
 const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
-// Every outcome core's call log writes (packages/core/src/calls/call-log.ts), so each can be picked
-// before a call with it happened.
-const outcomes = ['ok', 'denied', 'dismissed', 'expired', 'cancelled', 'blocked', 'refused', 'failed', 'timed_out', 'invalid_arguments', 'needs_setup', 'limited', 'revoked', 'disabled', 'ai_apps_off', 'unknown_tool', 'repeated', 'needs_task'];
+// Every outcome core's call log writes, so each can be picked before a call with it happened.
+const outcomes = Object.keys(OUTCOME_WORDS);
 
 /** Who decided, in the person's words: a rule of theirs reads "allowed by your rule", "blocked by your rule". */
 function Decision({ call }: { call: Call }) {
@@ -56,7 +56,7 @@ function RunningCalls() {
       (c) => html`<li data-task=${c.taskId}>
         <div><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code> <span class="muted small">for <${Revealed} text=${c.app} /></span></div>
         <div class="running-status" role="status">${c.statusMessage ?? 'Working.'}</div>
-        <div class="muted small">Started <${When} iso=${c.createdAt} />; ${c.addonName} has until <${When} iso=${c.answerBy} /></div>
+        <div class="muted small">Started <${When} iso=${c.createdAt} />; ${c.addonName} has until <${When} iso=${c.answerBy} />. <a href=${`/calls/${encodeURIComponent(c.callId)}`}>Details</a></div>
         <button type="button" class="btn btn-danger-outline" disabled=${stopping === c.taskId} onClick=${() => cancel(c)}
           aria-label=${`Cancel ${c.tool} for ${c.app}`}>Cancel</button>
       </li>`,
@@ -120,7 +120,7 @@ export function ActivityPage() {
       <div class="field"><label for="f-outcome">Outcome</label>
         <select id="f-outcome" name="outcome" value=${filters.outcome}>
           <option value="">Any</option>
-          ${[...new Set([...outcomes, ...items.map((c) => c.outcome)])].map((o) => html`<option value=${o}>${o}</option>`)}
+          ${[...new Set([...outcomes, ...items.map((c) => c.outcome)])].map((o) => html`<option value=${o}>${outcomeWords(o)}</option>`)}
         </select>
       </div>
       <div class="filter-actions">
@@ -147,11 +147,11 @@ export function ActivityPage() {
         <thead role="rowgroup"><tr role="row">${['When', 'App', 'Tool', 'Decision', 'Outcome', 'Latency'].map((h) => html`<th scope="col" role="columnheader" class=${h === 'Latency' ? 'num' : undefined}>${h}</th>`)}</tr></thead>
         <tbody role="rowgroup">${items.map(
           (c) => html`<tr data-call=${c.id} role="row">
-            <td class="c-when" role="cell"><${When} iso=${c.createdAt} /></td>
+            <td class="c-when" role="cell"><a href=${`/calls/${encodeURIComponent(c.id)}`}><${When} iso=${c.createdAt} /><span class="visually-hidden">: what happened</span></a></td>
             <td class="c-app" role="cell"><${Revealed} text=${c.app} identifier /></td>
             <td class="c-tool" role="cell"><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code></td>
             <td class="c-decision" role="cell"><${Decision} call=${c} /></td>
-            <td class="c-outcome" role="cell"><span class=${`badge badge-${kindOf(c.outcome)}`}>${c.outcome}</span></td>
+            <td class="c-outcome" role="cell"><span class=${`badge badge-${kindOf(c.outcome)}`} data-outcome=${c.outcome}>${outcomeWords(c.outcome)}</span></td>
             <td class="num c-latency" role="cell">${typeof c.latencyMs === 'number' ? `${c.latencyMs} ms` : '—'}</td>
           </tr>`,
         )}</tbody>

@@ -36,6 +36,7 @@ function Outcome({ a }: { a: OneApproval }) {
     <p><strong>${outcomeSentence(a)}</strong></p>
     ${a.reason ? html`<p data-reason>Your reason, passed on to the app: <q><${Revealed} text=${a.reason} /></q></p>` : null}
     ${a.decidedAt ? html`<p class="small muted">Recorded <${When} iso=${a.decidedAt} />.</p>` : null}
+    ${a.callId ? html`<p><a href=${`/calls/${encodeURIComponent(a.callId)}`}>What happened to the call</a></p>` : null}
   </div>`;
 }
 

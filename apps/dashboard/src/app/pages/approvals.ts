@@ -192,7 +192,7 @@ function useFocusAfterCards(pending: Approval[]) {
 }
 
 /** The Recent list: the server's decided approvals, and those just decided here (with a note). */
-type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string };
+type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string; callId?: string };
 const RECENT = 10;
 const outcomeWord: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'Expired, not answered', dismissed: 'Dismissed', cancelled: 'Cancelled by the app' };
 /** Where a person's decision was made, as the Recent list and a call's own page say it. */
@@ -231,6 +231,7 @@ function Recent({ list }: { list: Decided[] }) {
         <span><strong><${Revealed} text=${names.tool} identifier /></strong> · <${Revealed} text=${names.addon} identifier /> for <${Revealed} text=${r.app} identifier /></span>
         <span class="recent-outcome"><span class=${`badge ${r.status === 'allowed' ? 'badge-ok' : r.status === 'denied' ? 'badge-danger' : 'badge-warn'}`}>${outcomeWord[r.status] ?? r.status}</span>${who ? html` <span class="muted">${who}</span>` : null}${r.decidedAt ? html` <span class="muted">· <${When} iso=${r.decidedAt} /></span>` : null}${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
         ${r.reason ? html`<span class="recent-reason small" data-reason>Your reason: <q><${Revealed} text=${r.reason} /></q></span>` : null}
+        ${r.callId ? html`<a class="small" href=${`/calls/${encodeURIComponent(r.callId)}`} aria-label=${`What happened to ${names.tool} for ${r.app}`}>What happened</a>` : null}
       </li>`;
     })}</ul>
   </section>`;

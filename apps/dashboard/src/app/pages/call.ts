@@ -1,0 +1,110 @@
+import { get, type CallLife, type CallStep } from '../api';
+import { kindOf } from '../chart';
+import { html, Notice, PageHeader, Revealed, useLoad, When } from '../ui';
+import { byWhom } from './approvals';
+
+/** How each call ended, in the person's words (the call log's outcomes, packages/core/src/calls/call-log.ts). */
+export const OUTCOME_WORDS: Record<string, string> = {
+  ok: 'Answered',
+  refused: 'The add-on refused it',
+  failed: 'Failed',
+  timed_out: 'Ran out of time',
+  invalid_arguments: 'Arguments the tool does not take',
+  unknown_tool: 'No such tool',
+  denied: 'Denied',
+  dismissed: 'Dismissed',
+  expired: 'Not answered in time',
+  cancelled: 'Cancelled',
+  revoked: 'App’s access ended',
+  disabled: 'Add-on switched off',
+  ai_apps_off: 'AI apps were off',
+  limited: 'Held back by a limit',
+  blocked: 'Blocked by your rule',
+  needs_setup: 'Needs setting up',
+  repeated: 'Repeat of an earlier call',
+  needs_task: 'Needs an app with tasks',
+};
+export const outcomeWords = (outcome: string) => OUTCOME_WORDS[outcome] ?? outcome;
+
+/** What an attempt at the add-on came to (the worker's outcome, else its error class). */
+const ATTEMPT_WORDS: Record<string, string> = {
+  result: 'it answered',
+  tool_error: 'the tool reported an error',
+  refusal: 'it refused the call',
+  accepted: 'it took the call and answers later',
+  confirm: 'it described the call',
+  addon_failed: 'the add-on failed',
+  late: 'it answered after the call had ended',
+  timeout: 'it did not answer in time',
+  deadline: 'it did not answer in time',
+  connect: 'it could not be reached',
+  dns: 'its address could not be found',
+  tls: 'its secure connection failed',
+  http_status: 'it answered with an error status',
+  too_large: 'its answer was too large',
+  gone: 'it answered that the call is gone',
+  cancelled: 'the call was cancelled while it ran',
+};
+
+const DECIDED_WORDS: Record<string, string> = {
+  allowed: 'You allowed it',
+  denied: 'You denied it',
+  dismissed: 'It was dismissed from a notification',
+  expired: 'Nobody answered in 30 seconds, which counts as no',
+  cancelled: 'The approval was cancelled before anyone decided',
+  revoked: 'The app’s access ended while it waited',
+};
+
+function stepText(step: CallStep, call: CallLife) {
+  switch (step.kind) {
+    case 'asked':
+      return html`Toolport asked you to approve it.`;
+    case 'decided': {
+      const where = step.decidedBy === 'rule' ? 'by your rule' : (byWhom[step.decidedBy ?? ''] ?? '');
+      return html`${DECIDED_WORDS[step.status] ?? step.status}${where ? ` ${where}` : ''}.${step.receipt ? html` <span class="muted small">Receipt <code class="mono">${step.receipt}</code>.</span>` : null}${step.reason ? html` Your reason: <q><${Revealed} text=${step.reason} /></q>` : null}`;
+    }
+    case 'task':
+      return html`It started as a task: the app checks back for the answer.`;
+    case 'attempt': {
+      const what = step.describe ? `Asked ${call.addonName} to describe it for you` : `Sent to ${call.addonName}${step.attempt > 1 ? ` (attempt ${step.attempt})` : ''}`;
+      const came = ATTEMPT_WORDS[step.outcome === 'failure' ? (step.errorClass ?? '') : (step.outcome ?? step.errorClass ?? '')] ?? step.errorClass ?? step.outcome ?? 'no answer';
+      return html`${what}: ${came}${typeof step.status === 'number' ? html` <span class="muted small">(HTTP ${step.status}, ${step.latencyMs} ms)</span>` : null}.`;
+    }
+    case 'progress':
+      return html`${call.addonName} reported: <q><${Revealed} text=${step.message} /></q>`;
+    case 'answered-later':
+      return html`${call.addonName} sent its answer.`;
+    // A bare code (`http_status`) says no more than the attempt above it.
+    case 'ended':
+      return html`Ended: <span class=${`badge badge-${kindOf(step.outcome)}`} data-ended=${step.outcome}>${outcomeWords(step.outcome)}</span>${step.detail && !/^[a-z_]+$/.test(step.detail) ? html` <span class="muted small">${step.detail}</span>` : null}`;
+  }
+}
+
+const STATE_WORDS: Record<string, string> = {
+  waiting: 'Waiting for your approval.',
+  running: 'At the add-on.',
+};
+
+/** One call's whole life: asked, decided, each attempt at the add-on, its progress, how it ended. */
+export function CallLifePage({ id }: { id: string }) {
+  const state = useLoad(() => get<CallLife>(`/api/calls/${encodeURIComponent(id)}`), [id]);
+  if (state.error?.status === 404) {
+    return html`<${PageHeader} title="Call not found" lead=${html`There is no call of yours at this address. <a href="/activity">See your activity</a>.`} />`;
+  }
+  if (state.error) return html`<${PageHeader} title="A tool call" /><${Notice} kind="error">${state.error.message}<//>`;
+  const c = state.data;
+  if (!c) return html`<${PageHeader} title="A tool call" /><p class="muted" aria-busy="true">Loading the call…</p>`;
+  return html`<${PageHeader} title=${c.toolTitle} lead=${html`<a href="/activity">All activity</a>`} />
+    <article class="card call-life" data-call-page=${c.id} data-state=${c.state} aria-labelledby="call-h">
+      <h2 class="h3" id="call-h"><${Revealed} text=${c.app} identifier /> called <strong><${Revealed} text=${c.toolTitle} identifier /></strong> · <${Revealed} text=${c.addonName} identifier /></h2>
+      <dl class="info">
+        <div><dt>Started</dt><dd><${When} iso=${c.startedAt} /></dd></div>
+        <div><dt>Outcome</dt><dd data-fact="outcome">${c.outcome ? html`<span class=${`badge badge-${kindOf(c.outcome)}`}>${outcomeWords(c.outcome)}</span>` : STATE_WORDS[c.state]}</dd></div>
+        ${c.statusMessage ? html`<div><dt>Now</dt><dd role="status"><${Revealed} text=${c.statusMessage} /></dd></div>` : null}
+      </dl>
+      ${c.state === 'waiting' && c.approvalId ? html`<p><a class="btn btn-primary" href=${`/approvals/${encodeURIComponent(c.approvalId)}`}>Decide</a></p>` : null}
+      ${c.taskId ? html`<p class="small">It runs until its add-on answers; you can stop it from <a href="/activity">Activity</a>.</p>` : null}
+      <h3 class="small-h">What happened</h3>
+      <ol class="call-steps">${c.steps.map((s) => html`<li data-step=${s.kind}><span class="muted small"><${When} iso=${s.at} /></span> ${stepText(s, c)}</li>`)}</ol>
+    </article>`;
+}

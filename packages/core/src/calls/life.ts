@@ -1,0 +1,115 @@
+import { and, asc, eq, gte, inArray, lte } from 'drizzle-orm';
+import { withNames } from '../approvals/names';
+import type { Ctx } from '../context';
+import { personId } from '../context';
+import { approvals, calls, deliveries, tasks } from '../db/schema/index';
+import { notFound } from '../errors';
+import type { Json } from '../json';
+
+/*
+ * A call's own page: its life read from the records it left (the approval, the task, each attempt
+ * at the add-on, the call log), so a call still waiting or running shows as far as it has come.
+ */
+
+/** Attempts are looked for this long around the call, so a clock step between processes misses none. */
+const AROUND_MS = 60_000;
+/** At most this many attempts and progress reports are shown. */
+const STEPS_SHOWN = 100;
+
+export type CallStep =
+  | { at: Date; kind: 'asked' }
+  | { at: Date; kind: 'decided'; status: string; decidedBy: string | null; receipt: string | null; reason: string | null }
+  | { at: Date; kind: 'task' }
+  /** One attempt at the add-on's webhook; `describe` is the add-on describing the call for the person. */
+  | { at: Date; kind: 'attempt'; describe: boolean; attempt: number; status: number | null; outcome: string | null; errorClass: string | null; latencyMs: number }
+  | { at: Date; kind: 'progress'; message: string }
+  | { at: Date; kind: 'answered-later' }
+  | { at: Date; kind: 'ended'; outcome: string; detail: string | null };
+
+/** `GET /api/calls/{id}`. */
+export type CallLife = Json<Awaited<ReturnType<typeof callLife>>>;
+
+/** The person's call, as far as it has come; "does not exist" for anyone else's. */
+export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
+  const userId = personId(ctx);
+  if (!/^call_[\w-]{1,64}$/.test(callId)) throw notFound('That call');
+  const { db } = ctx.svc;
+  await ctx.svc.logs.flushed();
+  const [[logged], [approval], [task]] = await Promise.all([
+    db.select().from(calls).where(and(eq(calls.id, callId), eq(calls.userId, userId))),
+    db.select().from(approvals).where(and(eq(approvals.callId, callId), eq(approvals.userId, userId))),
+    db.select().from(tasks).where(and(eq(tasks.callId, callId), eq(tasks.userId, userId))),
+  ]);
+  const base = logged ?? approval ?? task;
+  if (!base) throw notFound('That call');
+  const startedAt = new Date(
+    Math.min(
+      ...[logged && logged.createdAt.getTime() - logged.latencyMs, approval?.createdAt.getTime(), task?.createdAt.getTime()].filter((t): t is number => typeof t === 'number'),
+    ),
+  );
+  const until = logged?.createdAt ?? ctx.svc.clock.now();
+  const attempts = await db
+    .select()
+    .from(deliveries)
+    .where(
+      and(
+        eq(deliveries.addonId, base.addonId),
+        gte(deliveries.createdAt, new Date(startedAt.getTime() - AROUND_MS)),
+        lte(deliveries.createdAt, new Date(until.getTime() + AROUND_MS)),
+        // The add-on's description of the call for the person is delivered as its own call.
+        inArray(deliveries.callId, [callId, `${callId}_confirm`]),
+      ),
+    )
+    .orderBy(asc(deliveries.createdAt))
+    .limit(STEPS_SHOWN);
+
+  const steps: CallStep[] = [];
+  if (approval) {
+    steps.push({ at: approval.createdAt, kind: 'asked' });
+    if (approval.status !== 'pending' && approval.decidedAt) {
+      steps.push({ at: approval.decidedAt, kind: 'decided', status: approval.status, decidedBy: approval.decidedBy, receipt: approval.status === 'allowed' ? approval.id : null, reason: approval.reason });
+    }
+  }
+  if (task) steps.push({ at: task.createdAt, kind: 'task' });
+  for (const d of attempts) {
+    // What the add-on said is the developer's to read (their delivery log); the person sees what it came to.
+    if (d.type === 'tool.progress') steps.push({ at: d.createdAt, kind: 'progress', message: d.detail ?? '' });
+    else if (d.type === 'tool.answer') steps.push({ at: d.createdAt, kind: 'answered-later' });
+    else {
+      const outcome = (d.meta as { outcome?: unknown } | null)?.outcome;
+      steps.push({
+        at: d.createdAt,
+        kind: 'attempt',
+        describe: d.type === 'tool.confirm',
+        attempt: d.attempt,
+        status: d.status,
+        outcome: typeof outcome === 'string' ? outcome : null,
+        errorClass: d.errorClass,
+        latencyMs: d.latencyMs,
+      });
+    }
+  }
+  if (logged) steps.push({ at: logged.createdAt, kind: 'ended', outcome: logged.outcome, detail: logged.detail });
+  steps.sort((a, b) => a.at.getTime() - b.at.getTime());
+
+  const [named] = await withNames(ctx.svc, userId, [{ addon: base.addonId, tool: base.toolName }]);
+  // No log row yet: still with the person, or past them and at the add-on.
+  const state = logged ? 'ended' : approval?.status === 'pending' ? 'waiting' : 'running';
+  return {
+    id: callId,
+    app: base.appName,
+    addon: base.addonId,
+    addonName: named!.addonName,
+    tool: base.toolName,
+    toolTitle: named!.toolTitle,
+    /** waiting: for the person; running: at its add-on (or its log row is being written); ended. */
+    state,
+    outcome: logged?.outcome ?? null,
+    approvalId: approval?.id ?? null,
+    taskId: task?.status === 'working' ? task.id : null,
+    statusMessage: task?.status === 'working' ? task.statusMessage : null,
+    startedAt,
+    endedAt: logged?.createdAt ?? null,
+    steps,
+  };
+}
