@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import postgres from 'postgres';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { stillWaiting, until } from './helpers/wait';
@@ -171,5 +172,40 @@ describe('the same destructive call again (SDK v1, 2025-11-25)', () => {
     assert.match(textOf(await again), /The person denied this call/);
     assert.equal(hook.calls().filter((d) => d.body.type === 'tool.call' && d.body.arguments.id === 'locked').length, 1);
     await client.close();
+  });
+
+  it('a repeat that comes before the failed answer is kept still asks the person again', { skip: TARGET !== 'services' && 'needs a second Postgres session to hold the write' }, async () => {
+    // The app hears the failure before its answer is kept on the approval (written behind it); a
+    // database lock holds that write, so the repeat is certain to wait for it.
+    const db = postgres(backing!.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
+    const LOCK = 4242;
+    await db.unsafe(`create or replace function test_hold_kept() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock(${LOCK}); return new; end $$`);
+    await db.unsafe('create trigger test_hold_kept before update on approvals for each row when (new.result is not null and old.result is null) execute function test_hold_kept()');
+    const holder = await db.reserve();
+    try {
+      await holder`select pg_advisory_lock(${LOCK})`;
+      const person = await personWithNotes(a, hook, { delete_note: true }, 'same-late');
+      const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+      const name = `${person.addonId}__delete_note`;
+      const pending = async () => ((await person.client.get('/api/approvals?status=pending')).body as any[]).filter((p) => p.arguments?.id === 'locked');
+      const first = client.callTool({ name, arguments: { id: 'locked' } });
+      const [approval] = await until('the approval', async () => (await pending())[0] && (await pending()));
+      await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+      assert.equal(textOf(await first), 'That note is locked.');
+      await until('the failed answer’s write waits for the lock', async () => (await db`select 1 from pg_locks where locktype = 'advisory' and objid = ${LOCK} and not granted`).length > 0);
+      const again = client.callTool({ name, arguments: { id: 'locked' } });
+      await stillWaiting(again, 'the repeat waits for the first call’s answer');
+      await holder`select pg_advisory_unlock(${LOCK})`;
+      const [asked] = await until('a new approval', async () => (await pending())[0] && (await pending()));
+      assert.notEqual(asked.id, approval.id, 'the person is asked again');
+      await person.client.post(`/api/approvals/${asked.id}/decision`, { decision: 'deny' });
+      assert.match(textOf(await again), /The person denied this call/);
+      await client.close();
+    } finally {
+      await holder`select pg_advisory_unlock_all()`;
+      holder.release();
+      await db.unsafe('drop trigger if exists test_hold_kept on approvals');
+      await db.end();
+    }
   });
 });

@@ -327,6 +327,8 @@ async function repeated(run: CallRun, input: CallToolInput, call: Checked, same:
     ? ({ kind: 'result', result: same.result, status: same.status } as const)
     : await awaitHeldResult(svc, { userId: actor.userId, grantId: actor.grantId! }, same.approvalId, run.budgetEnd, input.signal);
   if (answer.kind === 'result' && !PERSON_DECIDED.has(answer.status)) return undefined;
+  // An allowed call that failed is tried again, the person asked again (findSameCall's rule for a kept one).
+  if (answer.kind === 'result' && answer.status === 'allowed' && answer.result.isError) return undefined;
   if (answer.kind === 'unknown' || (answer.kind === 'lost' && answer.status !== 'allowed')) return undefined;
   const seconds = Math.max(1, Math.round((svc.clock.now().getTime() - same.createdAt.getTime()) / 1000));
   run.log({ ...call.where, outcome: 'repeated', detail: `the call of approval ${same.approvalId}` });
