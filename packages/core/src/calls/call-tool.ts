@@ -164,6 +164,8 @@ interface Checked {
   slot: (() => Promise<void>) | null | undefined;
   /** The tool's connected accounts as the check read them; dropped once the call waits for the person. */
   accountRows?: Map<string, AccountRow>;
+  /** The app took a task for a tool that may outlast one request (calls/tasks.ts). */
+  asTask: boolean;
 }
 
 async function runCall(run: CallRun, input: CallToolInput, options: CallToolOptions): Promise<ToolResult> {
@@ -200,14 +202,15 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   }
 
   // A tool that may outlast one request runs only as a task: without one, nothing is asked or sent.
-  if (isLongTool(tool) && !(input.task && actor.grantId)) {
+  const asTask = isLongTool(tool) && !!input.task && !!actor.grantId;
+  if (isLongTool(tool) && !asTask) {
     if (admitted.release) void admitted.release().catch(() => {});
     run.log({ ...where, outcome: 'needs_task' });
     return text(needsTaskSentence(tool), true);
   }
   // A required setting unset: nothing is delivered, and the person is told where to set it.
   if (tool.settings?.missing.length) return needsSetup(run, tool, where, admitted.release);
-  const call: Checked = { tool, argumentsText, where, subject: svc.secrets.pseudonym(tool.addonId, actor.userId), slot: admitted.release };
+  const call: Checked = { tool, argumentsText, where, subject: svc.secrets.pseudonym(tool.addonId, actor.userId), slot: admitted.release, asTask };
   // An account the tool needs is not connected (or failed): nothing is delivered, nobody is asked.
   if (tool.accounts) {
     let found: Awaited<ReturnType<typeof checkToolAccounts>>;
@@ -242,7 +245,6 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   // The same app, tool and arguments while that call waits, or just after the person decided it: the
   // app's retry or the model calling again is that call, not a second approval or delivery. A task's
   // app polls its task instead.
-  const asTask = !!input.task && isLongTool(tool);
   if (actor.grantId && !options.asTestPerson && !asTask) {
     const same = await findSameCall(svc, { userId: actor.userId, grantId: actor.grantId, addonId: tool.addonId, toolName: tool.name, argumentsText });
     const answer = same && (await repeated(run, input, call, same));
@@ -447,7 +449,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     accounts = got.sealed;
   }
 
-  if (input.task && isLongTool(tool)) return deliverAsTask(run, input.task, call, decision, accounts);
+  if (call.asTask && input.task) return deliverAsTask(run, input.task, call, decision, accounts);
 
   // Delivery gets the tool's time or what is left of the call's budget, whichever ends first.
   const now = svc.clock.now().getTime();
