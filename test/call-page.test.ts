@@ -37,6 +37,7 @@ after(async () => {
   await tp?.stop();
 });
 
+const textOfResult = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');
 const stepsOf = (page: import('playwright-core').Page) => page.locator('.call-steps li').allTextContents();
 
 describe('a call’s own page', () => {
@@ -75,6 +76,31 @@ describe('a call’s own page', () => {
       }
     });
   }
+
+  it('shows a call still waiting for the person as waiting, with the way to decide it', async () => {
+    const calling = app.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n-wait' } });
+    const pending = await pendingOf(person.client, 'n-wait');
+    const { callId } = (await person.client.get(`/api/approvals/${pending.id}`)).body;
+    assert.match(callId, /^call_/);
+    const { page, errors, close } = await dashboardAs(browser, tp.url, person.client, 'phone');
+    try {
+      await page.goto(`/calls/${callId}`);
+      const life = page.locator('[data-call-page][data-state="waiting"]');
+      await life.waitFor();
+      assert.equal((await page.locator('[data-fact="outcome"]').textContent())?.trim(), 'Waiting for your approval.');
+      await page.getByRole('link', { name: 'Decide' }).click();
+      await page.waitForURL(`**/approvals/${pending.id}`);
+      await page.getByRole('button', { name: 'Allow' }).click();
+      assert.equal(textOfResult(await calling), 'Deleted.');
+      await page.getByRole('link', { name: 'What happened to the call' }).click();
+      await page.locator('[data-call-page][data-state="ended"]').waitFor();
+      assert.match((await stepsOf(page)).at(-1)!, /Ended: Answered/);
+      assert.deepEqual(await axeSerious(page), []);
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+    }
+  });
 
   it('opens from Activity’s row, and from Recent approvals; nobody else can open it', async () => {
     const calling = app.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n-fine' } });

@@ -26,6 +26,8 @@ export type CallStep =
   | { at: Date; kind: 'answered-later' }
   | { at: Date; kind: 'ended'; outcome: string; detail: string | null };
 
+const phaseOf = (s: CallStep) => (s.kind === 'attempt' && s.describe ? 0 : s.kind === 'asked' ? 1 : s.kind === 'decided' ? 2 : s.kind === 'ended' ? 4 : 3);
+
 /** `GET /api/calls/{id}`. */
 export type CallLife = Json<Awaited<ReturnType<typeof callLife>>>;
 
@@ -90,7 +92,9 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
     }
   }
   if (logged) steps.push({ at: logged.createdAt, kind: 'ended', outcome: logged.outcome, detail: logged.detail });
-  steps.sort((a, b) => a.at.getTime() - b.at.getTime());
+  // The phases come in this order whatever the clocks say (the log's times and the database's may
+  // differ by a few ms); within a phase, by time.
+  steps.sort((a, b) => phaseOf(a) - phaseOf(b) || a.at.getTime() - b.at.getTime());
 
   const [named] = await withNames(ctx.svc, userId, [{ addon: base.addonId, tool: base.toolName }]);
   // No log row yet: still with the person, or past them and at the add-on.
