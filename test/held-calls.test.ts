@@ -154,14 +154,20 @@ describe('the same destructive call again (SDK v1, 2025-11-25)', () => {
     await client.close();
   });
 
-  it('a repeat of a call whose answer failed is a new call: the person is asked again', async () => {
-    const person = await personWithNotes(a, hook, { delete_note: true }, 'same-failed');
+  /** An app's call of the locked note, allowed by the person; the add-on then fails it. */
+  async function allowedThenFailed(label: string) {
+    const person = await personWithNotes(a, hook, { delete_note: true }, label);
     const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
     const name = `${person.addonId}__delete_note`;
     const pending = async () => ((await person.client.get('/api/approvals?status=pending')).body as any[]).filter((p) => p.arguments?.id === 'locked');
     const first = client.callTool({ name, arguments: { id: 'locked' } });
     const [approval] = await until('the approval', async () => (await pending())[0] && (await pending()));
     await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+    return { person, client, name, pending, approval, first };
+  }
+
+  it('a repeat of a call whose answer failed is a new call: the person is asked again', async () => {
+    const { person, client, name, pending, approval, first } = await allowedThenFailed('same-failed');
     const failed: any = await first;
     assert.equal(failed.isError, true);
     assert.equal(textOf(failed), 'That note is locked.');
@@ -184,13 +190,7 @@ describe('the same destructive call again (SDK v1, 2025-11-25)', () => {
     const holder = await db.reserve();
     try {
       await holder`select pg_advisory_lock(${LOCK})`;
-      const person = await personWithNotes(a, hook, { delete_note: true }, 'same-late');
-      const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
-      const name = `${person.addonId}__delete_note`;
-      const pending = async () => ((await person.client.get('/api/approvals?status=pending')).body as any[]).filter((p) => p.arguments?.id === 'locked');
-      const first = client.callTool({ name, arguments: { id: 'locked' } });
-      const [approval] = await until('the approval', async () => (await pending())[0] && (await pending()));
-      await person.client.post(`/api/approvals/${approval.id}/decision`, { decision: 'allow' });
+      const { person, client, name, pending, approval, first } = await allowedThenFailed('same-late');
       assert.equal(textOf(await first), 'That note is locked.');
       await until('the failed answer’s write waits for the lock', async () => (await db`select 1 from pg_locks where locktype = 'advisory' and objid = ${LOCK} and not granted`).length > 0);
       const again = client.callTool({ name, arguments: { id: 'locked' } });
