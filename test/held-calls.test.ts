@@ -205,6 +205,7 @@ describe('the same destructive call again (SDK v1, 2025-11-25)', () => {
       await holder`select pg_advisory_unlock_all()`;
       holder.release();
       await db.unsafe('drop trigger if exists test_hold_kept on approvals');
+      await db.unsafe('drop function if exists test_hold_kept()');
       await db.end();
     }
   });

@@ -74,6 +74,15 @@ describe('a running call in Activity', () => {
         assert.equal((await answer(answerUrl, secret, { progress: 'Searched 4 of 5 notebooks.' })).status, 204);
         await item.getByText('Searched 4 of 5 notebooks.').waitFor();
 
+        // Its own page: running, what it is doing now, and its progress so far.
+        await item.getByRole('link', { name: 'Details of search_notes for Claude' }).click();
+        await page.locator('[data-call-page][data-state="running"]').waitFor();
+        assert.deepEqual(await page.locator('.call-steps li').evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))), ['task', 'attempt', 'progress', 'progress']);
+        assert.match((await page.locator('.call-life').textContent()) ?? '', /Searched 4 of 5 notebooks\./);
+        assert.deepEqual(await axeSerious(page), [], 'no serious accessibility problem on the call’s page');
+        await page.goBack();
+        await running.waitFor();
+
         await item.getByRole('button', { name: /^Cancel search_notes for Claude$/ }).click();
         await item.waitFor({ state: 'detached' });
         const got = (await wire.call('tasks/get', { taskId })).result;

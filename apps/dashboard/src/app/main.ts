@@ -31,6 +31,8 @@ const nav = [
 const titles: Record<string, string> = { '/signin': 'Sign in', '/signup': 'Create your account' };
 
 function current(path: string, href: string) {
+  // A call's own page belongs to Activity, where its row is.
+  if (path.startsWith('/calls/')) path = '/activity';
   return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
 }
 

@@ -40,7 +40,7 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
   if (problem || !stored) throw new ToolportError('UNAUTHORIZED', problem ?? 'The signature does not match any call of your add-on.');
   // The signature covers the webhook-id, so naming the call there keeps one call's answer off another.
   if (!msg.id?.startsWith(`${callId}.`)) {
-    throw new ToolportError('UNAUTHORIZED', `The webhook-id does not name this call: an answer is signed for one call, with a webhook-id that begins "${callId}." , so it cannot be used on another call.`);
+    throw new ToolportError('UNAUTHORIZED', `The webhook-id does not name this call: an answer is signed for one call, with a webhook-id that begins "${callId}.", so it cannot be used on another call.`);
   }
   const task = await currentTaskOf(svc, stored);
   if (task.status !== 'working') {

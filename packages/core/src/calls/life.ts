@@ -1,4 +1,5 @@
-import { and, asc, eq, gte, inArray, lte } from 'drizzle-orm';
+import { and, desc, eq, inArray } from 'drizzle-orm';
+import { currentTaskOf } from './tasks';
 import { withNames } from '../approvals/names';
 import type { Ctx } from '../context';
 import { personId } from '../context';
@@ -11,8 +12,6 @@ import type { Json } from '../json';
  * at the add-on, the call log), so a call still waiting or running shows as far as it has come.
  */
 
-/** Attempts are looked for this long around the call, so a clock step between processes misses none. */
-const AROUND_MS = 60_000;
 /** At most this many attempts and progress reports are shown. */
 const STEPS_SHOWN = 100;
 
@@ -37,33 +36,30 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
   if (!/^call_[\w-]{1,64}$/.test(callId)) throw notFound('That call');
   const { db } = ctx.svc;
   await ctx.svc.logs.flushed();
-  const [[logged], [approval], [task]] = await Promise.all([
+  const [[logged], [approval], [stored]] = await Promise.all([
     db.select().from(calls).where(and(eq(calls.id, callId), eq(calls.userId, userId))),
     db.select().from(approvals).where(and(eq(approvals.callId, callId), eq(approvals.userId, userId))),
     db.select().from(tasks).where(and(eq(tasks.callId, callId), eq(tasks.userId, userId))),
   ]);
-  const base = logged ?? approval ?? task;
+  const base = logged ?? approval ?? stored;
   if (!base) throw notFound('That call');
+  // A task past its add-on's time ends as it is read, as it does for its app and in Running now.
+  const task = stored && (await currentTaskOf(ctx.svc, stored));
   const startedAt = new Date(
     Math.min(
       ...[logged && logged.createdAt.getTime() - logged.latencyMs, approval?.createdAt.getTime(), task?.createdAt.getTime()].filter((t): t is number => typeof t === 'number'),
     ),
   );
-  const until = logged?.createdAt ?? ctx.svc.clock.now();
-  const attempts = await db
-    .select()
-    .from(deliveries)
-    .where(
-      and(
-        eq(deliveries.addonId, base.addonId),
-        gte(deliveries.createdAt, new Date(startedAt.getTime() - AROUND_MS)),
-        lte(deliveries.createdAt, new Date(until.getTime() + AROUND_MS)),
-        // The add-on's description of the call for the person is delivered as its own call.
-        inArray(deliveries.callId, [callId, `${callId}_confirm`]),
-      ),
-    )
-    .orderBy(asc(deliveries.createdAt))
-    .limit(STEPS_SHOWN);
+  // The latest attempts and reports, so a chatty task still shows how it ended.
+  const attempts = (
+    await db
+      .select()
+      .from(deliveries)
+      // The add-on's description of the call for the person is delivered as its own call.
+      .where(and(inArray(deliveries.callId, [callId, `${callId}_confirm`]), eq(deliveries.addonId, base.addonId)))
+      .orderBy(desc(deliveries.createdAt))
+      .limit(STEPS_SHOWN)
+  ).reverse();
 
   const steps: CallStep[] = [];
   if (approval) {
@@ -97,8 +93,11 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
   steps.sort((a, b) => phaseOf(a) - phaseOf(b) || a.at.getTime() - b.at.getTime());
 
   const [named] = await withNames(ctx.svc, userId, [{ addon: base.addonId, tool: base.toolName }]);
-  // No log row yet: still with the person, or past them and at the add-on.
-  const state = logged ? 'ended' : approval?.status === 'pending' ? 'waiting' : 'running';
+  // No log row yet (it is written behind the call): the records say how far it has come.
+  const now = ctx.svc.clock.now().getTime();
+  const waiting = approval?.status === 'pending' && approval.expiresAt.getTime() > now;
+  const running = task ? task.status === 'working' : approval?.status === 'allowed';
+  const state = logged ? 'ended' : waiting ? 'waiting' : running ? 'running' : 'ended';
   return {
     id: callId,
     app: base.appName,
@@ -108,7 +107,7 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
     toolTitle: named!.toolTitle,
     /** waiting: for the person; running: at its add-on (or its log row is being written); ended. */
     state,
-    outcome: logged?.outcome ?? null,
+    outcome: logged?.outcome ?? (state === 'ended' && approval && approval.status !== 'allowed' ? (approval.status === 'pending' ? 'expired' : approval.status) : null),
     approvalId: approval?.id ?? null,
     taskId: task?.status === 'working' ? task.id : null,
     statusMessage: task?.status === 'working' ? task.statusMessage : null,

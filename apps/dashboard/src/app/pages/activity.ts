@@ -56,7 +56,7 @@ function RunningCalls() {
       (c) => html`<li data-task=${c.taskId}>
         <div><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code> <span class="muted small">for <${Revealed} text=${c.app} /></span></div>
         <div class="running-status" role="status">${c.statusMessage ?? 'Working.'}</div>
-        <div class="muted small">Started <${When} iso=${c.createdAt} />; ${c.addonName} has until <${When} iso=${c.answerBy} />. <a href=${`/calls/${encodeURIComponent(c.callId)}`}>Details</a></div>
+        <div class="muted small">Started <${When} iso=${c.createdAt} />; ${c.addonName} has until <${When} iso=${c.answerBy} />. <a href=${`/calls/${encodeURIComponent(c.callId)}`} aria-label=${`Details of ${c.tool} for ${c.app}`}>Details</a></div>
         <button type="button" class="btn btn-danger-outline" disabled=${stopping === c.taskId} onClick=${() => cancel(c)}
           aria-label=${`Cancel ${c.tool} for ${c.app}`}>Cancel</button>
       </li>`,

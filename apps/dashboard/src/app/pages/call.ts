@@ -1,12 +1,12 @@
 import { get, type CallLife, type CallStep } from '../api';
 import { kindOf } from '../chart';
-import { html, Notice, PageHeader, Revealed, useLoad, When } from '../ui';
+import { html, Notice, PageHeader, Revealed, revealedText, useLoad, When } from '../ui';
 import { byWhom } from './approvals';
 
 /** How each call ended, in the person's words (the call log's outcomes, packages/core/src/calls/call-log.ts). */
 export const OUTCOME_WORDS: Record<string, string> = {
   ok: 'Answered',
-  refused: 'The add-on refused it',
+  refused: 'The add-on did not do it',
   failed: 'Failed',
   timed_out: 'Ran out of time',
   invalid_arguments: 'Arguments the tool does not take',
@@ -44,14 +44,21 @@ const ATTEMPT_WORDS: Record<string, string> = {
   too_large: 'its answer was too large',
   gone: 'it answered that the call is gone',
   cancelled: 'the call was cancelled while it ran',
+  blocked_address: 'its address is not one Toolport may call',
+  bad_url: 'its address is not valid',
+  redirect: 'it answered with a redirect, which is not followed',
+  protocol: 'its answer could not be read',
+  bad_answer: 'its answer could not be read',
+  unavailable: 'it was unavailable',
+  internal: 'Toolport failed while sending it',
 };
 
 const DECIDED_WORDS: Record<string, string> = {
   allowed: 'You allowed it',
   denied: 'You denied it',
-  dismissed: 'It was dismissed from a notification',
-  expired: 'Nobody answered in 30 seconds, which counts as no',
-  cancelled: 'The approval was cancelled before anyone decided',
+  dismissed: 'It was dismissed without an answer',
+  expired: 'Nobody answered in time, which counts as no',
+  cancelled: 'It was cancelled before anyone decided',
   revoked: 'The app’s access ended while it waited',
 };
 
@@ -60,7 +67,7 @@ function stepText(step: CallStep, call: CallLife) {
     case 'asked':
       return html`Toolport asked you to approve it.`;
     case 'decided': {
-      const where = step.decidedBy === 'rule' ? 'by your rule' : (byWhom[step.decidedBy ?? ''] ?? '');
+      const where = step.decidedBy === 'rule' ? 'by your rule' : step.decidedBy === 'app' ? 'by the app' : step.decidedBy === 'shutdown' ? '(the server holding it stopped)' : (byWhom[step.decidedBy ?? ''] ?? '');
       return html`${DECIDED_WORDS[step.status] ?? step.status}${where ? ` ${where}` : ''}.${step.receipt ? html` <span class="muted small">Receipt <code class="mono">${step.receipt}</code>.</span>` : null}${step.reason ? html` Your reason: <q><${Revealed} text=${step.reason} /></q>` : null}`;
     }
     case 'task':
@@ -74,9 +81,9 @@ function stepText(step: CallStep, call: CallLife) {
       return html`${call.addonName} reported: <q><${Revealed} text=${step.message} /></q>`;
     case 'answered-later':
       return html`${call.addonName} sent its answer.`;
-    // A bare code (`http_status`) says no more than the attempt above it.
+    // Its detail is the developer's (the delivery log has it); the attempts above say what happened.
     case 'ended':
-      return html`Ended: <span class=${`badge badge-${kindOf(step.outcome)}`} data-ended=${step.outcome}>${outcomeWords(step.outcome)}</span>${step.detail && !/^[a-z_]+$/.test(step.detail) ? html` <span class="muted small">${step.detail}</span>` : null}`;
+      return html`Ended: <span class=${`badge badge-${kindOf(step.outcome)}`} data-ended=${step.outcome}>${outcomeWords(step.outcome)}</span>`;
   }
 }
 
@@ -94,13 +101,13 @@ export function CallLifePage({ id }: { id: string }) {
   if (state.error) return html`<${PageHeader} title="A tool call" /><${Notice} kind="error">${state.error.message}<//>`;
   const c = state.data;
   if (!c) return html`<${PageHeader} title="A tool call" /><p class="muted" aria-busy="true">Loading the call…</p>`;
-  return html`<${PageHeader} title=${c.toolTitle} lead=${html`<a href="/activity">All activity</a>`} />
+  return html`<${PageHeader} title=${revealedText(c.toolTitle)} lead=${html`<a href="/activity">All activity</a>`} />
     <article class="card call-life" data-call-page=${c.id} data-state=${c.state} aria-labelledby="call-h">
       <h2 class="h3" id="call-h"><${Revealed} text=${c.app} identifier /> called <strong><${Revealed} text=${c.toolTitle} identifier /></strong> · <${Revealed} text=${c.addonName} identifier /></h2>
       <dl class="info">
         <div><dt>Started</dt><dd><${When} iso=${c.startedAt} /></dd></div>
         <div><dt>Outcome</dt><dd data-fact="outcome">${c.outcome ? html`<span class=${`badge badge-${kindOf(c.outcome)}`}>${outcomeWords(c.outcome)}</span>` : STATE_WORDS[c.state]}</dd></div>
-        ${c.statusMessage ? html`<div><dt>Now</dt><dd role="status"><${Revealed} text=${c.statusMessage} /></dd></div>` : null}
+        ${c.statusMessage ? html`<div><dt>Now</dt><dd><${Revealed} text=${c.statusMessage} /></dd></div>` : null}
       </dl>
       ${c.state === 'waiting' && c.approvalId ? html`<p><a class="btn btn-primary" href=${`/approvals/${encodeURIComponent(c.approvalId)}`}>Decide</a></p>` : null}
       ${c.taskId ? html`<p class="small">It runs until its add-on answers; you can stop it from <a href="/activity">Activity</a>.</p>` : null}

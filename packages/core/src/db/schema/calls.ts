@@ -117,7 +117,11 @@ export const deliveries = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     meta: jsonb('meta'),
   },
-  (t) => [index('deliveries_addon_created_idx').on(t.addonId, t.createdAt.desc())],
+  (t) => [
+    index('deliveries_addon_created_idx').on(t.addonId, t.createdAt.desc()),
+    // A call's own page reads its attempts, however long it ran and however busy its add-on.
+    index('deliveries_call_idx').on(t.callId),
+  ],
 );
 
 /**

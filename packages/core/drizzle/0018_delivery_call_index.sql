@@ -1,0 +1,1 @@
+CREATE INDEX "deliveries_call_idx" ON "deliveries" USING btree ("call_id");
