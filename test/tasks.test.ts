@@ -147,6 +147,11 @@ describe('a two-minute tool as a task, its add-on answering later (the TypeScrip
       assert.match(await cli.waitFor(/ export_notes \(progress\)/), /^\d\d:\d\d:\d\d\.\d{3} {2}export_notes \(progress\) {2}Exported half of the notes\.$/);
       release();
       assert.match(await cli.waitFor(/ export_notes \(answered later\)/), /export_notes \(answered later\) {2}ok$/);
+      // An answer Toolport refuses is shown too, with why: here a second one.
+      const log = await dev.client.get(`/api/addons/${addonId}/deliveries`);
+      const callId: string = log.body.deliveries.find((d: { type: string }) => d.type === 'tool.answer').callId;
+      assert.equal((await answer(`${tp.url}/api/answers/${callId}`, secrets[0]!, { text: 'Again.' })).status, 409);
+      assert.match(await cli.waitFor(/ export_notes \(answer refused\)/), /export_notes \(answer refused\) {2}This call has its answer already; an answer counts once\.$/);
     } finally {
       cli.child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

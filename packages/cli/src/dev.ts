@@ -62,9 +62,9 @@ function clock(iso: string): string {
 const LATER: Record<string, string> = { 'tool.progress': 'progress', 'tool.answer': 'answered later' };
 
 function deliveryLine(d: Delivery): string {
-  const later = LATER[d.type];
+  const later = d.outcome === 'refused' ? 'answer refused' : LATER[d.type];
   if (later) {
-    const said = d.type === 'tool.progress' ? String(d.detail ?? '') : outcomeWord(d);
+    const said = d.type === 'tool.progress' || d.outcome === 'refused' ? String(d.detail ?? '') : outcomeWord(d);
     return [clock(d.at), printable(`${d.tool} (${later})`), shorten(printable(said), DETAIL_SHOWN)].join('  ');
   }
   const parts = [

@@ -38,6 +38,43 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
   // An unknown call and a bad signature read the same: which calls exist is nobody else's business.
   const problem = signatureProblem(msg, stored ? await liveSecrets(svc, stored.addonId) : [], now);
   if (problem || !stored) throw new ToolportError('UNAUTHORIZED', problem ?? 'The signature does not match any call of your add-on.');
+
+  // From here the add-on is who it says: what it sent, taken or refused, goes in its delivery log
+  // and on its developer's live stream (`toolport dev`), as each attempt does.
+  const logged = (type: string, outcome: string, detail?: string) => {
+    const subject = svc.secrets.pseudonym(stored.addonId, stored.userId);
+    const row = {
+      id: newId('dlv'),
+      addonId: stored.addonId,
+      callId,
+      type,
+      attempt: 0,
+      subject,
+      status: null,
+      latencyMs: 0,
+      errorClass: null,
+      detail: detail?.slice(0, 500) ?? null,
+      meta: { outcome },
+      createdAt: svc.clock.now(),
+    };
+    svc.logs.delivery(row);
+    publishLiveDelivery(svc, { addonId: stored.addonId, callId, type, tool: stored.toolName, arguments: '', subject }, row, outcome);
+  };
+  try {
+    return await take(svc, callId, stored, msg, logged);
+  } catch (err) {
+    if (err instanceof ToolportError) logged('tool.answer', 'refused', err.message);
+    throw err;
+  }
+}
+
+async function take(
+  svc: Services,
+  callId: string,
+  stored: NonNullable<Awaited<ReturnType<typeof taskOfCall>>>,
+  msg: SignedMessage,
+  logged: (type: string, outcome: string, detail?: string) => void,
+): Promise<LaterAnswer> {
   // The signature covers the webhook-id, so naming the call there keeps one call's answer off another.
   if (!msg.id?.startsWith(`${callId}.`)) {
     throw new ToolportError('UNAUTHORIZED', `The webhook-id does not name this call: an answer is signed for one call, with a webhook-id that begins "${callId}.", so it cannot be used on another call.`);
@@ -55,26 +92,6 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
   } catch {
     throw new ToolportError('MALFORMED', 'The body is not valid JSON.');
   }
-  // In the delivery log and on the developer's live stream (`toolport dev`), as each attempt is.
-  const logged = (type: string, outcome: string, detail?: string) => {
-    const subject = svc.secrets.pseudonym(task.addonId, task.userId);
-    const row = {
-      id: newId('dlv'),
-      addonId: task.addonId,
-      callId,
-      type,
-      attempt: 0,
-      subject,
-      status: null,
-      latencyMs: 0,
-      errorClass: null,
-      detail: detail?.slice(0, 500) ?? null,
-      meta: { outcome },
-      createdAt: svc.clock.now(),
-    };
-    svc.logs.delivery(row);
-    publishLiveDelivery(svc, { addonId: task.addonId, callId, type, tool: task.toolName, arguments: '', subject }, row, outcome);
-  };
 
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length === 1 && 'progress' in parsed) {
     const said = typeof parsed.progress === 'string' ? cleanSentence(parsed.progress, MAX_PROGRESS_CHARS) : '';

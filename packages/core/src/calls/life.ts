@@ -72,7 +72,10 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
   for (const d of attempts) {
     // What the add-on said is the developer's to read (their delivery log); the person sees what it came to.
     if (d.type === 'tool.progress') steps.push({ at: d.createdAt, kind: 'progress', message: d.detail ?? '' });
-    else if (d.type === 'tool.answer') steps.push({ at: d.createdAt, kind: 'answered-later' });
+    else if (d.type === 'tool.answer') {
+      // An answer Toolport refused (a second one, a bad one) is the developer's to read.
+      if ((d.meta as { outcome?: unknown } | null)?.outcome !== 'refused') steps.push({ at: d.createdAt, kind: 'answered-later' });
+    }
     else {
       const outcome = (d.meta as { outcome?: unknown } | null)?.outcome;
       steps.push({
