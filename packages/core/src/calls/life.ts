@@ -23,7 +23,7 @@ export type CallStep =
   | { at: Date; kind: 'attempt'; describe: boolean; attempt: number; status: number | null; outcome: string | null; errorClass: string | null; latencyMs: number }
   | { at: Date; kind: 'progress'; message: string }
   | { at: Date; kind: 'answered-later' }
-  | { at: Date; kind: 'ended'; outcome: string; detail: string | null };
+  | { at: Date; kind: 'ended'; outcome: string };
 
 const phaseOf = (s: CallStep) => (s.kind === 'attempt' && s.describe ? 0 : s.kind === 'asked' ? 1 : s.kind === 'decided' ? 2 : s.kind === 'ended' ? 4 : 3);
 
@@ -70,14 +70,13 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
   }
   if (task) steps.push({ at: task.createdAt, kind: 'task' });
   for (const d of attempts) {
-    // What the add-on said is the developer's to read (their delivery log); the person sees what it came to.
+    const outcome = (d.meta as { outcome?: unknown } | null)?.outcome;
+    // Progress is the person's to read (Running now shows it too); an attempt's own text and an
+    // answer Toolport refused stay in the developer's delivery log.
     if (d.type === 'tool.progress') steps.push({ at: d.createdAt, kind: 'progress', message: d.detail ?? '' });
     else if (d.type === 'tool.answer') {
-      // An answer Toolport refused (a second one, a bad one) is the developer's to read.
-      if ((d.meta as { outcome?: unknown } | null)?.outcome !== 'refused') steps.push({ at: d.createdAt, kind: 'answered-later' });
-    }
-    else {
-      const outcome = (d.meta as { outcome?: unknown } | null)?.outcome;
+      if (outcome !== 'refused') steps.push({ at: d.createdAt, kind: 'answered-later' });
+    } else {
       steps.push({
         at: d.createdAt,
         kind: 'attempt',
@@ -90,7 +89,7 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
       });
     }
   }
-  if (logged) steps.push({ at: logged.createdAt, kind: 'ended', outcome: logged.outcome, detail: logged.detail });
+  if (logged) steps.push({ at: logged.createdAt, kind: 'ended', outcome: logged.outcome });
   // The phases come in this order whatever the clocks say (the log's times and the database's may
   // differ by a few ms); within a phase, by time.
   steps.sort((a, b) => phaseOf(a) - phaseOf(b) || a.at.getTime() - b.at.getTime());
