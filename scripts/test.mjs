@@ -18,7 +18,8 @@ import path from 'node:path';
  *                     meets their contract; when in doubt a file is `both`
  *   surface           a Toolport, but what it checks is the public surface (protocol shapes, input
  *                     checks, the packages, the kits, the CLI), the same code on either backing:
- *                     once, in the embedded pass
+ *                     once, in the last pass (Postgres + Redis when they answer), which has the
+ *                     idle time while the passes run together
  *   browser-embedded  drives Chromium along a person's path, which is what `npm start` runs: once,
  *                     in the embedded pass
  *   browser-services  drives Chromium and is about the hosted deployment (several processes,
@@ -129,11 +130,25 @@ const TIERS = {
   'trusted-proxies': 'both',
 };
 
-/** Whether a file of `tier` runs in the pass on `target`, the first pass of this run or not. */
+/**
+ * The files that take longest (summed test time, .test-times/), started first in their pass so that
+ * a pass does not end waiting on one long file that started last.
+ */
+const LONG = [
+  'load-smoke', 'dashboard-axe-dark-desktop', 'dashboard-axe-dark-phone', 'dashboard-axe-light-desktop', 'dashboard-axe-light-phone',
+  'faults', 'multi-process', 'call-budget', 'account-tokens', 'dispatch-bullmq', 'connected-accounts', 'approvals-in-app',
+  'conformance', 'packages', 'mcp-list-changed', 'faults-lease', 'dashboard-keyboard', 'graceful-stop',
+];
+const longFirst = (file) => {
+  const i = LONG.indexOf(nameOf(file));
+  return i < 0 ? LONG.length : i;
+};
+
+/** Whether a file of `tier` runs in the pass on `target`, the first or the last pass of this run or not. */
 const PASSES = {
   unit: (target, first) => first,
   both: () => true,
-  surface: (target) => target === 'embedded',
+  surface: (target, first, last) => last,
   'browser-embedded': (target) => target === 'embedded',
   'browser-services': (target) => target === 'services',
 };
@@ -149,7 +164,7 @@ const targets = (process.env.TEST_TARGETS ?? 'embedded,services').split(',');
  * one number for every pass, to measure another.
  */
 const CONCURRENCY = { embedded: 2, services: 3 };
-/** With TEST_PASSES=together: both passes at once, two files each. */
+/** Both passes at once (the default): two files each. */
 const CONCURRENCY_TOGETHER = { embedded: 2, services: 2 };
 
 function findTests(dir) {
@@ -194,9 +209,8 @@ if (only.length) {
 }
 
 const summary = [];
-/** The passes this run makes, in order: a target and its files. */
-const passes = [];
-let first = true;
+/** The targets this run can reach, in order. */
+const reached = [];
 for (const target of targets) {
   if (target === 'services') {
     const pg = await reachable('127.0.0.1', 5432);
@@ -213,11 +227,15 @@ for (const target of targets) {
       continue;
     }
   }
-  const pass = files.filter((f) => PASSES[TIERS[nameOf(f)]](target, first));
-  first = false;
+  reached.push(target);
+}
+/** The passes this run makes, in order: a target and its files, the longest first. */
+const passes = [];
+reached.forEach((target, i) => {
+  const pass = files.filter((f) => PASSES[TIERS[nameOf(f)]](target, i === 0, i === reached.length - 1)).sort((a, b) => longFirst(a) - longFirst(b));
   if (!pass.length) summary.push(`# pass ${target}: 0 files`);
   else passes.push({ target, files: pass });
-}
+});
 
 /**
  * Runs one pass as its own `node --test`. `out` null: its TAP goes straight to stdout; else to that
@@ -259,9 +277,10 @@ function runPass({ target, files: pass }, concurrency, out) {
   });
 }
 
-// One after the other by default: at once (TEST_PASSES=together) took 746 s against 831 s on 2
-// cores, but under that load held-calls' repeat test timed out once in a clean-clone run.
-const together = process.env.TEST_PASSES === 'together' && passes.length > 1;
+// Both passes at once by default: the services pass waits on processes and services, the embedded
+// one keeps the cores busy, and at once they fill each other's idle time (930 s against 1,468 s one
+// after the other on 2 cores). TEST_PASSES=apart runs them one after the other.
+const together = process.env.TEST_PASSES !== 'apart' && passes.length > 1;
 let results;
 if (together) {
   // Each pass on its own: the services pass waits on processes and services, the embedded one
