@@ -64,8 +64,19 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** How often a live event stream is pinged and its credential checked again (STREAM_HEARTBEAT_SECONDS): 15, shorter for tests. */
   streamHeartbeatSeconds: number;
+  /** Where mail (verification, password reset, notices) goes. */
+  mail: MailConfig;
   /** Tests only, never read from the environment: a cheaper scrypt for new password hashes (unset: PASSWORD_COST). */
   passwordCost?: ScryptCost;
+}
+
+export interface MailConfig {
+  /** SMTP_URL (smtp:// or smtps://, credentials in it); unset: each mail is written to `dir` instead. */
+  smtpUrl?: string;
+  /** MAIL_FROM: the sender, an address or `Name <address>`. */
+  from: string;
+  /** MAIL_DIR: where mail is written without SMTP_URL (default DATA_DIR/mail). */
+  dir: string;
 }
 
 export interface VapidConfig {
@@ -266,6 +277,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     }
   }
 
+  const mail = parseMail(env, dataDir, publicUrl, problems);
+
   const allowedHosts: string[] = [];
   let allowLoopbackHosts = false;
   try {
@@ -307,7 +320,33 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     callBudgetSeconds,
     shutdownGraceSeconds,
     streamHeartbeatSeconds,
+    mail,
   };
+}
+
+const MAIL_ADDRESS = /^[^\s@<>"]{1,64}@[^\s@<>"]{1,190}\.[^\s@<>"]{1,63}$/;
+
+function parseMail(env: Record<string, string | undefined>, dataDir: string, publicUrl: string, problems: string[]): MailConfig {
+  let smtpUrl: string | undefined;
+  if (env.SMTP_URL) {
+    try {
+      const u = new URL(env.SMTP_URL);
+      if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') problems.push(`SMTP_URL must start with smtp:// or smtps://, not "${u.protocol}".`);
+      else if (!u.hostname) problems.push('SMTP_URL must name a host, e.g. smtps://user:password@smtp.example.com:465.');
+      else smtpUrl = env.SMTP_URL;
+    } catch {
+      // Never echoed: the URL carries the mail server's password.
+      problems.push('SMTP_URL must be an absolute URL, e.g. smtps://user:password@smtp.example.com:465.');
+    }
+  }
+  let from = `Toolport <no-reply@${new URL(publicUrl).hostname.replace(/^\[|\]$/g, '') || 'localhost'}>`;
+  if (env.MAIL_FROM) {
+    const raw = env.MAIL_FROM.trim();
+    const address = /<([^<>]+)>$/.exec(raw)?.[1] ?? raw;
+    if (!MAIL_ADDRESS.test(address) || /[\r\n]/.test(raw) || raw.length > 200) problems.push(`MAIL_FROM must be an address or "Name <address>", not "${raw.slice(0, 80)}".`);
+    else from = raw;
+  }
+  return { smtpUrl, from, dir: path.resolve(env.MAIL_DIR || path.join(dataDir, 'mail')) };
 }
 
 /**

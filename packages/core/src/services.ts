@@ -19,6 +19,7 @@ import { createApprovals } from './approvals/request';
 import { createLimiter, type Limiter } from './limits';
 import type { Logger } from './log';
 import { createLogger } from './log';
+import { createMailer, type Mailer } from './outbound/mail';
 import type { Secrets } from './secrets';
 import { loadSecrets } from './secrets';
 import { LogWriter } from './db/log-writer';
@@ -53,6 +54,8 @@ export interface Services {
   approvals?: Approvals;
   /** The call and delivery logs, written behind the calls (readers in this process await `flushed()`). */
   logs: LogWriter;
+  /** Verification, password reset and notices: SMTP, or files under MAIL_DIR (outbound/mail.ts). */
+  mail: Mailer;
   /** Prometheus metrics of this instance (its own registry): `svc.metrics.toolCall(...)` etc. */
   metrics: Metrics;
   /** Things to close on shutdown, last added first. */
@@ -94,9 +97,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     caches: undefined!,
     limiter: createLimiter(config),
     logs: new LogWriter(database, log),
+    mail: createMailer(config.mail, log, { now: () => svc.clock.now() }),
     // Read at scrape time: the dispatcher is set below.
     metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db, svc.clock.now()), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
-    closers: [() => database.close(), () => bus.close(), async () => outbound.close()],
+    closers: [() => database.close(), () => bus.close(), async () => outbound.close(), async () => svc.mail.close()],
   };
   svc.caches = new Caches(svc);
   // Closed after everything that may read them (the approvals, the queue), before the bus.
