@@ -26,6 +26,7 @@ import path from 'node:path';
  *                     Redis, Web Push, operators): once, in the services pass
  */
 const TIERS = {
+  'account-recovery': 'browser-embedded', // mail through a real SMTP server
   'account-tokens': 'both', // a browser step, but renewals shared by two servers on services
   accounts: 'both',
   'addon-accounts': 'both',

@@ -14,7 +14,7 @@ describe('accounts', () => {
     assert.match(user.mcpUrl, new RegExp(`^${tp.url}/u/[A-Za-z0-9_-]{20,}/mcp$`));
     const me = await client.get('/api/me');
     assert.equal(me.status, 200);
-    assert.deepEqual(me.body, { ...user, aiApps: false, operator: false });
+    assert.deepEqual(me.body, { ...user, aiApps: false, operator: false, emailVerified: false });
 
     const out = await client.post('/api/session/logout');
     assert.equal(out.status, 204);

@@ -20,6 +20,9 @@ after(async () => {
 const PUBLIC: Record<string, string> = {
   'POST /api/session/signup': 'makes an account: its credentials are the email and password it is given',
   'POST /api/session/login': 'signs in: its credentials are the email and password it is given',
+  'POST /api/session/reset-request': 'mails a reset link to an account’s own email; the same answer whether or not one exists',
+  'POST /api/session/reset': 'its credential is the one-time link mailed to the account',
+  'POST /api/session/verify-email': 'its credential is the one-time link mailed to the account',
   'GET /api/push/key': "the server's public Web Push key, which a browser needs before it subscribes",
 };
 

@@ -1,6 +1,6 @@
 // Types only, each defined beside its verb, so the dashboard and CLI cannot drift from the verbs.
 export type { FieldError } from './errors';
-export type { AccountSettings, AccountSettingsInput, Credentials, Me, PublicUser } from './accounts/accounts';
+export type { AccountSettings, AccountSettingsInput, Credentials, Me, PublicUser, ResetInput, ResetRequest, VerifyEmailInput } from './accounts/accounts';
 export type { ApiKeyInput, ApiKeyView, NewApiKey } from './keys/keys';
 export type { Connection } from './oauth/grants';
 export type { ConnectionTools, ConnectionToolsInput } from './oauth/tool-choices';

@@ -23,6 +23,10 @@ export {
   getSettings,
   updateSettings,
   rotateUserKey,
+  requestPasswordReset,
+  resetPassword,
+  verifyEmail,
+  resendVerification,
 } from './accounts/accounts';
 export { apiKeyActive, createApiKey, listApiKeys, revokeApiKey, verifyApiKey } from './keys/keys';
 export type * from './addons/types';

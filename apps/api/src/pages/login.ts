@@ -29,6 +29,7 @@ ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
 <label for="password">Password</label>
 <input id="password" type="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
-</form>`,
+</form>
+<p class="muted"><a href="/forgot-password" target="_blank" rel="noopener">Forgot your password?</a> A reset link is mailed to you; once you have set a new password, sign in here.</p>`,
   );
 }

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
-import { getMe, login, logout, rotateUserKey, signup, type Ctx } from '@toolport/core';
+import { getMe, login, logout, requestPasswordReset, resendVerification, resetPassword, rotateUserKey, signup, verifyEmail, type Ctx } from '@toolport/core';
 import { requirePerson, SESSION_COOKIE } from '../http/auth';
 import { readJson } from '../http/body';
 import { clientAddress } from '../http/client-address';
@@ -32,6 +32,16 @@ export const sessionRoutes = new Hono<AppEnv>()
     setSession(c, session.token, session.expiresAt);
     return c.json({ user });
   })
+  .post('/session/reset-request', async (c) => {
+    return c.json(await requestPasswordReset({ ctx: anonymous(c), input: await readJson(c), clientAddress: clientAddress(c) }), 202);
+  })
+  .post('/session/reset', async (c) => {
+    const { user, session } = await resetPassword({ ctx: anonymous(c), input: await readJson(c) });
+    setSession(c, session.token, session.expiresAt);
+    return c.json({ user });
+  })
+  .post('/session/verify-email', async (c) => c.json(await verifyEmail({ ctx: anonymous(c), input: await readJson(c) })))
+  .post('/me/verification', requirePerson, async (c) => c.json(await resendVerification({ ctx: asPerson(c) }), 202))
   .post('/session/logout', requirePerson, async (c) => {
     await logout({ ctx: asPerson(c), token: c.get('sessionToken')! });
     deleteCookie(c, SESSION_COOKIE, { path: '/' });

@@ -120,6 +120,8 @@ export type {
   PendingUpdate,
   PublicUser,
   PushKey,
+  ResetInput,
+  ResetRequest,
   RecordedDecision,
   RuleInput,
   RuleMode,
@@ -128,6 +130,7 @@ export type {
   ToolChange,
   ToolSwitchesInput,
   UpdatedAddon,
+  VerifyEmailInput,
 } from '@toolport/core/api';
 export type Install = InstallView;
 export type Tool = InstallView['tools'][number];

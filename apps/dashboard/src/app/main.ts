@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import './styles.css';
 import { ApiError, get, onSignedOut, post, type Me } from './api';
 import { AuthPage } from './pages/auth';
+import { ForgotPasswordPage, ResetPasswordPage, VerifyEmailPage } from './pages/recovery';
 import { HomePage } from './pages/home';
 import { AddonsPage } from './pages/addons';
 import { CatalogDetailPage } from './pages/catalog';
@@ -28,7 +29,15 @@ const nav = [
   { href: '/developer', label: 'Developers' },
 ];
 
-const titles: Record<string, string> = { '/signin': 'Sign in', '/signup': 'Create your account' };
+const titles: Record<string, string> = {
+  '/signin': 'Sign in',
+  '/signup': 'Create your account',
+  '/forgot-password': 'Reset your password',
+  '/reset-password': 'Choose a new password',
+  '/verify-email': 'Confirm your email',
+};
+/** Pages of a mailed link or of getting back in: shown signed in or not. */
+const linkPages = new Set(['/forgot-password', '/reset-password', '/verify-email']);
 
 function current(path: string, href: string) {
   // A call's own page belongs to Activity, where its row is.
@@ -168,6 +177,7 @@ function App() {
 
   const authPath = path === '/signin' || path === '/signup';
   useEffect(() => {
+    if (linkPages.has(path)) return;
     if (person === null && !authPath) {
       rememberReturn(path);
       navigate('/signin', true);
@@ -176,7 +186,7 @@ function App() {
       const back = takeReturn();
       if (back) navigate(back, true);
     }
-  }, [person, authPath]);
+  }, [person, authPath, path]);
 
   // Move focus to the new page's heading so screen readers announce navigation.
   useEffect(() => {
@@ -188,6 +198,9 @@ function App() {
 
   if (person === undefined && unreachable) return html`<${Unreachable} error=${unreachable} retry=${retry} />`;
   if (person === undefined) return html`<p class="boot muted" aria-busy="true">Loading…</p>`;
+  if (path === '/forgot-password') return html`<${ForgotPasswordPage} />`;
+  if (path === '/reset-password') return html`<${ResetPasswordPage} />`;
+  if (path === '/verify-email') return html`<${VerifyEmailPage} person=${person} />`;
   if (authPath || person === null) return html`<${AuthPage} mode=${path === '/signup' ? 'signup' : 'signin'} key=${path} />`;
   return html`<${Shell} person=${person} path=${path} />`;
 }

@@ -10,6 +10,7 @@ import { newId, newToken } from '../ids';
 import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
 import { invisibleProblem } from '../addons/manifest';
+import { issueLink, mailTexts, sendInBackground, useLink, voidLinks } from './email-links';
 
 const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
@@ -37,11 +38,10 @@ const credentials = inputObject({
 /** `POST /api/session/signup` and `/login`. */
 export type Credentials = z.input<typeof credentials>;
 
-const signupInput = credentials.extend({
-  password: credentials.shape.password
-    .refine((p) => p.length >= 10, { message: 'Use at least 10 characters.', params: { sentence: 'The password is too short.' } })
-    .refine((p) => p.length <= 256, { message: 'Use at most 256 characters.', params: { sentence: 'The password is too long.' } }),
-});
+const newPassword = credentials.shape.password
+  .refine((p) => p.length >= 10, { message: 'Use at least 10 characters.', params: { sentence: 'The password is too short.' } })
+  .refine((p) => p.length <= 256, { message: 'Use at most 256 characters.', params: { sentence: 'The password is too long.' } });
+const signupInput = credentials.extend({ password: newPassword });
 
 const TAKEN = 'An account with this email already exists.';
 const takenField = { path: '/email', message: 'An account with this email already exists: sign in instead.' };
@@ -70,7 +70,105 @@ export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
     .returning();
   if (!row) throw conflict(TAKEN, { errors: [takenField] });
   const session = await createSession(ctx.svc, row.id);
+  sendVerification(ctx.svc, row);
   return { user: toPublic(ctx.svc, row), session };
+}
+
+/** Issued and mailed behind the answer; a failure is logged, and the person can ask again from Home. */
+function sendVerification(svc: Services, user: { id: string; email: string }) {
+  void issueLink(svc, user, 'verify')
+    .then((link) => sendInBackground(svc, { to: user.email, ...mailTexts.verify(link) }))
+    .catch((err: unknown) => svc.log.error('cannot issue a verification link', { err }));
+}
+
+/**
+ * docs/security.md "Email links". Per address and per typed email (whether or not an account has
+ * it, so the count tells nothing), and the same answer either way.
+ */
+const RESET_LIMITS = { perAddress: 10, perEmail: 3, windowMs: 60 * 60_000 };
+const VERIFY_RESENDS_PER_HOUR = 3;
+
+const resetRequest = inputObject({ email: credentials.shape.email });
+/** `POST /api/session/reset-request`. */
+export type ResetRequest = z.input<typeof resetRequest>;
+
+export async function requestPasswordReset({ ctx, input, clientAddress }: { ctx: Ctx; input: unknown; clientAddress?: string }) {
+  const { email } = parseInput(resetRequest, input, 'Give the email of your account.');
+  const svc = ctx.svc;
+  const { over, retryAfterMs } = await svc.limiter.hit([
+    { key: `reset:address:${clientAddress || 'unknown'}`, limit: RESET_LIMITS.perAddress, windowMs: RESET_LIMITS.windowMs },
+    { key: `reset:email:${email}`, limit: RESET_LIMITS.perEmail, windowMs: RESET_LIMITS.windowMs },
+  ]);
+  if (over >= 0) {
+    const seconds = Math.ceil(retryAfterMs / 1000);
+    throw limitExceeded(`Too many reset links were asked for ${over === 0 ? 'from your network' : 'this email'}. Try again in ${minutes(seconds)}, or use the newest link already sent.`, seconds);
+  }
+  const [row] = await svc.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, email));
+  if (row) {
+    void issueLink(svc, row, 'reset')
+      .then((link) => sendInBackground(svc, { to: row.email, ...mailTexts.reset(link) }))
+      .catch((err: unknown) => svc.log.error('cannot issue a reset link', { err }));
+  }
+  return { message: `If an account uses ${email}, a link to reset its password is on its way there. It works once, for 30 minutes.` };
+}
+
+const resetInput = inputObject({ token: z.string({ message: 'The link is incomplete: open it from the mail again.' }), password: newPassword });
+/** `POST /api/session/reset`. */
+export type ResetInput = z.input<typeof resetInput>;
+
+/**
+ * A new password from a reset link: every session of the account ends (this one starts), every
+ * other link is void, and the sign-in counts of its email start over.
+ */
+export async function resetPassword({ ctx, input }: { ctx: Ctx; input: unknown }) {
+  const { token, password } = parseInput(resetInput, input, 'The new password is not valid.');
+  const svc = ctx.svc;
+  // The link first: a made-up token costs no password hash.
+  const link = await useLink(svc, token, 'reset');
+  const passwordHash = await hashPassword(password, svc.config.passwordCost);
+  const now = svc.clock.now();
+  const [row] = await svc.db
+    .update(users)
+    .set({ passwordHash, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${now.toISOString()}::timestamptz)` })
+    .where(and(eq(users.id, link.userId), eq(users.email, link.email)))
+    .returning();
+  if (!row) throw new ToolportError('GONE', 'This link was sent to an email the account no longer uses. Ask for a new reset link.');
+  await svc.db.delete(sessions).where(eq(sessions.userId, row.id));
+  await voidLinks(svc, row.id);
+  await svc.db.execute(sql`delete from login_throttle where key like ${`pair:${row.email.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`}`);
+  sendInBackground(svc, { to: row.email, ...mailTexts.passwordChanged() });
+  const session = await createSession(svc, row.id);
+  return { user: toPublic(svc, row), session };
+}
+
+const verifyInput = inputObject({ token: z.string({ message: 'The link is incomplete: open it from the mail again.' }) });
+/** `POST /api/session/verify-email`. */
+export type VerifyEmailInput = z.input<typeof verifyInput>;
+
+/** Works signed in or not (the mail may be opened on another device): the link is the proof. */
+export async function verifyEmail({ ctx, input }: { ctx: Ctx; input: unknown }) {
+  const { token } = parseInput(verifyInput, input, 'The link is incomplete: open it from the mail again.');
+  const link = await useLink(ctx.svc, token, 'verify');
+  const [row] = await ctx.svc.db
+    .update(users)
+    .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${ctx.svc.clock.now().toISOString()}::timestamptz)` })
+    .where(and(eq(users.id, link.userId), eq(users.email, link.email)))
+    .returning({ email: users.email });
+  if (!row) throw new ToolportError('GONE', 'This link was sent to an email the account no longer uses.');
+  return { email: row.email };
+}
+
+/** `POST /api/me/verification`: a new verification link to the person's email. */
+export async function resendVerification({ ctx }: { ctx: Ctx }) {
+  const userId = personId(ctx);
+  const [row] = await ctx.svc.db.select().from(users).where(eq(users.id, userId));
+  if (!row) throw unauthorized();
+  if (row.emailVerifiedAt) throw conflict('Your email is confirmed already.');
+  const { over, retryAfterMs } = await ctx.svc.limiter.hit([{ key: `verify:${userId}`, limit: VERIFY_RESENDS_PER_HOUR, windowMs: 60 * 60_000 }]);
+  if (over >= 0) throw limitExceeded(`Three links were sent in the last hour. Use the newest, or try again in ${minutes(Math.ceil(retryAfterMs / 1000))}.`, Math.ceil(retryAfterMs / 1000));
+  const link = await issueLink(ctx.svc, row, 'verify');
+  sendInBackground(ctx.svc, { to: row.email, ...mailTexts.verify(link) });
+  return { message: `A new link is on its way to ${row.email}.` };
 }
 
 /**
@@ -212,13 +310,15 @@ export async function readSession(svc: Services, token: string) {
 /** `GET /api/me`. */
 export interface Me extends PublicUser {
   operator: boolean;
+  /** Whether the person opened a link mailed to `email`. */
+  emailVerified: boolean;
 }
 
 export async function getMe({ ctx }: { ctx: Ctx }): Promise<Me> {
   const [row] = await ctx.svc.db.select().from(users).where(eq(users.id, personId(ctx)));
   if (!row) throw unauthorized();
   // By account id, never by email (which sign-up does not prove).
-  return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.id) };
+  return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.id), emailVerified: row.emailVerifiedAt !== null };
 }
 
 export async function getSettings({ ctx }: { ctx: Ctx }) {

@@ -68,6 +68,7 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
         </div>
         <button class="btn btn-primary btn-block" type="submit" aria-disabled=${busy ? 'true' : undefined}>${signup ? 'Create account' : 'Sign in'}</button>
       </form>
+      ${!signup && html`<p class="auth-switch"><a href="/forgot-password">Forgot your password?</a></p>`}
       <p class="auth-switch">
         ${signup ? html`Already have an account? <a href="/signin">Sign in</a>` : html`New to Toolport? <a href="/signup">Create an account</a>`}
       </p>

@@ -1,12 +1,40 @@
 import { useState } from 'preact/hooks';
 import { get, patch, post, type AccountSettings, type AccountSettingsInput, type Connection, type Install, type Me, type PublicUser } from '../api';
 import { me } from '../store';
-import { ConfirmButton, CopyButton, html, Notice, PageHeader, Switch, toApiError, useLoad } from '../ui';
+import { useQueryParam } from '../router';
+import { ConfirmButton, CopyButton, html, LiveNotice, Notice, PageHeader, Switch, toApiError, useLoad } from '../ui';
+
+/** Until the person opens the link mailed at sign-up; a new one on request (three an hour). */
+function ConfirmEmail({ person }: { person: Me }) {
+  const [said, setSaid] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const resend = async () => {
+    if (busy) return;
+    setBusy(true);
+    setError('');
+    try {
+      setSaid((await post<{ message: string }>('/api/me/verification')).message);
+    } catch (err) {
+      setError(toApiError(err).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<section class="notice notice-info" aria-labelledby="confirm-h" data-confirm-email>
+    <h2 id="confirm-h" class="h-small">Confirm your email</h2>
+    <p>We sent a link to <b>${person.email}</b>. Open it to confirm the address is yours: it is how you get back in if you forget your password.</p>
+    <button type="button" class="btn btn-small" onClick=${resend} aria-disabled=${busy ? 'true' : undefined}>Send the link again</button>
+    <${LiveNotice} kind="success">${said}<//>
+    ${error && html`<${Notice} kind="error">${error}<//>`}
+  </section>`;
+}
 
 /** The person's home: the MCP URL, the AI apps switch, how to connect each app, first-run steps, the account id. */
 export function HomePage({ person }: { person: Me }) {
   const [error, setError] = useState('');
   const [rotated, setRotated] = useState(false);
+  const passwordReset = useQueryParam('password') === 'reset';
   const installs = useLoad(() => get<Install[]>('/api/installs'), []);
   const anyToolOn = installs.data?.some((i) => i.tools.some((t) => t.enabled)) ?? false;
   const anyInstalled = (installs.data?.length ?? 0) > 0;
@@ -35,6 +63,8 @@ export function HomePage({ person }: { person: Me }) {
   ];
 
   return html`<${PageHeader} title="Home" lead="Your AI apps reach your tools through one private address." />
+    ${passwordReset && html`<${Notice} kind="success">Your new password is set. Every other place where you were signed in is signed out.<//>`}
+    ${!person.emailVerified && html`<${ConfirmEmail} person=${person} />`}
     <section class="card" aria-labelledby="mcp-h">
       <h2 id="mcp-h">Your MCP URL</h2>
       <p class="muted">Paste this into Claude, ChatGPT, Cursor or any MCP client. Treat it like a username: apps still need your consent to use it.</p>
@@ -110,6 +140,7 @@ export function HomePage({ person }: { person: Me }) {
     <section class="card" aria-labelledby="account-h">
       <h2 id="account-h">Your account</h2>
       <dl class="facts">
+        <div><dt>Email</dt><dd>${person.email} <span class="muted">(${person.emailVerified ? 'confirmed' : 'not confirmed yet'})</span></dd></div>
         <div><dt>Account id</dt><dd><code class="mono" data-testid="account-id">${person.id}</code></dd></div>
       </dl>
       <p class="hint">An operator names your account by this id in TOOLPORT_OPERATORS.</p>

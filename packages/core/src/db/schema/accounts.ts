@@ -12,8 +12,28 @@ export const users = pgTable('users', {
   aiApps: boolean('ai_apps').notNull().default(false),
   /** The name the catalog shows as the publisher of this person's public add-ons. */
   displayName: text('display_name'),
+  /** When the person opened a verification (or reset) link sent to `email`; null: not yet. */
+  emailVerifiedAt: ts('email_verified_at'),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
+
+/**
+ * One-time links sent by mail: verifying an email, resetting a password. Only the hash of the token
+ * is stored; a link is void once used, past `expires_at`, or once the account's email is no longer `email`.
+ */
+export const emailLinks = pgTable(
+  'email_links',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    purpose: text('purpose', { enum: ['verify', 'reset'] }).notNull(),
+    email: text('email').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+  },
+  (t) => [index('email_links_user_idx').on(t.userId, t.purpose)],
+);
 
 export const sessions = pgTable(
   'sessions',

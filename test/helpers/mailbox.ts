@@ -1,0 +1,80 @@
+import { SMTPServer } from 'smtp-server';
+
+export interface ReceivedMail {
+  to: string[];
+  subject: string;
+  /** The text body, quoted-printable undone. */
+  text: string;
+  raw: string;
+}
+
+/** Quoted-printable as nodemailer writes it: soft line breaks and =XX bytes. */
+function unQuote(body: string): string {
+  const joined = body.replace(/=\r?\n/g, '');
+  return Buffer.from(joined.replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+}
+
+function parse(raw: string, to: string[]): ReceivedMail {
+  const split = raw.search(/\r?\n\r?\n/);
+  const head = raw.slice(0, split).replace(/\r?\n[ \t]+/g, ' ');
+  const body = raw.slice(split).replace(/^\r?\n\r?\n/, '');
+  const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
+  const qp = /quoted-printable/i.test(header('Content-Transfer-Encoding'));
+  return { to, subject: header('Subject'), text: qp ? unQuote(body) : body, raw };
+}
+
+/**
+ * A real SMTP server on 127.0.0.1 that keeps what it receives, as a deployment's mail relay would
+ * take it (no TLS or AUTH on loopback). `SMTP_URL` points Toolport at it.
+ */
+export async function startMailbox() {
+  const mails: ReceivedMail[] = [];
+  const waiters = new Set<() => void>();
+  const server = new SMTPServer({
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    authOptional: true,
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        mails.push(parse(Buffer.concat(chunks).toString('utf8'), session.envelope.rcptTo.map((r) => r.address.toLowerCase())));
+        for (const w of waiters) w();
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as { port: number }).port;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    mails,
+    /** The first mail to `to` after the first `skip` ones, as it arrives (up to 20 s). */
+    async next(to: string, subject: RegExp, skip = 0): Promise<ReceivedMail> {
+      const find = () => mails.filter((m) => m.to.includes(to.toLowerCase()) && subject.test(m.subject))[skip];
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const found = find();
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject} (${mails.length} received: ${mails.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ')})`);
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            waiters.delete(done);
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(done, 500);
+          waiters.add(done);
+        });
+      }
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The one Toolport link in a mail's text. */
+export function linkIn(mail: ReceivedMail): string {
+  const link = /https?:\/\/\S+#token=[A-Za-z0-9_-]+/.exec(mail.text)?.[0];
+  if (!link) throw new Error(`no link in the mail "${mail.subject}": ${mail.text}`);
+  return link;
+}
