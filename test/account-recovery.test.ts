@@ -233,3 +233,73 @@ describe('resetting a forgotten password', () => {
     }
   });
 });
+
+describe('where the person is signed in', () => {
+  it('lists each session by browser and network; the person signs one out, then all others, and changes the password', async () => {
+    const person = await newPerson(tp.url, 'sessions');
+    const a = await page();
+    const b = await page();
+    try {
+      await signInOnDashboard(a.page, person.email, person.password);
+      await signInOnDashboard(b.page, person.email, person.password);
+      await a.page.reload();
+      const rows = a.page.locator('.sign-ins li');
+      await a.page.getByRole('heading', { name: 'Where you are signed in' }).waitFor();
+      await rows.nth(2).waitFor();
+      assert.equal(await rows.count(), 3, 'sign-up (the HTTP client), browser A and browser B');
+      const current = a.page.locator('[data-session="current"]');
+      assert.match(await current.innerText(), /Chrome.* on Linux[\s\S]*This browser[\s\S]*From this server’s own machine\. Signed in/);
+      assert.equal(await current.getByRole('button', { name: /^Sign out/ }).count(), 0, 'this browser is signed out with the usual button');
+
+      // B is the other Chrome: signing it out sends B to the sign-in page on its next step.
+      const otherChrome = a.page.locator('[data-session="other"]', { hasText: 'Chrome' });
+      await otherChrome.getByRole('button', { name: /^Sign out Chrome/ }).click();
+      await a.page.getByText(/^Chrome.* is signed out\.$/).waitFor();
+      await rows.nth(1).waitFor();
+      assert.equal(await rows.count(), 2);
+      await b.page.reload();
+      await b.page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+
+      // Everywhere else: the sign-up session ends; A stays.
+      await a.page.getByRole('button', { name: 'Sign out everywhere else' }).click();
+      await a.page.getByRole('button', { name: 'Sign out the others' }).click();
+      await a.page.getByText('One other session is signed out.').waitFor();
+      assert.equal((await person.client.get('/api/me')).status, 401);
+      assert.equal(await rows.count(), 1);
+
+      // A new password signs the others out again (B signed in meanwhile), never this browser.
+      await signInOnDashboard(b.page, person.email, person.password);
+      await a.page.getByLabel('Current password').fill('not my password');
+      await a.page.getByLabel('New password').fill('the next long password');
+      await a.page.getByRole('button', { name: 'Change password' }).click();
+      await a.page.getByText('This is not your current password.').waitFor();
+      await a.page.getByLabel('Current password').fill(person.password);
+      await a.page.getByRole('button', { name: 'Change password' }).click();
+      await a.page.getByText('Your password is changed. One other session was signed out.').waitFor();
+      await mailbox.next(person.email, /Your Toolport password was changed/);
+      await b.page.reload();
+      await b.page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      await a.page.reload();
+      await a.page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
+      assert.equal((await new Client(tp.url).post('/api/session/login', { email: person.email, password: 'the next long password' })).status, 200);
+      assert.deepEqual([...a.errors, ...b.errors], []);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a person cannot see or end anyone else’s session', async () => {
+    const owner = await newPerson(tp.url, 'owner');
+    const other = await newPerson(tp.url, 'other');
+    const [theirs] = (await owner.client.get('/api/sessions')).body as Array<{ id: string }>;
+    assert.ok(theirs);
+    const listed = (await other.client.get('/api/sessions')).body as Array<{ id: string }>;
+    assert.deepEqual(listed.map((s) => s.id).filter((id) => id === theirs.id), []);
+    const r = await other.client.request('DELETE', `/api/sessions/${theirs.id}`);
+    assert.equal(r.status, 404);
+    assert.equal(r.body.detail, 'That session does not exist.');
+    assert.equal((await owner.client.get('/api/me')).status, 200, 'the owner stays signed in');
+    for (const bad of ['x', '%25', 'a'.repeat(200)]) assert.equal((await other.client.request('DELETE', `/api/sessions/${bad}`)).status, 404);
+  });
+});

@@ -121,6 +121,41 @@ const cases: Record<string, Check> = {
     assert.equal((await A.client.get('/api/me')).status, 200);
   },
   'GET /api/me': ownOnly('GET', '/api/me'),
+  'GET /api/sessions': async () => {
+    const aIds = ((await A.client.get('/api/sessions')).body as Array<{ id: string }>).map((x) => x.id);
+    const res = await B.client.get('/api/sessions');
+    for (const id of aIds) assert.ok(!res.text.includes(id), 'B sees none of A’s sessions');
+  },
+  'DELETE /api/sessions/:id': async () => {
+    for (const { id } of (await A.client.get('/api/sessions')).body as Array<{ id: string }>) {
+      await is404(B.client.request('DELETE', `/api/sessions/${id}`), 'B ends A’s session');
+    }
+    assert.equal((await A.client.get('/api/me')).status, 200);
+  },
+  'POST /api/sessions/end-others': async () => {
+    const b = await newPerson(tp.url, 'b-end-others');
+    assert.equal((await b.client.post('/api/sessions/end-others')).status, 200);
+    assert.equal((await A.client.get('/api/me')).status, 200);
+  },
+  'POST /api/me/password': async () => {
+    const b = await newPerson(tp.url, 'b-password');
+    assert.equal((await b.client.post('/api/me/password', { current: b.password, password: 'b’s own new password' })).status, 200);
+    assert.equal((await A.client.get('/api/me')).status, 200, 'A stays signed in');
+  },
+  'POST /api/me/verification': ownOnly('POST', '/api/me/verification'),
+  'POST /api/session/reset-request': async () => {
+    const email = (await A.client.get('/api/me')).body.email;
+    const res = await new Client(tp.url).post('/api/session/reset-request', { email });
+    assert.equal(res.status, 202);
+    assert.equal((await A.client.get('/api/me')).status, 200, 'asking for a link signs nobody out');
+  },
+  'POST /api/session/reset': async () => {
+    await is404(new Client(tp.url).post('/api/session/reset', { token: 'tpr_madeup', password: 'a takeover password' }), 'a made-up reset link');
+    assert.equal((await A.client.get('/api/me')).status, 200);
+  },
+  'POST /api/session/verify-email': async () => {
+    await is404(new Client(tp.url).post('/api/session/verify-email', { token: 'tpv_madeup' }), 'a made-up confirmation link');
+  },
   'POST /api/me/rotate-mcp-url': async () => {
     const b = await newPerson(tp.url, 'b-rotate');
     const res = await b.client.post('/api/me/rotate-mcp-url');

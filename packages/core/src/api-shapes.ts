@@ -1,6 +1,7 @@
 // Types only, each defined beside its verb, so the dashboard and CLI cannot drift from the verbs.
 export type { FieldError } from './errors';
-export type { AccountSettings, AccountSettingsInput, Credentials, Me, PublicUser, ResetInput, ResetRequest, VerifyEmailInput } from './accounts/accounts';
+export type { AccountSettings, AccountSettingsInput, Credentials, Me, PasswordChange, PublicUser, ResetInput, ResetRequest, VerifyEmailInput } from './accounts/accounts';
+export type { SessionView } from './accounts/sessions';
 export type { ApiKeyInput, ApiKeyView, NewApiKey } from './keys/keys';
 export type { Connection } from './oauth/grants';
 export type { ConnectionTools, ConnectionToolsInput } from './oauth/tool-choices';

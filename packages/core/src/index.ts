@@ -17,8 +17,6 @@ export type { Logger } from './log';
 export {
   signup,
   login,
-  logout,
-  readSession,
   getMe,
   getSettings,
   updateSettings,
@@ -27,7 +25,10 @@ export {
   resetPassword,
   verifyEmail,
   resendVerification,
+  changePassword,
+  signOutOthers,
 } from './accounts/accounts';
+export { endSession, listSessions, logout, readSession } from './accounts/sessions';
 export { apiKeyActive, createApiKey, listApiKeys, revokeApiKey, verifyApiKey } from './keys/keys';
 export type * from './addons/types';
 export type * from './outbound/types';

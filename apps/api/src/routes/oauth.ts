@@ -106,6 +106,7 @@ const pages = new Hono<AppEnv>()
         ctx: { svc: c.get('svc'), actor: { kind: 'system' } },
         input: { email, password: form.get('password') ?? '' },
         clientAddress: clientAddress(c),
+        userAgent: c.req.header('user-agent'),
       });
       setCookie(c, SESSION_COOKIE, session.token, {
         httpOnly: true,

@@ -1,6 +1,21 @@
 import { Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
-import { getMe, login, logout, requestPasswordReset, resendVerification, resetPassword, rotateUserKey, signup, verifyEmail, type Ctx } from '@toolport/core';
+import {
+  changePassword,
+  endSession,
+  getMe,
+  listSessions,
+  login,
+  logout,
+  requestPasswordReset,
+  resendVerification,
+  resetPassword,
+  rotateUserKey,
+  signOutOthers,
+  signup,
+  verifyEmail,
+  type Ctx,
+} from '@toolport/core';
 import { requirePerson, SESSION_COOKIE } from '../http/auth';
 import { readJson } from '../http/body';
 import { clientAddress } from '../http/client-address';
@@ -9,6 +24,8 @@ import type { Context } from 'hono';
 
 const anonymous = (c: Context<AppEnv>): Ctx => ({ svc: c.get('svc'), actor: { kind: 'system' } });
 const asPerson = (c: Context<AppEnv>): Ctx => ({ svc: c.get('svc'), actor: c.get('actor') });
+/** What the person's list of sessions shows of where one started. */
+const deviceOf = (c: Context<AppEnv>) => ({ userAgent: c.req.header('user-agent'), address: clientAddress(c) });
 
 function setSession(c: Context<AppEnv>, token: string, expiresAt: Date) {
   setCookie(c, SESSION_COOKIE, token, {
@@ -22,13 +39,13 @@ function setSession(c: Context<AppEnv>, token: string, expiresAt: Date) {
 
 export const sessionRoutes = new Hono<AppEnv>()
   .post('/session/signup', async (c) => {
-    const { user, session } = await signup({ ctx: anonymous(c), input: await readJson(c) });
+    const { user, session } = await signup({ ctx: anonymous(c), input: await readJson(c), device: deviceOf(c) });
     setSession(c, session.token, session.expiresAt);
     return c.json({ user }, 201);
   })
   .post('/session/login', async (c) => {
     const address = clientAddress(c);
-    const { user, session } = await login({ ctx: anonymous(c), input: await readJson(c), clientAddress: address });
+    const { user, session } = await login({ ctx: anonymous(c), input: await readJson(c), clientAddress: address, userAgent: c.req.header('user-agent') });
     setSession(c, session.token, session.expiresAt);
     return c.json({ user });
   })
@@ -36,12 +53,19 @@ export const sessionRoutes = new Hono<AppEnv>()
     return c.json(await requestPasswordReset({ ctx: anonymous(c), input: await readJson(c), clientAddress: clientAddress(c) }), 202);
   })
   .post('/session/reset', async (c) => {
-    const { user, session } = await resetPassword({ ctx: anonymous(c), input: await readJson(c) });
+    const { user, session } = await resetPassword({ ctx: anonymous(c), input: await readJson(c), device: deviceOf(c) });
     setSession(c, session.token, session.expiresAt);
     return c.json({ user });
   })
   .post('/session/verify-email', async (c) => c.json(await verifyEmail({ ctx: anonymous(c), input: await readJson(c) })))
   .post('/me/verification', requirePerson, async (c) => c.json(await resendVerification({ ctx: asPerson(c) }), 202))
+  .get('/sessions', requirePerson, async (c) => c.json(await listSessions({ ctx: asPerson(c), token: c.get('sessionToken')! })))
+  .delete('/sessions/:id', requirePerson, async (c) => {
+    await endSession({ ctx: asPerson(c), id: c.req.param('id') });
+    return c.body(null, 204);
+  })
+  .post('/sessions/end-others', requirePerson, async (c) => c.json(await signOutOthers({ ctx: asPerson(c), token: c.get('sessionToken')! })))
+  .post('/me/password', requirePerson, async (c) => c.json(await changePassword({ ctx: asPerson(c), input: await readJson(c), token: c.get('sessionToken')! })))
   .post('/session/logout', requirePerson, async (c) => {
     await logout({ ctx: asPerson(c), token: c.get('sessionToken')! });
     deleteCookie(c, SESSION_COOKIE, { path: '/' });

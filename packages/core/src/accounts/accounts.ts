@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, gt, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { dummyPasswordHash, hashPassword, sha256, verifyPassword } from '../crypto';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../crypto';
 import { conflict, limitExceeded, ToolportError, unauthorized, validation } from '../errors';
 import { inputObject, parseInput } from '../input';
-import { newId, newToken } from '../ids';
+import { newId } from '../ids';
 import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
 import { invisibleProblem } from '../addons/manifest';
 import { issueLink, mailTexts, sendInBackground, useLink, voidLinks } from './email-links';
+import { createSession, endOtherSessions, type Device } from './sessions';
 
-const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
 export interface PublicUser {
   id: string;
@@ -49,7 +49,7 @@ const takenField = { path: '/email', message: 'An account with this email alread
 const emailTaken = async (svc: Ctx['svc'], email: string) =>
   (await svc.db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1)).length > 0;
 
-export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
+export async function signup({ ctx, input, device }: { ctx: Ctx; input: unknown; device?: Device }) {
   let values: z.output<typeof signupInput>;
   try {
     values = parseInput(signupInput, input, INCOMPLETE);
@@ -69,7 +69,7 @@ export async function signup({ ctx, input }: { ctx: Ctx; input: unknown }) {
     .onConflictDoNothing({ target: users.email })
     .returning();
   if (!row) throw conflict(TAKEN, { errors: [takenField] });
-  const session = await createSession(ctx.svc, row.id);
+  const session = await createSession(ctx.svc, row.id, device);
   sendVerification(ctx.svc, row);
   return { user: toPublic(ctx.svc, row), session };
 }
@@ -120,7 +120,7 @@ export type ResetInput = z.input<typeof resetInput>;
  * A new password from a reset link: every session of the account ends (this one starts), every
  * other link is void, and the sign-in counts of its email start over.
  */
-export async function resetPassword({ ctx, input }: { ctx: Ctx; input: unknown }) {
+export async function resetPassword({ ctx, input, device }: { ctx: Ctx; input: unknown; device?: Device }) {
   const { token, password } = parseInput(resetInput, input, 'The new password is not valid.');
   const svc = ctx.svc;
   // The link first: a made-up token costs no password hash.
@@ -137,8 +137,41 @@ export async function resetPassword({ ctx, input }: { ctx: Ctx; input: unknown }
   await voidLinks(svc, row.id);
   await svc.db.execute(sql`delete from login_throttle where key like ${`pair:${row.email.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`}`);
   sendInBackground(svc, { to: row.email, ...mailTexts.passwordChanged() });
-  const session = await createSession(svc, row.id);
+  const session = await createSession(svc, row.id, device);
   return { user: toPublic(svc, row), session };
+}
+
+const passwordChange = inputObject({
+  current: z.string({ message: 'Give your current password.' }),
+  password: newPassword,
+});
+/** `POST /api/me/password`. */
+export type PasswordChange = z.input<typeof passwordChange>;
+
+/** A new password, given the current one: every other session ends, and a notice is mailed. */
+export async function changePassword({ ctx, input, token }: { ctx: Ctx; input: unknown; token: string }) {
+  const { current, password } = parseInput(passwordChange, input, 'The new password is not valid.');
+  const svc = ctx.svc;
+  const userId = personId(ctx);
+  // A stolen session must not become a way to guess the password (and take the account).
+  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `password-change:${userId}`, limit: 5, windowMs: 15 * 60_000 }]);
+  if (over >= 0) throw limitExceeded(`Too many attempts to change the password. Try again in ${minutes(Math.ceil(retryAfterMs / 1000))}.`, Math.ceil(retryAfterMs / 1000));
+  const [row] = await svc.db.select().from(users).where(eq(users.id, userId));
+  if (!row) throw unauthorized();
+  if (!(await verifyPassword(current, row.passwordHash))) {
+    throw validation('Your current password is not right.', [{ path: '/current', message: 'This is not your current password.' }]);
+  }
+  const passwordHash = await hashPassword(password, svc.config.passwordCost);
+  await svc.db.update(users).set({ passwordHash }).where(and(eq(users.id, userId), eq(users.passwordHash, row.passwordHash)));
+  const ended = await endOtherSessions(svc, userId, token);
+  await voidLinks(svc, userId);
+  sendInBackground(svc, { to: row.email, ...mailTexts.passwordChanged() });
+  return { endedSessions: ended };
+}
+
+/** `POST /api/sessions/end-others`. */
+export async function signOutOthers({ ctx, token }: { ctx: Ctx; token: string }) {
+  return { endedSessions: await endOtherSessions(ctx.svc, personId(ctx), token) };
 }
 
 const verifyInput = inputObject({ token: z.string({ message: 'The link is incomplete: open it from the mail again.' }) });
@@ -197,7 +230,7 @@ interface Reservation {
 
 const rowsOf = <T>(result: unknown) => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
 
-export async function login({ ctx, input, clientAddress }: { ctx: Ctx; input: unknown; clientAddress?: string }) {
+export async function login({ ctx, input, clientAddress, userAgent }: { ctx: Ctx; input: unknown; clientAddress?: string; userAgent?: string }) {
   const { email, password } = parseInput(credentials, input, INCOMPLETE);
   const svc = ctx.svc;
   const address = clientAddress || 'unknown';
@@ -218,7 +251,7 @@ export async function login({ ctx, input, clientAddress }: { ctx: Ctx; input: un
   // The right password: its address's count for the account starts over, and the address gets its
   // place back, so successful sign-ins never spend the allowance.
   await Promise.all([resetPair(svc, pair), ip && giveBack(svc, ip)]);
-  const session = await createSession(svc, row.id);
+  const session = await createSession(svc, row.id, { userAgent, address: clientAddress });
   return { user: toPublic(svc, row), session };
 }
 
@@ -277,34 +310,6 @@ async function resetPair(svc: Services, r: Reservation) {
       returning key`),
   );
   if (!gone.length) await giveBack(svc, r);
-}
-
-export interface SessionToken {
-  token: string;
-  csrfToken: string;
-  expiresAt: Date;
-}
-
-async function createSession(svc: Services, userId: string): Promise<SessionToken> {
-  const token = newToken('tps_');
-  const csrfToken = randomBytes(24).toString('base64url');
-  const expiresAt = new Date(svc.clock.now().getTime() + SESSION_TTL_MS);
-  await svc.db.insert(sessions).values({ tokenHash: sha256(token), userId, csrfToken, expiresAt });
-  return { token, csrfToken, expiresAt };
-}
-
-export async function logout({ ctx, token }: { ctx: Ctx; token: string }) {
-  await ctx.svc.db.delete(sessions).where(eq(sessions.tokenHash, sha256(token)));
-}
-
-/** Resolves a session cookie to its person, or undefined. */
-export async function readSession(svc: Services, token: string) {
-  if (!token.startsWith('tps_') || token.length > 100) return undefined;
-  const [row] = await svc.db
-    .select({ userId: sessions.userId, csrfToken: sessions.csrfToken, expiresAt: sessions.expiresAt })
-    .from(sessions)
-    .where(and(eq(sessions.tokenHash, sha256(token)), gt(sessions.expiresAt, svc.clock.now())));
-  return row;
 }
 
 /** `GET /api/me`. */

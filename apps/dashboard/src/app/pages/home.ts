@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { get, patch, post, type AccountSettings, type AccountSettingsInput, type Connection, type Install, type Me, type PublicUser } from '../api';
 import { me } from '../store';
 import { useQueryParam } from '../router';
+import { SignIns } from './sign-ins';
 import { ConfirmButton, CopyButton, html, LiveNotice, Notice, PageHeader, Switch, toApiError, useLoad } from '../ui';
 
 /** Until the person opens the link mailed at sign-up; a new one on request (three an hour). */
@@ -144,5 +145,6 @@ export function HomePage({ person }: { person: Me }) {
         <div><dt>Account id</dt><dd><code class="mono" data-testid="account-id">${person.id}</code></dd></div>
       </dl>
       <p class="hint">An operator names your account by this id in TOOLPORT_OPERATORS.</p>
-    </section>`;
+    </section>
+    <${SignIns} />`;
 }

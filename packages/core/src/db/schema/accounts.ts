@@ -44,6 +44,11 @@ export const sessions = pgTable(
     csrfToken: text('csrf_token').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
     expiresAt: ts('expires_at').notNull(),
+    /** What the person sees in their list of sessions: the browser's User-Agent and client address at sign-in. */
+    userAgent: text('user_agent'),
+    address: text('address'),
+    /** Updated at most every few minutes (sessions.ts). */
+    lastSeenAt: ts('last_seen_at'),
   },
   (t) => [index('sessions_user_idx').on(t.userId)],
 );
