@@ -29,6 +29,7 @@ export {
   signOutOthers,
 } from './accounts/accounts';
 export { endSession, listSessions, logout, readSession } from './accounts/sessions';
+export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/devices';
 export { apiKeyActive, createApiKey, listApiKeys, revokeApiKey, verifyApiKey } from './keys/keys';
 export type * from './addons/types';
 export type * from './outbound/types';

@@ -37,6 +37,10 @@ export interface Secrets {
   requestStateMac(value: string): string;
   /** Whether a returned `requestState` carries Toolport's MAC under any master key of the ring. */
   requestStateMacValid(value: string, mac: string): boolean;
+  /** The MAC of a browser's device cookie (accounts/devices.ts; current master key). */
+  deviceMac(value: string): string;
+  /** Whether a device cookie carries Toolport's MAC under any master key of the ring. */
+  deviceMacValid(value: string, mac: string): boolean;
 }
 
 /** The row in `service_secrets` holding the keys that must outlive a master key. */
@@ -111,6 +115,8 @@ export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
     refreshSuccessors: (token) => ring.map((m) => `tprt_${keyedDigest(m, 'refresh-successor', token)}`),
     requestStateMac: (value) => keyedDigest(ring[0]!, 'request-state', value),
     requestStateMacValid: (value, mac) => ring.some((m) => safeEqual(keyedDigest(m, 'request-state', value), mac)),
+    deviceMac: (value) => keyedDigest(ring[0]!, 'device-cookie', value),
+    deviceMacValid: (value, mac) => ring.some((m) => safeEqual(keyedDigest(m, 'device-cookie', value), mac)),
   };
 }
 

@@ -1,9 +1,22 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { getCookie } from 'hono/cookie';
-import { apiKeyActive, readSession, ToolportError, verifyApiKey } from '@toolport/core';
+import { getCookie, setCookie } from 'hono/cookie';
+import { apiKeyActive, DEVICE_COOKIE_MAX_AGE_SECONDS, readSession, ToolportError, verifyApiKey } from '@toolport/core';
 import type { AppEnv } from './env';
 
 export const SESSION_COOKIE = 'tp_session';
+/** A browser that signed in before (core accounts/devices.ts): its own sign-in allowance. */
+export const DEVICE_COOKIE = 'tp_device';
+
+/** Set on every sign-in, sign-up and reset; a year, renewed each time. */
+export function setDeviceCookie(c: Context<AppEnv>, value: string) {
+  setCookie(c, DEVICE_COOKIE, value, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: c.get('svc').config.publicUrl.startsWith('https:'),
+    path: '/',
+    maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
+  });
+}
 
 const unsafe = (method: string) => !['GET', 'HEAD', 'OPTIONS'].includes(method);
 

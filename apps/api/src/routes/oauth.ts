@@ -21,7 +21,7 @@ import {
   type AuthorizeOutcome,
   type PersonSession,
 } from '@toolport/core';
-import { SESSION_COOKIE } from '../http/auth';
+import { DEVICE_COOKIE, SESSION_COOKIE, setDeviceCookie } from '../http/auth';
 import { limitBody, readJson } from '../http/body';
 import type { AppEnv } from '../http/env';
 import { oauthErrorResponse } from '../http/oauth-error';
@@ -102,12 +102,14 @@ const pages = new Hono<AppEnv>()
     }
     const email = form.get('email') ?? '';
     try {
-      const { session } = await login({
+      const { session, deviceCookie } = await login({
         ctx: { svc: c.get('svc'), actor: { kind: 'system' } },
         input: { email, password: form.get('password') ?? '' },
         clientAddress: clientAddress(c),
         userAgent: c.req.header('user-agent'),
+        deviceCookie: getCookie(c, DEVICE_COOKIE),
       });
+      setDeviceCookie(c, deviceCookie);
       setCookie(c, SESSION_COOKIE, session.token, {
         httpOnly: true,
         sameSite: 'Lax',

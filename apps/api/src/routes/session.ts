@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { deleteCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import {
   changePassword,
   endSession,
@@ -16,7 +16,7 @@ import {
   verifyEmail,
   type Ctx,
 } from '@toolport/core';
-import { requirePerson, SESSION_COOKIE } from '../http/auth';
+import { DEVICE_COOKIE, requirePerson, SESSION_COOKIE, setDeviceCookie } from '../http/auth';
 import { readJson } from '../http/body';
 import { clientAddress } from '../http/client-address';
 import type { AppEnv } from '../http/env';
@@ -39,22 +39,31 @@ function setSession(c: Context<AppEnv>, token: string, expiresAt: Date) {
 
 export const sessionRoutes = new Hono<AppEnv>()
   .post('/session/signup', async (c) => {
-    const { user, session } = await signup({ ctx: anonymous(c), input: await readJson(c), device: deviceOf(c) });
+    const { user, session, deviceCookie } = await signup({ ctx: anonymous(c), input: await readJson(c), device: deviceOf(c) });
     setSession(c, session.token, session.expiresAt);
+    setDeviceCookie(c, deviceCookie);
     return c.json({ user }, 201);
   })
   .post('/session/login', async (c) => {
     const address = clientAddress(c);
-    const { user, session } = await login({ ctx: anonymous(c), input: await readJson(c), clientAddress: address, userAgent: c.req.header('user-agent') });
+    const { user, session, deviceCookie } = await login({
+      ctx: anonymous(c),
+      input: await readJson(c),
+      clientAddress: address,
+      userAgent: c.req.header('user-agent'),
+      deviceCookie: getCookie(c, DEVICE_COOKIE),
+    });
     setSession(c, session.token, session.expiresAt);
+    setDeviceCookie(c, deviceCookie);
     return c.json({ user });
   })
   .post('/session/reset-request', async (c) => {
     return c.json(await requestPasswordReset({ ctx: anonymous(c), input: await readJson(c), clientAddress: clientAddress(c) }), 202);
   })
   .post('/session/reset', async (c) => {
-    const { user, session } = await resetPassword({ ctx: anonymous(c), input: await readJson(c), device: deviceOf(c) });
+    const { user, session, deviceCookie } = await resetPassword({ ctx: anonymous(c), input: await readJson(c), device: deviceOf(c) });
     setSession(c, session.token, session.expiresAt);
+    setDeviceCookie(c, deviceCookie);
     return c.json({ user });
   })
   .post('/session/verify-email', async (c) => c.json(await verifyEmail({ ctx: anonymous(c), input: await readJson(c) })))

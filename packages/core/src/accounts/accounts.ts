@@ -12,6 +12,7 @@ import { loginThrottle, sessions, users } from '../db/schema/index';
 import { invisibleProblem } from '../addons/manifest';
 import { issueLink, mailTexts, sendInBackground, useLink, voidLinks } from './email-links';
 import { createSession, endOtherSessions, type Device } from './sessions';
+import { deviceCookieFor, knownDevice } from './devices';
 
 
 export interface PublicUser {
@@ -71,7 +72,7 @@ export async function signup({ ctx, input, device }: { ctx: Ctx; input: unknown;
   if (!row) throw conflict(TAKEN, { errors: [takenField] });
   const session = await createSession(ctx.svc, row.id, device);
   sendVerification(ctx.svc, row);
-  return { user: toPublic(ctx.svc, row), session };
+  return { user: toPublic(ctx.svc, row), session, deviceCookie: deviceCookieFor(ctx.svc, email) };
 }
 
 /** Issued and mailed behind the answer; a failure is logged, and the person can ask again from Home. */
@@ -138,7 +139,7 @@ export async function resetPassword({ ctx, input, device }: { ctx: Ctx; input: u
   await svc.db.execute(sql`delete from login_throttle where key like ${`pair:${row.email.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`}`);
   sendInBackground(svc, { to: row.email, ...mailTexts.passwordChanged() });
   const session = await createSession(svc, row.id, device);
-  return { user: toPublic(svc, row), session };
+  return { user: toPublic(svc, row), session, deviceCookie: deviceCookieFor(svc, row.email) };
 }
 
 const passwordChange = inputObject({
@@ -205,15 +206,22 @@ export async function resendVerification({ ctx }: { ctx: Ctx }) {
 }
 
 /**
- * docs/security.md "Sign-in": per account *and* address, so an attacker does not lock the person
- * out; per address, against credential stuffing. Places are taken before the password is checked,
- * so a parallel burst gets no more checks than the allowance.
+ * docs/security.md "Sign-in". A browser that signed in to the account before (its device cookie)
+ * has its own allowance and nothing else counts against it. Any other attempt counts per account
+ * and address, per address, and in one allowance per account shared by every unknown browser, so
+ * many addresses get no more guesses than one account's allowance, and the owner's known browser,
+ * a passkey or a reset link still gets in. Places are taken before the password is checked, so a
+ * parallel burst gets no more checks than the allowance.
  */
 const SIGNIN_LIMITS = {
   /** Wrong passwords for one account from one address in a window; the next attempts are refused. */
   perAccountAndAddress: 5,
   /** Wrong passwords from one address across all accounts in a window. */
   perAddress: 20,
+  /** Wrong passwords for one account from every browser it has not seen, together, in a window. */
+  perAccountUnknownDevices: 10,
+  /** Wrong passwords from one known browser for its account in a window. */
+  perKnownDevice: 5,
   windowMs: 15 * 60 * 1000,
   /** How long a count that reached its limit refuses, from the attempt that reached it. */
   lockMs: 15 * 60 * 1000,
@@ -230,29 +238,56 @@ interface Reservation {
 
 const rowsOf = <T>(result: unknown) => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
 
-export async function login({ ctx, input, clientAddress, userAgent }: { ctx: Ctx; input: unknown; clientAddress?: string; userAgent?: string }) {
+export async function login({
+  ctx,
+  input,
+  clientAddress,
+  userAgent,
+  deviceCookie,
+}: {
+  ctx: Ctx;
+  input: unknown;
+  clientAddress?: string;
+  userAgent?: string;
+  /** The browser's device cookie (devices.ts), if it has one. */
+  deviceCookie?: string;
+}) {
   const { email, password } = parseInput(credentials, input, INCOMPLETE);
   const svc = ctx.svc;
   const address = clientAddress || 'unknown';
-  const pair = await reserve(svc, `pair:${email}|${address}`, SIGNIN_LIMITS.perAccountAndAddress);
-  if ('retryAfterSeconds' in pair) {
-    throw limitExceeded(`Too many failed sign-ins to this account from your network. Try again in ${minutes(pair.retryAfterSeconds)}.`, pair.retryAfterSeconds);
+  const device = knownDevice(svc, email, deviceCookie);
+  const places: Reservation[] = [];
+  const take = async (key: string, limit: number, sentence: (wait: string) => string) => {
+    const got = await reserve(svc, key, limit);
+    if ('retryAfterSeconds' in got) {
+      await Promise.all(places.map((p) => giveBack(svc, p)));
+      throw limitExceeded(sentence(minutes(got.retryAfterSeconds)), got.retryAfterSeconds);
+    }
+    places.push(got);
+    return got;
+  };
+  let first: Reservation;
+  if (device) {
+    first = await take(`device:${device}`, SIGNIN_LIMITS.perKnownDevice, (wait) => `Too many failed sign-ins to this account from this browser. Try again in ${wait}, or reset your password.`);
+  } else {
+    first = await take(`pair:${email}|${address}`, SIGNIN_LIMITS.perAccountAndAddress, (wait) => `Too many failed sign-ins to this account from your network. Try again in ${wait}.`);
+    if (clientAddress) await take(`ip:${clientAddress}`, SIGNIN_LIMITS.perAddress, (wait) => `Too many failed sign-ins from your network. Try again in ${wait}.`);
+    await take(
+      `unknown:${email}`,
+      SIGNIN_LIMITS.perAccountUnknownDevices,
+      (wait) => `Too many failed sign-ins to this account from browsers it has not seen before. Sign in from a browser you have used with Toolport before, reset your password, or try again in ${wait}.`,
+    );
   }
-  const ip = clientAddress ? await reserve(svc, `ip:${clientAddress}`, SIGNIN_LIMITS.perAddress) : undefined;
-  if (ip && 'retryAfterSeconds' in ip) {
-    await giveBack(svc, pair);
-    throw limitExceeded(`Too many failed sign-ins from your network. Try again in ${minutes(ip.retryAfterSeconds)}.`, ip.retryAfterSeconds);
-  }
-  // Only attempts holding a place in both counts get here. An unknown email is checked against a
+  // Only attempts holding a place in every count get here. An unknown email is checked against a
   // dummy hash and stays counted like a wrong password: the same answer, the same time.
   const [row] = await svc.db.select().from(users).where(eq(users.email, email));
   const ok = await verifyPassword(password, row?.passwordHash ?? (await dummyPasswordHash(svc.config.passwordCost)));
   if (!row || !ok) throw unauthorized('The email or password is wrong.');
-  // The right password: its address's count for the account starts over, and the address gets its
-  // place back, so successful sign-ins never spend the allowance.
-  await Promise.all([resetPair(svc, pair), ip && giveBack(svc, ip)]);
+  // The right password: the first count (this browser's, or this address's for the account) starts
+  // over, and the others get their place back, so successful sign-ins never spend an allowance.
+  await Promise.all([resetPair(svc, first), ...places.slice(1).map((p) => giveBack(svc, p))]);
   const session = await createSession(svc, row.id, { userAgent, address: clientAddress });
-  return { user: toPublic(svc, row), session };
+  return { user: toPublic(svc, row), session, deviceCookie: deviceCookieFor(svc, email, device) };
 }
 
 const minutes = (seconds: number) => {
