@@ -42,7 +42,7 @@ describe('metadata', () => {
     assert.deepEqual(oidc.body, as.body);
   });
 
-  it('publishes RFC 9728 metadata per MCP URL, 404 for an unknown one, nothing at the root', async () => {
+  it('publishes RFC 9728 metadata per MCP URL, the same for a made-up one, nothing at the root', async () => {
     const { user } = await newPerson(tp.url);
     const c = new Client(tp.url);
     const prm = await c.get(`/.well-known/oauth-protected-resource/u/${userKeyOf(user.mcpUrl)}/mcp`);
@@ -51,7 +51,13 @@ describe('metadata', () => {
     assert.deepEqual(prm.body.authorization_servers, [tp.config.publicUrl]);
     assert.deepEqual(prm.body.scopes_supported, ['tools']);
     assert.deepEqual(prm.body.bearer_methods_supported, ['header']);
-    assert.equal((await c.get('/.well-known/oauth-protected-resource/u/nope-not-a-key/mcp')).status, 404);
+    // A made-up MCP URL gets the same answer as a real one (issue #40: a 404 told which URLs exist).
+    const madeUp = 'A'.repeat(24);
+    const fake = await c.get(`/.well-known/oauth-protected-resource/u/${madeUp}/mcp`);
+    assert.equal(fake.status, 200);
+    assert.deepEqual({ ...fake.body, resource: undefined }, { ...prm.body, resource: undefined });
+    assert.equal(fake.body.resource, `${tp.config.publicUrl}/u/${madeUp}/mcp`);
+    assert.equal((await c.get('/.well-known/oauth-protected-resource/u/nope-not-a-key/mcp')).status, 404, 'not the shape of any MCP URL');
     assert.equal((await c.get('/.well-known/oauth-protected-resource')).status, 404);
     assert.equal((await c.get('/.well-known/oauth-protected-resource/u/x/other')).status, 404);
   });

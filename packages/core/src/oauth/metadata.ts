@@ -1,6 +1,4 @@
-import { eq } from 'drizzle-orm';
 import { mcpUrlFor } from '../accounts/accounts';
-import { users } from '../db/schema/index';
 import { notFound } from '../errors';
 import type { Services } from '../services';
 
@@ -41,11 +39,14 @@ function resourceMetadataUrl(svc: Services, userKey: string): string {
 }
 
 /** RFC 9728 protected resource metadata for one person's MCP URL; NOT_FOUND for an unknown user key. */
+/**
+ * The same for every well-formed MCP URL, real or made up, as the MCP endpoint's 401 is: which
+ * URLs belong to someone is nobody's business (a 404 for made-up ones answered exactly that).
+ */
 export async function protectedResourceMetadata(svc: Services, userKey: string) {
-  const [row] = await svc.db.select({ userKey: users.userKey }).from(users).where(eq(users.userKey, userKey));
-  if (!row) throw notFound('That MCP URL');
+  if (!/^[A-Za-z0-9_-]{24}$/.test(userKey)) throw notFound('That MCP URL');
   return {
-    resource: mcpUrlFor(svc, row.userKey),
+    resource: mcpUrlFor(svc, userKey),
     authorization_servers: [issuerOf(svc)],
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],
