@@ -92,11 +92,11 @@ describe('OAuth: authorization codes', () => {
 describe('OAuth: PKCE', () => {
   it('refuses a downgrade: the challenge itself as verifier (plain), a lowercase method, no verifier', async () => {
     const { client, user, app } = await setup();
-    const { verifier, challenge } = pkce();
+    const { challenge } = pkce();
     const code = await codeFor(client, app.client_id, user.mcpUrl, challenge);
     const plain = await redeem(tp.url, { code, code_verifier: challenge, redirect_uri: REDIRECT, client_id: app.client_id });
     assert.equal(plain.body.error, 'invalid_grant');
-    const code2 = await codeFor(client, app.client_id, user.mcpUrl, challengeOf(verifier));
+    const code2 = await codeFor(client, app.client_id, user.mcpUrl, pkce().challenge);
     const none = await redeem(tp.url, { code: code2, redirect_uri: REDIRECT, client_id: app.client_id });
     assert.equal(none.status, 400);
     assert.equal(none.body.error, 'invalid_request');
@@ -114,6 +114,25 @@ describe('OAuth: PKCE', () => {
       );
       assert.equal(new URL(res.headers.get('location')!).searchParams.get('error'), 'invalid_request', bad);
     }
+  });
+
+  it('refuses a code_challenge that got a code before, from the same app or another (issue #40)', async () => {
+    const { client, user, app } = await setup('reuse');
+    const { challenge } = pkce();
+    await codeFor(client, app.client_id, user.mcpUrl, challenge);
+    const other = await register(tp.url);
+    for (const clientId of [app.client_id, other.client_id]) {
+      const again = await client.get(
+        authorizeQuery({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: user.mcpUrl, state: 'again' }),
+      );
+      assert.equal(again.status, 302);
+      const location = new URL(again.headers.get('location')!);
+      assert.equal(location.searchParams.get('error'), 'invalid_request');
+      assert.match(location.searchParams.get('error_description')!, /^This code_challenge was used for an earlier authorization: make a new code_verifier/);
+      assert.equal(location.searchParams.get('state'), 'again');
+    }
+    // A fresh challenge is welcome.
+    assert.ok(await codeFor(client, app.client_id, user.mcpUrl, pkce().challenge));
   });
 
   it('takes verifiers of 43 to 128 unreserved characters only, even when their hash matches (RFC 7636 §4.1)', async () => {

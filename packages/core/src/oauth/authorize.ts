@@ -75,7 +75,7 @@ type Checked = { ok: true; request: AuthorizeRequest } | { ok: false; outcome: A
  * RFC 6749 §4.1.2.1: the client and redirect URI are checked first, and a failure there is shown to
  * the person, never redirected; after that, errors go back to the app with `state` and `iss`.
  */
-async function checkRequest(svc: Services, params: URLSearchParams): Promise<Checked> {
+async function checkRequest(svc: Services, params: URLSearchParams, opts: { fresh?: boolean } = {}): Promise<Checked> {
   const clientIds = params.getAll('client_id');
   if (clientIds.length !== 1 || !clientIds[0]) return { ok: false, outcome: page('This sign-in link is broken: it does not name the app (client_id).') };
   const client = await findClient(svc, clientIds[0]);
@@ -114,6 +114,11 @@ async function checkRequest(svc: Services, params: URLSearchParams): Promise<Che
   if (!challenge) return fail('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   if (method !== 'S256') return fail('invalid_request', 'Only code_challenge_method=S256 is supported.');
   if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 digest (43 characters).');
+  // A verifier is made for one authorization (RFC 7636 §4.1): a challenge that got a code before is
+  // a client that stopped making them, or someone replaying its request. Asked where an
+  // authorization starts; a replayed consent form is answered by its own rule.
+  const [seen] = !opts.fresh ? [] : await svc.db.select({ codeHash: oauthCodes.codeHash }).from(oauthCodes).where(eq(oauthCodes.codeChallenge, challenge)).limit(1);
+  if (seen) return fail('invalid_request', 'This code_challenge was used for an earlier authorization: make a new code_verifier, and its code_challenge, for every authorization (RFC 7636 §4.1).');
   const scopes = (params.get('scope') ?? '').split(' ').filter(Boolean);
   if (scopes.some((s) => s !== TOOLS_SCOPE)) return fail('invalid_scope', `The only scope is "${TOOLS_SCOPE}".`);
   const resource = params.get('resource');
@@ -171,7 +176,7 @@ function hostOf(uri: string): string {
 
 /** GET /oauth/authorize: an error page, an error redirect, the sign-in form, or the consent page. */
 export async function prepareAuthorization(svc: Services, params: URLSearchParams, session?: PersonSession): Promise<AuthorizeOutcome> {
-  const checked = await checkRequest(svc, params);
+  const checked = await checkRequest(svc, params, { fresh: true });
   // Signed out, nobody has vouched for the redirect URI of a client anyone can register: an error
   // sent there would make Toolport an open redirector (RFC 9700 §4.11.2). Show it here instead.
   if (!checked.ok && !session && checked.description) {

@@ -43,7 +43,9 @@ export const oauthGrants = pgTable(
   (t) => [index('oauth_grants_user_idx').on(t.userId)],
 );
 
-export const oauthCodes = pgTable('oauth_codes', {
+export const oauthCodes = pgTable(
+  'oauth_codes',
+  {
   codeHash: text('code_hash').primaryKey(),
   grantId: text('grant_id').notNull().references(() => oauthGrants.id, { onDelete: 'cascade' }),
   clientId: text('client_id').notNull(),
@@ -53,7 +55,10 @@ export const oauthCodes = pgTable('oauth_codes', {
   scope: text('scope').notNull(),
   expiresAt: ts('expires_at').notNull(),
   usedAt: ts('used_at'),
-});
+  },
+  // A challenge is refused once it got a code (oauth/authorize.ts).
+  (t) => [index('oauth_codes_challenge_idx').on(t.codeChallenge)],
+);
 
 /** Refresh tokens, rotated on use; a reused one revokes its whole family (the grant). */
 export const oauthRefreshTokens = pgTable(

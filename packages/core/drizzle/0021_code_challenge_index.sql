@@ -1,0 +1,1 @@
+CREATE INDEX "oauth_codes_challenge_idx" ON "oauth_codes" USING btree ("code_challenge");
