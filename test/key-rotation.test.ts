@@ -332,6 +332,26 @@ describe('key settings', () => {
     assert.deepEqual(problems({ VAPID_SUBJECT: 'ops@example.com' }), ['VAPID_SUBJECT must be a mailto: address or an https: URL.']);
   });
 
+  it('sends push only to the browsers’ push services unless PUSH_HOSTS names others (issue #40)', () => {
+    assert.deepEqual(parseConfig({}).pushHosts, ['fcm.googleapis.com', 'android.googleapis.com', 'updates.push.services.mozilla.com', '*.push.apple.com', '*.notify.windows.com']);
+    assert.deepEqual(parseConfig({ PUSH_HOSTS: ' Push.Example.com , *.push.example.net' }).pushHosts, ['push.example.com', '*.push.example.net']);
+    for (const bad of ['*', 'https://push.example.com', 'push..example.com', '*.com.', ',']) {
+      assert.match(problems({ PUSH_HOSTS: bad })[0] ?? '', /^PUSH_HOSTS must list host names/, bad);
+    }
+  });
+
+  it('checks the mail settings', () => {
+    const ok = parseConfig({ SMTP_URL: 'smtps://user:secret@smtp.example.com:465', MAIL_FROM: 'Ops <ops@example.com>', DATA_DIR: '/tmp/tp' });
+    assert.deepEqual(ok.mail, { smtpUrl: 'smtps://user:secret@smtp.example.com:465', from: 'Ops <ops@example.com>', dir: '/tmp/tp/mail' });
+    assert.equal(parseConfig({ PUBLIC_URL: 'https://toolport.example.com' }).mail.from, 'Toolport <no-reply@toolport.example.com>');
+    assert.deepEqual(problems({ SMTP_URL: 'http://smtp.example.com' }), ['SMTP_URL must start with smtp:// or smtps://, not "http:".']);
+    const hidden = problems({ SMTP_URL: 'not a url with a secret' });
+    assert.equal(hidden.length, 1);
+    assert.ok(!hidden[0]!.includes('secret'), 'the URL, which may hold a password, is never echoed');
+    assert.match(problems({ MAIL_FROM: 'Ops <not an address>' })[0] ?? '', /^MAIL_FROM must be an address/);
+    assert.match(problems({ MAIL_FROM: 'a@b.co\r\nBcc: x@y.z' })[0] ?? '', /^MAIL_FROM must be an address/);
+  });
+
   it('requires the master and signing keys with DATABASE_URL (a worker signs nothing), and a server refuses to start without them', () => {
     const db = { DATABASE_URL: 'postgres://x@127.0.0.1/db' };
     assert.deepEqual(productionSecretProblems(parseConfig(db)).map((p) => p.split(' ')[0]), ['TOOLPORT_SECRET_KEY', 'TOOLPORT_SIGNING_KEYS']);

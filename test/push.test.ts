@@ -12,7 +12,8 @@ import { decryptPush, newBrowserKeys, startPushService } from './helpers/push-se
 let tp: Toolport;
 let push: Awaited<ReturnType<typeof startPushService>>;
 before(async () => {
-  tp = await startToolport();
+  // push.example.com stands for a browser's push service here (the default list is the real ones).
+  tp = await startToolport({ env: { PUSH_HOSTS: 'push.example.com,*.push.example.net' } });
   push = await startPushService();
 });
 after(async () => {
@@ -58,6 +59,14 @@ describe('web push', () => {
     assert.equal(badKeys.status, 422);
     assert.deepEqual(badKeys.body.errors.map((e: any) => e.path).sort(), ['/keys/auth', '/keys/p256dh']);
     assert.deepEqual(await subscriptionsOf(p.user.id), []);
+    // Only at a push service (PUSH_HOSTS): not a host anyone may choose, not a look-alike.
+    for (const elsewhere of ['https://attacker.example/x', 'https://push.example.com.attacker.example/x', 'https://push.example.net/x']) {
+      const refused = await p.client.post('/api/push/subscribe', { endpoint: elsewhere, keys });
+      assert.equal(refused.status, 422, elsewhere);
+      assert.match(refused.body.errors[0].message, /push service|private address/, elsewhere);
+    }
+    assert.equal((await p.client.post('/api/push/subscribe', { endpoint: 'https://eu.push.example.net/x', keys })).status, 201, 'a subdomain of a *. entry');
+    assert.equal((await p.client.request('DELETE', '/api/push/subscribe', { endpoint: 'https://eu.push.example.net/x' })).status, 204);
     const ok = await p.client.post('/api/push/subscribe', { endpoint: 'https://push.example.com/ok', keys });
     assert.equal(ok.status, 201, ok.text);
     const gone = await p.client.request('DELETE', '/api/push/subscribe', { endpoint: 'https://push.example.com/ok' });

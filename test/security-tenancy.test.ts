@@ -67,7 +67,7 @@ async function person(label: string): Promise<Person> {
 }
 
 before(async () => {
-  tp = await startToolport();
+  tp = await startToolport({ env: { PUSH_HOSTS: 'push.example.com' } });
   hook = await startAddonServer({ add_note: () => ({ text: 'added' }) });
   A = await person('a');
   B = await person('b');

@@ -48,6 +48,11 @@ export interface Config {
   vapid?: VapidConfig;
   /** `mailto:` or `https:` contact sent to push services (VAPID_SUBJECT); unset: derived from PUBLIC_URL. */
   vapidSubject?: string;
+  /**
+   * The hosts a browser's push endpoint may be at (PUSH_HOSTS; `*.` for any subdomain): the browsers'
+   * push services by default, so a subscription cannot make Toolport POST to a host of anyone's choosing.
+   */
+  pushHosts: string[];
   embedded: boolean;
   limits: Limits;
   /** Proxies in front of Toolport whose X-Forwarded-For entries are believed (0: use the socket's address). */
@@ -133,6 +138,9 @@ const bool = (name: string, raw: string | undefined, fallback: boolean, problems
   return fallback;
 };
 
+/** Where Chrome, Firefox, Safari and Edge subscriptions point. */
+export const DEFAULT_PUSH_HOSTS = ['fcm.googleapis.com', 'android.googleapis.com', 'updates.push.services.mozilla.com', '*.push.apple.com', '*.notify.windows.com'];
+
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const isLoopbackHostname = (hostname: string) => LOOPBACK_HOSTNAMES.has(hostname.toLowerCase().replace(/\.$/, ''));
 
@@ -214,6 +222,13 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const vapid = parseVapid(env.VAPID_PUBLIC_KEY, env.VAPID_PRIVATE_KEY, problems);
   const vapidSubject = env.VAPID_SUBJECT || undefined;
   if (vapidSubject && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/.test(vapidSubject)) problems.push('VAPID_SUBJECT must be a mailto: address or an https: URL.');
+
+  let pushHosts = DEFAULT_PUSH_HOSTS;
+  if (env.PUSH_HOSTS) {
+    pushHosts = env.PUSH_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+    const bad = pushHosts.filter((h) => !/^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/.test(h));
+    if (bad.length || !pushHosts.length) problems.push(`PUSH_HOSTS must list host names, each optionally starting with "*." (fcm.googleapis.com,*.push.apple.com), not "${env.PUSH_HOSTS.slice(0, 100)}".`);
+  }
 
   const whole = (name: string, fallback: number, max: number) => {
     const raw = env[name];
@@ -311,6 +326,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     signingKeys,
     vapid,
     vapidSubject,
+    pushHosts,
     embedded,
     limits,
     trustedProxies,

@@ -74,6 +74,11 @@ const b64urlBytes = (value: unknown, max: number): Buffer | undefined => {
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+const atPushService = (hosts: string[], hostname: string) => {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return hosts.some((h) => (h.startsWith('*.') ? host.endsWith(h.slice(1)) : host === h));
+};
+
 /** Push endpoints follow the outbound rule: https; plain http to loopback only where private addresses are allowed (dev, tests). */
 function checkEndpoint(svc: Services, raw: unknown, errors: FieldError[]): string | undefined {
   if (typeof raw !== 'string' || !raw || raw.length > MAX_ENDPOINT) {
@@ -94,7 +99,9 @@ function checkEndpoint(svc: Services, raw: unknown, errors: FieldError[]): strin
   else if (url.protocol === 'http:' && !(allowPrivate && loopback)) errors.push({ path: '/endpoint', message: 'The endpoint must use https.' });
   else if (url.protocol !== 'https:' && url.protocol !== 'http:') errors.push({ path: '/endpoint', message: 'The endpoint must use https.' });
   else if (!allowPrivate && net.isIP(host) && addressRange(host) !== 'unicast') errors.push({ path: '/endpoint', message: 'The endpoint points to a private address.' });
-  else return url.toString();
+  else if (!(allowPrivate && loopback) && !atPushService(svc.config.pushHosts, url.hostname)) {
+    errors.push({ path: '/endpoint', message: `The endpoint is not at a push service Toolport sends to (${svc.config.pushHosts.join(', ')}); an operator adds one with PUSH_HOSTS.` });
+  } else return url.toString();
   return undefined;
 }
 
@@ -191,7 +198,8 @@ const vapidSubject = (svc: Services) =>
 
 /** Sends the approval to every device of the person; dead subscriptions (404/410) are deleted. */
 export async function sendApprovalPush(svc: Services, p: ApprovalPush): Promise<void> {
-  const subs = await svc.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.userId, p.row.userId));
+  // A subscription kept from before PUSH_HOSTS (or since narrowed) is not sent to.
+  const subs = (await svc.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.userId, p.row.userId))).filter((sub) => checkEndpoint(svc, sub.endpoint, []));
   if (!subs.length) return;
   const keys = await vapidKeys(svc);
   const payload = JSON.stringify(approvalPushPayload(svc, p));
