@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from './helpers/http';
+import { authorizeQuery, connect, personWithClient, pkce, REDIRECT } from './helpers/oauth-flow';
 import { startToolport, type Toolport } from './helpers/target';
 
 let direct: Toolport;
@@ -47,5 +48,42 @@ describe('client addresses behind a load balancer', () => {
     assert.throws(() => parseConfig({ TRUSTED_PROXIES: 'many' }), /TRUSTED_PROXIES/);
     assert.equal(parseConfig({ TRUSTED_PROXIES: '2' }).trustedProxies, 2);
     assert.equal(parseConfig({}).trustedProxies, 0);
+  });
+});
+
+describe('dynamic client registration by network (issue #40)', () => {
+  const registerFrom = (address: string) =>
+    new Client(proxied.url).post('/oauth/register', { client_name: 'Flood', redirect_uris: [REDIRECT] }, { 'x-forwarded-for': address });
+
+  it('counts an IPv6 /64 as one network: 25 addresses of one /64 register 20 clients', async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 25; i++) statuses.push((await registerFrom(`2001:db8:77:1:${i.toString(16)}::${i}`)).status);
+    assert.deepEqual(statuses, [...Array(20).fill(201), ...Array(5).fill(429)]);
+    const refused = await registerFrom('2001:db8:77:1::ffff');
+    assert.equal(refused.body.error_description, 'Too many client registrations from this network. Try again later.');
+    assert.equal((await registerFrom('2001:db8:77:2::1')).status, 201, 'the next /64 is another network');
+    assert.equal((await registerFrom('198.51.100.77')).status, 201, 'an IPv4 address is its own');
+  });
+
+  it('removes a registration nobody let in within a day, never one a person let in', async () => {
+    const unused = (await registerFrom('198.51.100.80')).body.client_id as string;
+    const person = await personWithClient(proxied.url, 'dcr-used');
+    const used = person.app.client_id;
+    await connect(proxied.url, person.client, used, person.user.mcpUrl);
+    const authorizePage = (clientId: string) =>
+      person.client.get(authorizeQuery({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', resource: person.user.mcpUrl }));
+    assert.equal((await authorizePage(unused)).status, 200, 'a day has not passed: the consent page');
+
+    const realClock = proxied.svc.clock;
+    proxied.svc.clock = { now: () => new Date(Date.now() + 25 * 3600_000) };
+    try {
+      assert.equal((await registerFrom('198.51.100.81')).status, 201);
+    } finally {
+      proxied.svc.clock = realClock;
+    }
+    const gone = await authorizePage(unused);
+    assert.equal(gone.status, 400);
+    assert.match(gone.text, /This app is not registered with Toolport/);
+    assert.equal((await authorizePage(used)).status, 200, 'the app the person let in stays registered');
   });
 });

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { mcpUrlFor } from '../accounts/accounts';
 import { safeEqual, sha256 } from '../crypto';
-import { oauthCodes, oauthGrants, users } from '../db/schema/index';
+import { oauthClients, oauthCodes, oauthGrants, users } from '../db/schema/index';
 import { newId, newToken } from '../ids';
 import type { Services } from '../services';
 import { switchedOnTools, type EnabledTool } from '../calls/enabled-tools';
@@ -277,6 +277,10 @@ export async function decideAuthorization(
       .onConflictDoNothing({ target: oauthGrants.consentKey })
       .returning({ id: oauthGrants.id });
     if (!grant) return false;
+    await tx
+      .update(oauthClients)
+      .set({ firstGrantAt: now })
+      .where(and(eq(oauthClients.id, req.client.id), isNull(oauthClients.firstGrantAt)));
     await tx.insert(oauthCodes).values({
       codeHash: sha256(code),
       grantId,

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { eq, sql } from 'drizzle-orm';
 import { safeEqual, sha256 } from '../crypto';
 import { oauthClients } from '../db/schema/index';
@@ -8,8 +9,21 @@ import type { TokenAuthMethod } from './metadata';
 import { isMetadataDocumentId, resolveMetadataDocumentClient } from './cimd';
 import { readClientMetadata, toClient, type OAuthClient } from './client-metadata';
 
-/** Dynamic registrations allowed per client address per window. */
+/** Dynamic registrations allowed per client network per window. */
 const REGISTRATION_LIMIT = { max: 20, windowMs: 3600 * 1000 };
+/** A registration no person let in within this long is removed: an app registers just before it asks. */
+const UNUSED_CLIENT_MS = 24 * 3600 * 1000;
+
+/**
+ * What registrations are counted by: an IPv4 address, or an IPv6 /64, which one host usually has
+ * whole (counting each of its addresses let 100 addresses register 100 clients).
+ */
+function registrationNetwork(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const ip = ipaddr.process(address);
+  if (ip.kind() === 'ipv4') return ip.toString();
+  return `${(ip as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+}
 
 /** One fixed window per key, counted in Postgres so every API process shares it. */
 async function countAttempt(svc: Services, key: string, windowMs: number) {
@@ -30,12 +44,13 @@ async function countAttempt(svc: Services, key: string, windowMs: number) {
 /** Dynamic client registration (RFC 7591 §3), limited per client address. */
 export async function registerClient(svc: Services, { input, clientAddress }: { input: unknown; clientAddress?: string }) {
   if (clientAddress) {
-    const { count, windowStart, now } = await countAttempt(svc, `register:${clientAddress}`, REGISTRATION_LIMIT.windowMs);
+    const { count, windowStart, now } = await countAttempt(svc, `register:${registrationNetwork(clientAddress)}`, REGISTRATION_LIMIT.windowMs);
     if (count > REGISTRATION_LIMIT.max) {
       const retryAfterSeconds = Math.max(1, Math.ceil((windowStart.getTime() + REGISTRATION_LIMIT.windowMs - now.getTime()) / 1000));
-      throw oauthError('too_many_requests', 'Too many client registrations from this address. Try again later.', { retryAfterSeconds });
+      throw oauthError('too_many_requests', 'Too many client registrations from this network. Try again later.', { retryAfterSeconds });
     }
   }
+  await removeUnusedClients(svc);
   const meta = readClientMetadata(input, { allowSecret: true });
   const id = newId('cli');
   const secret = meta.token_endpoint_auth_method === 'none' ? undefined : newToken('tpcs_');
@@ -55,6 +70,17 @@ export async function registerClient(svc: Services, { input, clientAddress }: { 
     ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
     ...meta,
   };
+}
+
+/** Registrations that no person let in within a day; a few at a time, as registrations come. */
+async function removeUnusedClients(svc: Services) {
+  const before = new Date(svc.clock.now().getTime() - UNUSED_CLIENT_MS).toISOString();
+  await svc.db.execute(sql`
+    delete from oauth_clients where id in (
+      select c.id from oauth_clients c
+      where c.kind = 'dcr' and c.first_grant_at is null and c.created_at < ${before}::timestamptz
+        and not exists (select 1 from oauth_grants g where g.client_id = c.id)
+      limit 100)`);
 }
 
 async function findRegisteredClient(svc: Services, clientId: string): Promise<OAuthClient | undefined> {

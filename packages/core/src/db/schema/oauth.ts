@@ -15,6 +15,8 @@ export const oauthClients = pgTable('oauth_clients', {
   createdAt: ts('created_at').notNull().defaultNow(),
   /** When a client ID metadata document was last fetched; refetched after about an hour. */
   fetchedAt: ts('fetched_at'),
+  /** When a person first let it in; a registration nobody used within a day is removed (oauth/clients.ts). */
+  firstGrantAt: ts('first_grant_at'),
 });
 
 /** A person letting an app in: the "connection" shown in the dashboard. Revoking it ends every token. */
