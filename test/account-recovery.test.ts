@@ -2,12 +2,16 @@
 // their password gets back in by a one-time link that signs every other session out. Mail goes
 // through a real SMTP server; every step is the person's, in Chromium.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { sql } from 'drizzle-orm';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { launchBrowser, newContext, signInOnDashboard, watchErrors } from './helpers/browser';
 import { Client, newPerson } from './helpers/http';
 import { linkIn, startMailbox } from './helpers/mailbox';
+import { personWithNotes, startAddonServer } from './helpers/addon-server';
+import { connectApp } from './helpers/mcp';
 import { authorizeQuery, pkce, REDIRECT, register } from './helpers/oauth-flow';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -301,5 +305,59 @@ describe('where the person is signed in', () => {
     assert.equal(r.body.detail, 'That session does not exist.');
     assert.equal((await owner.client.get('/api/me')).status, 200, 'the owner stays signed in');
     for (const bad of ['x', '%25', 'a'.repeat(200)]) assert.equal((await other.client.request('DELETE', `/api/sessions/${bad}`)).status, 404);
+  });
+});
+
+describe('leaving Toolport', () => {
+  it('the person downloads their data, then deletes the account: the app’s next call is refused and nothing of theirs is left', async () => {
+    const hook = await startAddonServer({ add_note: () => ({ text: 'Added.' }) });
+    const person = await personWithNotes(tp.url, hook, { add_note: true }, 'leaving');
+    const { client: app } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const { page: p, errors, close } = await page();
+    try {
+      assert.equal((await app.callTool({ name: `${person.addonId}__add_note`, arguments: { text: 'before' } })).isError, undefined);
+      await signInOnDashboard(p, person.email, person.password);
+
+      const [download] = await Promise.all([p.waitForEvent('download'), p.getByRole('link', { name: 'Download your data' }).click()]);
+      assert.equal(download.suggestedFilename(), 'toolport-export.json');
+      const exported = JSON.parse(readFileSync((await download.path())!, 'utf8'));
+      assert.equal(exported.account.email, person.email);
+      assert.deepEqual(exported.installs.map((i: { addon: { id: string } }) => i.addon.id), [person.addonId]);
+      assert.deepEqual(exported.apps.map((a: { appName: string }) => a.appName), ['Claude']);
+      assert.equal(exported.calls.length, 1);
+      assert.equal(exported.calls[0].tool, 'add_note');
+
+      await p.getByRole('button', { name: 'Delete your account' }).click();
+      await p.getByLabel('Your password', { exact: true }).fill('not my password');
+      await p.getByRole('button', { name: 'Delete my account' }).click();
+      await p.getByText('Your password is not right.').waitFor();
+      await p.getByLabel('Your password', { exact: true }).fill(person.password);
+      await p.getByRole('button', { name: 'Delete my account' }).click();
+      await p.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+    }
+    await assert.rejects(app.callTool({ name: `${person.addonId}__add_note`, arguments: { text: 'after' } }), 'the app is refused at once');
+    await app.close().catch(() => {});
+    assert.equal((await new Client(tp.url).post('/api/session/login', { email: person.email, password: person.password })).status, 401);
+    assert.equal(hook.calls().length, 1, 'the refused call reached nobody');
+    const left = await tp.svc.db.execute(sql`
+      select (select count(*) from users where id = ${person.user.id})
+        + (select count(*) from sessions where user_id = ${person.user.id})
+        + (select count(*) from oauth_grants where user_id = ${person.user.id})
+        + (select count(*) from installs where user_id = ${person.user.id})
+        + (select count(*) from tool_switches where user_id = ${person.user.id})
+        + (select count(*) from calls where user_id = ${person.user.id})
+        + (select count(*) from email_links where user_id = ${person.user.id}) as n`);
+    assert.equal(Number(((left as { rows?: Array<{ n: unknown }> }).rows ?? (left as unknown as Array<{ n: unknown }>))[0]!.n), 0, 'nothing of the account is left');
+    // The email is free again.
+    assert.equal((await new Client(tp.url).post('/api/session/signup', { email: person.email, password: 'a fresh start password' })).status, 201);
+
+    // Whoever publishes add-ons deletes them first: others installed them.
+    const refused = await person.dev.client.post('/api/me/delete', { password: person.dev.password });
+    assert.equal(refused.status, 409);
+    assert.match(refused.body.detail, /^You publish an add-on \(.+\)\. Delete it on the Developers page first/);
+    await hook.close();
   });
 });

@@ -143,6 +143,13 @@ const cases: Record<string, Check> = {
     assert.equal((await A.client.get('/api/me')).status, 200, 'A stays signed in');
   },
   'POST /api/me/verification': ownOnly('POST', '/api/me/verification'),
+  'GET /api/me/export': ownOnly('GET', '/api/me/export'),
+  'POST /api/me/delete': async () => {
+    const r = await B.client.post('/api/me/delete', { password: 'not b’s password' });
+    assert.equal(r.status, 422);
+    clean(r.text, 'delete');
+    assert.equal((await A.client.get('/api/me')).status, 200, 'A is untouched');
+  },
   'POST /api/session/reset-request': async () => {
     const email = (await A.client.get('/api/me')).body.email;
     const res = await new Client(tp.url).post('/api/session/reset-request', { email });

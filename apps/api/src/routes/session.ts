@@ -2,6 +2,8 @@ import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import {
   changePassword,
+  deleteAccount,
+  exportAccount,
   endSession,
   getMe,
   listSessions,
@@ -75,6 +77,17 @@ export const sessionRoutes = new Hono<AppEnv>()
   })
   .post('/sessions/end-others', requirePerson, async (c) => c.json(await signOutOthers({ ctx: asPerson(c), token: c.get('sessionToken')! })))
   .post('/me/password', requirePerson, async (c) => c.json(await changePassword({ ctx: asPerson(c), input: await readJson(c), token: c.get('sessionToken')! })))
+  .get('/me/export', requirePerson, async (c) => {
+    c.header('Content-Disposition', 'attachment; filename="toolport-export.json"');
+    c.header('Cache-Control', 'no-store');
+    return c.json(await exportAccount({ ctx: asPerson(c) }));
+  })
+  .post('/me/delete', requirePerson, async (c) => {
+    await deleteAccount({ ctx: asPerson(c), input: await readJson(c) });
+    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    deleteCookie(c, DEVICE_COOKIE, { path: '/' });
+    return c.body(null, 204);
+  })
   .post('/session/logout', requirePerson, async (c) => {
     await logout({ ctx: asPerson(c), token: c.get('sessionToken')! });
     deleteCookie(c, SESSION_COOKIE, { path: '/' });

@@ -105,6 +105,7 @@ export type {
   CreatedAddon,
   Credentials,
   DecisionInput,
+  DeleteAccountInput,
   DeliveryPage,
   Disconnected,
   FieldError,

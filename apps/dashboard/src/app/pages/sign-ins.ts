@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
-import { del, get, post, type FieldError, type PasswordChange, type SessionView } from '../api';
+import { del, get, post, type DeleteAccountInput, type FieldError, type PasswordChange, type SessionView } from '../api';
+import { navigate } from '../router';
+import { me } from '../store';
 import { ConfirmButton, html, LiveNotice, Notice, toApiError, useLoad, When } from '../ui';
 
 /** Where the person is signed in, each to sign out; and a new password, which signs the others out. */
@@ -43,7 +45,31 @@ export function SignIns() {
         confirmLabel="Sign out the others" onConfirm=${endOthers} />`}
       <${LiveNotice}>${said}<//>
     </section>
-    <${ChangePassword} onChanged=${() => list.reload()} />`;
+    <${ChangePassword} onChanged=${() => list.reload()} />
+    <${YourData} />`;
+}
+
+/** A copy of what Toolport keeps of the person, and leaving for good. */
+function YourData() {
+  const [password, setPassword] = useState('');
+  const remove = async () => {
+    await post('/api/me/delete', { password } satisfies DeleteAccountInput);
+    me.set(null);
+    navigate('/signin', true);
+  };
+  return html`<section class="card" aria-labelledby="data-h">
+    <h2 id="data-h">Your data</h2>
+    <p class="muted">A copy of your account, the add-ons you installed and their tools, your rules, the apps you let in and your call log, as JSON. Secrets are never in it.</p>
+    <p><a class="btn" href="/api/me/export" download="toolport-export.json">Download your data</a></p>
+    <${ConfirmButton} label="Delete your account" title="Delete your account?" danger
+      body=${html`<p>Your account, the apps you let in, your installs, rules, connected accounts and call log are deleted now, and cannot come back. Apps using your MCP URL stop at once.</p>
+        <div class="field">
+          <label for="delete-password">Your password</label>
+          <input id="delete-password" type="password" autocomplete="current-password" value=${password}
+            onInput=${(e: Event) => setPassword((e.target as HTMLInputElement).value)} />
+        </div>`}
+      confirmLabel="Delete my account" onConfirm=${remove} />
+  </section>`;
 }
 
 function ChangePassword({ onChanged }: { onChanged: () => void }) {
