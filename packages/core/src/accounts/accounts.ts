@@ -136,7 +136,7 @@ export async function resetPassword({ ctx, input, device }: { ctx: Ctx; input: u
   if (!row) throw new ToolportError('GONE', 'This link was sent to an email the account no longer uses. Ask for a new reset link.');
   await svc.db.delete(sessions).where(eq(sessions.userId, row.id));
   await voidLinks(svc, row.id);
-  await svc.db.execute(sql`delete from login_throttle where key like ${`pair:${row.email.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`}`);
+  await svc.db.execute(sql`delete from login_throttle where key like ${pairKeysOf(row.email)}`);
   sendInBackground(svc, { to: row.email, ...mailTexts.passwordChanged() });
   const session = await createSession(svc, row.id, device);
   return { user: toPublic(svc, row), session, deviceCookie: deviceCookieFor(svc, row.email) };
@@ -289,6 +289,9 @@ export async function login({
   const session = await createSession(svc, row.id, { userAgent, address: clientAddress });
   return { user: toPublic(svc, row), session, deviceCookie: deviceCookieFor(svc, email, device) };
 }
+
+/** The LIKE pattern of an account's per-address sign-in counts (`pair:<email>|<address>`), its email's wildcards escaped. */
+export const pairKeysOf = (email: string) => `pair:${email.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`;
 
 const minutes = (seconds: number) => {
   const m = Math.max(1, Math.ceil(seconds / 60));

@@ -10,6 +10,7 @@ import { conflict, limitExceeded, unauthorized, validation } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { listInstalls } from '../installs/installs';
 import { listConnections } from '../oauth/grants';
+import { pairKeysOf } from './accounts';
 
 /** The call log in an export: the latest this many (the dashboard pages through older ones). */
 const EXPORTED_CALLS = 10_000;
@@ -76,7 +77,7 @@ export async function deleteAccount({ ctx, input }: { ctx: Ctx; input: unknown }
   await svc.db.transaction(async (tx) => {
     // The one table keyed by the person without a foreign key; the rest go with the account.
     await tx.delete(toolSwitches).where(eq(toolSwitches.userId, userId));
-    await tx.execute(sql`delete from login_throttle where key = ${`unknown:${row.email}`} or key like ${`pair:${row.email.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`}`);
+    await tx.execute(sql`delete from login_throttle where key = ${`unknown:${row.email}`} or key like ${pairKeysOf(row.email)}`);
     await tx.delete(users).where(eq(users.id, userId));
   });
   // Every process drops what it holds of this person: gates, tokens' grants, tools.
