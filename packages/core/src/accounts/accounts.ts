@@ -119,7 +119,7 @@ export type ResetInput = z.input<typeof resetInput>;
 
 /**
  * A new password from a reset link: every session of the account ends (this one starts), every
- * other link is void, and the sign-in counts of its email start over.
+ * other link is void, and the per-address sign-in counts of its email start over.
  */
 export async function resetPassword({ ctx, input, device }: { ctx: Ctx; input: unknown; device?: Device }) {
   const { token, password } = parseInput(resetInput, input, 'The new password is not valid.');
