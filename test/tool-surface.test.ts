@@ -457,6 +457,10 @@ describe('the dashboard shows icons beside names, from Toolport’s own origin',
       await page.goto('/addons');
       const card = page.locator(`article[data-addon="${p.addonId}"]`);
       await card.waitFor();
+      // The icons load lazily and may still be in flight: scroll them in and wait for each to settle.
+      await card.scrollIntoViewIfNeeded();
+      await card.locator('img.icon').evaluateAll((imgs) => Promise.all((imgs as HTMLImageElement[]).map((i) =>
+        i.complete ? null : new Promise((settle) => { i.addEventListener('load', settle, { once: true }); i.addEventListener('error', settle, { once: true }); }))));
       const drawn = await card.locator('img.icon').evaluateAll((imgs) =>
         (imgs as HTMLImageElement[]).map((i) => ({ src: new URL(i.src).pathname, width: i.naturalWidth, alt: i.alt })),
       );
