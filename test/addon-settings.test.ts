@@ -44,7 +44,7 @@ async function register(id: string, settings: unknown = SETTINGS) {
   const res = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public', settings }));
   assert.equal(res.status, 201, res.text);
   hook.setSecret(res.body.signingSecret);
-  await listPublicly(tp.url, id);
+  await listPublicly(tp.url, id, dev);
 }
 
 before(async () => {

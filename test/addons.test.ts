@@ -140,7 +140,7 @@ describe('catalog, installs and switches', () => {
     const pub = uid('pub');
     const priv = uid('priv');
     await dev.api.post('/api/addons', notesManifest(pub, hook.url, { visibility: 'public' }));
-    await listPublicly(tp.url, pub);
+    await listPublicly(tp.url, pub, dev);
     await dev.api.post('/api/addons', notesManifest(priv, hook.url));
     const ids = (await other.client.get('/api/catalog')).body.map((a: any) => a.id);
     assert.ok(ids.includes(pub));
@@ -155,7 +155,7 @@ describe('catalog, installs and switches', () => {
     const person = await newPerson(tp.url);
     const id = uid('pub');
     await dev.api.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
-    await listPublicly(tp.url, id);
+    await listPublicly(tp.url, id, dev);
     const inst = await person.client.post('/api/installs', { addon: id });
     assert.equal(inst.status, 201);
     assert.ok(inst.body.tools.every((t: any) => t.enabled === false));

@@ -43,7 +43,7 @@ before(async () => {
   const created = await dev.client.post('/api/addons', notesManifest('notes', addon.url, { visibility: 'public' }));
   assert.equal(created.status, 201, created.text);
   addon.setSecret(created.body.signingSecret);
-  await listPublicly(tp.url, 'notes');
+  await listPublicly(tp.url, 'notes', dev);
   // Search and add on; delete stays off until the later-tools journey switches it on.
   person = await newPerson(tp.url, 'chooser');
   await installFor(person, 'notes', { search_notes: true, add_note: true });

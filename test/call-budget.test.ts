@@ -232,7 +232,7 @@ describe('the approval receipt, through the kit', () => {
       const created = await dev.client.post('/api/addons', addon.manifest({ webhook }));
       assert.equal(created.status, 201, created.text);
       secrets = [created.body.signingSecret];
-      await listPublicly(tp.url, addonId);
+      await listPublicly(tp.url, addonId, dev);
     }
     const person = await newPerson(tp.url, 'kit-person');
     await installFor(person, addonId, { wipe: true, boom: true });

@@ -35,8 +35,8 @@ before(async () => {
   });
   assert.equal(weather.status, 201, weather.text);
   hook.setSecret(weather.body.signingSecret);
-  await listPublicly(tp.url, notesId);
-  await listPublicly(tp.url, weatherId);
+  await listPublicly(tp.url, notesId, dev);
+  await listPublicly(tp.url, weatherId, dev);
 });
 after(async () => {
   await closeBrowser?.();

@@ -33,7 +33,7 @@ async function hostileWorld() {
   const created = await dev.client.post('/api/addons', m);
   assert.equal(created.status, 201, created.text);
   hook.setSecret(created.body.signingSecret);
-  await listPublicly(tp.url, id);
+  await listPublicly(tp.url, id, dev);
   const person = await newPerson(tp.url, 'long-person');
   await installFor(person, id, { search_notes: true, delete_note: true });
   const app = (await connectApp(person.user.mcpUrl, person.client, { name: unbroken(60, 'Aa') })).client;

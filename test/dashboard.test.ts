@@ -325,7 +325,7 @@ describe('the dashboard in a browser', () => {
       tools: [{ name: 'forecast', title: 'Forecast', summary: 'Returns the hourly forecast for a city as JSON.', arguments: [{ name: 'city', summary: 'The city.', kind: { text: { maxLength: 80 } } }] }],
     });
     assert.equal(weather.status, 201, weather.text);
-    await listPublicly(tp.url, 'weather');
+    await listPublicly(tp.url, 'weather', other);
 
     await page.getByRole('link', { name: 'Add-ons' }).first().click();
     await page.getByRole('button', { name: 'Install Weather' }).waitFor();

@@ -37,7 +37,7 @@ before(async () => {
   const created = await dev.client.post('/api/addons', notesManifest('notes', addon.url, { visibility: 'public' }));
   assert.equal(created.status, 201, created.text);
   addon.setSecret(created.body.signingSecret);
-  await listPublicly(tp.url, 'notes');
+  await listPublicly(tp.url, 'notes', dev);
   // A destructive call is described by the add-on first; `{confirm: null}` would skip the approval.
   addon.onConfirm((b) => ({ confirm: { message: `Delete the note ${b.arguments.id}?`, style: 'destructive' } }));
 });

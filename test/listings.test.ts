@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, screenshots, signInOnDashboard, watchErrors } from './helpers/browser';
+import { confirmEmail } from './helpers/mail-files';
 import { installFor, newPerson, OPERATOR_EMAIL, OPERATOR_PASSWORD, operatorOf } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
@@ -54,6 +55,14 @@ describe('public listings are reviewed by an operator', () => {
     assert.equal(entry.publisher.webhookHost, new URL(hook.url).host);
     const bad = await op.post(`/api/operator/listings/${id}/decision`, { decision: 'maybe' });
     assert.equal(bad.status, 422);
+    // Issue #40: an account whose email nobody confirmed never publishes to everyone.
+    assert.equal(entry.publisher.emailConfirmed, false);
+    const early = await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' });
+    assert.equal(early.status, 409, early.text);
+    assert.equal(early.body.detail, 'The publisher has not confirmed their email yet; a listing is approved only for a publisher whose email is confirmed.');
+    assert.ok(!((await person.client.get('/api/catalog')).body as any[]).some((a) => a.id === id), 'still not listed');
+    await confirmEmail(dev);
+    assert.equal(((await op.get('/api/operator/listings')).body as any[]).find((q) => q.addonId === id).publisher.emailConfirmed, true);
     assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 200);
     assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 409, 'decided once');
 
@@ -87,6 +96,7 @@ describe('public listings are reviewed by an operator', () => {
     const id = newId();
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     hook.setSecret(created.body.signingSecret);
+    await confirmEmail(dev);
     const op = await operatorOf(tp.url);
     assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 200);
     const person = await newPerson(tp.url, 'installed');
@@ -118,6 +128,7 @@ describe('the operator page in a browser', () => {
     const id = newId();
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     hook.setSecret(created.body.signingSecret);
+    await confirmEmail(dev);
     const { browser, close } = await launchBrowser();
     try {
       const ctx = await newContext(browser, tp.url);

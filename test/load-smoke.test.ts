@@ -101,7 +101,7 @@ describe('load smoke', { concurrency: false }, () => {
     manifest.tools = manifest.tools.map((tool: any) => (tool.name === 'delete_note' ? { ...tool, confirm: false } : tool));
     const created = await dev.client.post('/api/addons', manifest);
     assert.equal(created.status, 201, created.text);
-    await listPublicly(tp.url, addonId);
+    await listPublicly(tp.url, addonId, dev);
     hook.setSecret(created.body.signingSecret);
     const person = await newPerson(tp.url);
     await person.client.patch('/api/settings', { aiApps: true });

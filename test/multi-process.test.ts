@@ -48,7 +48,7 @@ describe('two API processes and two workers on one Postgres and one Redis', { sk
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
-    await listPublicly(publicUrl, id);
+    await listPublicly(publicUrl, id, dev);
     const person = await newPerson(publicUrl);
     await person.client.patch('/api/settings', { aiApps: true });
     await person.client.post('/api/installs', { addon: id });

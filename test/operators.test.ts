@@ -6,6 +6,7 @@ import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
 import { launchBrowser } from './helpers/browser';
 import { dashboardAs } from './helpers/dashboard';
+import { confirmEmail } from './helpers/mail-files';
 import { Client, newPerson, OPERATOR_EMAIL, operatorOf } from './helpers/http';
 import { OPERATOR_ID, startToolport, type Toolport } from './helpers/target';
 
@@ -35,6 +36,7 @@ describe('operators are named by account id', () => {
     const id = `asked-${process.pid % 1000}`;
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     assert.equal(created.status, 201, created.text);
+    await confirmEmail(dev);
     const decide = (c: Client) => c.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' });
 
     // The operator's own email, in any case, is taken; any other, even one carrying the id, is nobody's operator.

@@ -69,7 +69,7 @@ describe('tool changes reach apps only after the person reviews them', () => {
     const created = await dev.client.post('/api/addons', manifest([wipeV1, search]));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
-    await listPublicly(release.url, addonId);
+    await listPublicly(release.url, addonId, dev);
     const person = await newPerson(serve.url, 'drawers-person');
     await installFor(person, addonId, { wipe: true, search: true });
     const { client: app } = await connectApp(person.user.mcpUrl, person.client);
@@ -149,7 +149,7 @@ describe('tool changes reach apps only after the person reviews them', () => {
     const created = await dev.client.post('/api/addons', m('One.'));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
-    await listPublicly(release.url, id);
+    await listPublicly(release.url, id, dev);
     const person = await newPerson(serve.url, 'quiet-person');
     await person.client.patch('/api/settings', { aiApps: true });
     await person.client.post('/api/installs', { addon: id });
@@ -169,7 +169,7 @@ describe('the review in a browser', () => {
     const created = await dev.client.post('/api/addons', m([wipeV1]));
     assert.equal(created.status, 201, created.text);
     hook.setSecret(created.body.signingSecret);
-    await listPublicly(release.url, id);
+    await listPublicly(release.url, id, dev);
     const person = await newPerson(serve.url, 'review-person');
     await person.client.patch('/api/settings', { aiApps: true });
     await person.client.post('/api/installs', { addon: id });

@@ -83,7 +83,7 @@ describe('a two-minute tool as a task, its add-on answering later (the TypeScrip
     const created = await dev.client.post('/api/addons', manifest);
     assert.equal(created.status, 201, created.text);
     secrets = [created.body.signingSecret];
-    await listPublicly(tp.url, addonId);
+    await listPublicly(tp.url, addonId, dev);
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 

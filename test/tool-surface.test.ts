@@ -283,7 +283,7 @@ describe('tools/call: structuredContent against the outputSchema', () => {
       const created = await dev.client.post('/api/addons', manifest);
       assert.equal(created.status, 201, created.text);
       secrets.push(created.body.signingSecret);
-      await listPublicly(tp.url, manifest.id);
+      await listPublicly(tp.url, manifest.id, dev);
       const person = await newPerson(tp.url, 'kit-person');
       await installFor(person, manifest.id, { roll: true, shout: true });
       const { client } = await connectApp(person.user.mcpUrl, person.client);

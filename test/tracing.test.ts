@@ -66,7 +66,7 @@ async function personWithNotes(tools: Record<string, boolean>) {
   const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
   assert.equal(created.status, 201, created.text);
   hook.setSecret(created.body.signingSecret);
-  await listPublicly(tp.url, id);
+  await listPublicly(tp.url, id, dev);
   const person = await newPerson(tp.url);
   assert.equal((await person.client.patch('/api/settings', { aiApps: true })).status, 200);
   assert.equal((await person.client.post('/api/installs', { addon: id })).status, 201);

@@ -133,7 +133,7 @@ export async function personWithNotes(
   const created = await dev.client.post('/api/addons', manifest);
   if (created.status !== 201) throw new Error(`registration failed: ${created.status} ${created.text}`);
   hook.setSecret(created.body.signingSecret);
-  await listPublicly(baseUrl, addonId);
+  await listPublicly(baseUrl, addonId, dev);
   const person = await newPerson(baseUrl);
   await installFor(person, addonId, tools);
   return { ...person, addonId, dev };

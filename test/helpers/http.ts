@@ -1,3 +1,4 @@
+import { confirmEmail } from './mail-files';
 /** A small HTTP client for tests: JSON in and out, and a cookie jar like a browser's. */
 export interface Reply<T = any> {
   status: number;
@@ -73,8 +74,16 @@ export function operatorOf(baseUrl: string): Promise<Client> {
   return op;
 }
 
-/** An operator approves the public listing a developer asked for, so other people can install it. */
-export async function listPublicly(baseUrl: string, addonId: string) {
+const confirmed = new Set<string>();
+/**
+ * An operator approves the public listing `developer` asked for, so other people can install it.
+ * Only a confirmed email publishes, so the developer first opens the link Toolport mailed them.
+ */
+export async function listPublicly(baseUrl: string, addonId: string, developer: { client: Client; email: string }) {
+  if (!confirmed.has(developer.email)) {
+    await confirmEmail(developer);
+    confirmed.add(developer.email);
+  }
   let res = await (await operatorOf(baseUrl)).post(`/api/operator/listings/${encodeURIComponent(addonId)}/decision`, { decision: 'approve' });
   if (res.status === 401) {
     // Another server once answered on this URL: sign the operator in here.

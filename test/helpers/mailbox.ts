@@ -1,27 +1,7 @@
 import { SMTPServer } from 'smtp-server';
+import { parse, type ReceivedMail } from './mail-files';
 
-export interface ReceivedMail {
-  to: string[];
-  subject: string;
-  /** The text body, quoted-printable undone. */
-  text: string;
-  raw: string;
-}
-
-/** Quoted-printable as nodemailer writes it: soft line breaks and =XX bytes. */
-function unQuote(body: string): string {
-  const joined = body.replace(/=\r?\n/g, '');
-  return Buffer.from(joined.replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
-}
-
-function parse(raw: string, to: string[]): ReceivedMail {
-  const split = raw.search(/\r?\n\r?\n/);
-  const head = raw.slice(0, split).replace(/\r?\n[ \t]+/g, ' ');
-  const body = raw.slice(split).replace(/^\r?\n\r?\n/, '');
-  const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
-  const qp = /quoted-printable/i.test(header('Content-Transfer-Encoding'));
-  return { to, subject: header('Subject'), text: qp ? unQuote(body) : body, raw };
-}
+export { linkIn, type ReceivedMail } from './mail-files';
 
 /**
  * A real SMTP server on 127.0.0.1 that keeps what it receives, as a deployment's mail relay would
@@ -70,11 +50,4 @@ export async function startMailbox() {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** The one Toolport link in a mail's text. */
-export function linkIn(mail: ReceivedMail): string {
-  const link = /https?:\/\/\S+#token=[A-Za-z0-9_-]+/.exec(mail.text)?.[0];
-  if (!link) throw new Error(`no link in the mail "${mail.subject}": ${mail.text}`);
-  return link;
 }

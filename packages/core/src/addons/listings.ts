@@ -47,12 +47,12 @@ export async function listListings({ ctx, status }: { ctx: Ctx; status?: string 
   const filter = parseInput(listingsQuery, { status }, 'Unknown status filter.');
   const wanted: ListingStatus[] = filter.status === 'all' ? ['pending', 'approved', 'rejected', 'delisted'] : ['pending'];
   const rows = await ctx.svc.db
-    .select({ addon: addons, publisher: users.displayName, installs: sql<number>`(select count(*) from ${installs} where ${installs.addonId} = ${addons.id})::int` })
+    .select({ addon: addons, publisher: users.displayName, confirmed: users.emailVerifiedAt, installs: sql<number>`(select count(*) from ${installs} where ${installs.addonId} = ${addons.id})::int` })
     .from(addons)
     .innerJoin(users, eq(users.id, addons.ownerId))
     .where(and(isNull(addons.deletedAt), inArray(addons.listing, wanted)))
     .orderBy(desc(sql`${addons.listing} = 'pending'`), asc(addons.listingChangedAt));
-  return rows.map(({ addon, publisher, installs: count }) => ({
+  return rows.map(({ addon, publisher, confirmed, installs: count }) => ({
     addonId: addon.id,
     name: addon.name,
     description: addon.description,
@@ -60,7 +60,7 @@ export async function listListings({ ctx, status }: { ctx: Ctx; status?: string 
     reason: addon.listingReason,
     requestedAt: addon.listingChangedAt?.toISOString() ?? null,
     version: addon.version,
-    publisher: { name: publisher, webhookHost: hostOf(addon.webhookUrl) },
+    publisher: { name: publisher, webhookHost: hostOf(addon.webhookUrl), emailConfirmed: confirmed !== null },
     installs: count,
   }));
 }
@@ -79,12 +79,24 @@ export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId
   requireOperator(ctx);
   const { decision, reason } = parseInput(decisionInput, input, 'The decision is not valid.');
   const from: ListingStatus[] = decision === 'delist' ? ['approved', 'pending'] : ['pending'];
+  // An unconfirmed account never publishes to everyone: its email may not be its own.
+  const publisherConfirmed = sql`exists (select 1 from ${users} where ${users.id} = ${addons.ownerId} and ${users.emailVerifiedAt} is not null)`;
   const [row] = await ctx.svc.db
     .update(addons)
     .set({ listing: DECISIONS[decision], listingReason: reason?.trim() || null, listingChangedAt: ctx.svc.clock.now() })
-    .where(and(eq(addons.id, addonId), isNull(addons.deletedAt), inArray(addons.listing, from)))
+    .where(and(eq(addons.id, addonId), isNull(addons.deletedAt), inArray(addons.listing, from), decision === 'approve' ? publisherConfirmed : undefined))
     .returning({ id: addons.id, listing: addons.listing });
   if (!row) {
+    if (decision === 'approve') {
+      const [owner] = await ctx.svc.db
+        .select({ confirmed: users.emailVerifiedAt, listing: addons.listing })
+        .from(addons)
+        .innerJoin(users, eq(users.id, addons.ownerId))
+        .where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
+      if (owner?.listing === 'pending' && !owner.confirmed) {
+        throw new ToolportError('CONFLICT', 'The publisher has not confirmed their email yet; a listing is approved only for a publisher whose email is confirmed.', { listing: 'pending' });
+      }
+    }
     const [found] = await ctx.svc.db.select({ listing: addons.listing }).from(addons).where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
     if (!found || !found.listing) throw notFound('That listing');
     throw new ToolportError('CONFLICT', `This listing is ${found.listing}; "${decision}" applies to ${from.join(' or ')} listings.`, { listing: found.listing });

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, query, type AcceptUpdateInput, type CatalogDetail, type CatalogEntry, type Connection, type Install, type Rule, type Tool, type ToolSwitchesInput } from '../api';
 import { ConfirmButton, html, Loaded, Notice, PageHeader, Revealed, Switch, toApiError, useDebounced, useLoad } from '../ui';
+import { me } from '../store';
 import { UpdateReview } from './update-review';
 import { ruleText, ToolRules } from './rules';
 import { InstallButton, SettingsReminder } from './addon-settings';
@@ -136,7 +137,7 @@ export function AddonsPage() {
                 <p class="small"><code class="mono muted"><${Revealed} text=${c.id} identifier /></code>${c.visibility === 'private' ? html` <span class="badge">Private · yours</span>` : null}</p>
                 ${c.description && html`<p class="muted"><${Revealed} text=${c.description} /></p>`}
                 <p class="small muted publisher">By ${c.publisher?.name ? html`<strong><${Revealed} text=${c.publisher.name} /></strong>` : 'an unnamed developer'}${c.publisher?.webhookHost ? html` · runs on <code class="mono">${c.publisher.webhookHost}</code>` : null}${c.release ? html` · release ${c.release.version}, ${new Date(c.release.publishedAt).toLocaleDateString()}` : null}</p>
-                ${c.mine && c.listing === 'pending' ? html`<p class="small"><span class="badge">Waiting for review</span> only you can install it until Toolport approves the listing</p>` : null}
+                ${c.mine && c.listing === 'pending' ? html`<p class="small"><span class="badge">Waiting for review</span> only you can install it until Toolport approves the listing${me.get()?.emailVerified === false ? ', which it does only once you confirm your email (see Home)' : ''}</p>` : null}
                 ${c.tools?.length ? html`<p class="small muted">${c.tools.length} tool${c.tools.length === 1 ? '' : 's'}${c.tools.some((t) => t.destructive) ? html` · <span class="text-danger">some destructive</span>` : null}</p>` : null}
                 <div class="card-actions">
                   <a class="btn" href=${`/addons/${encodeURIComponent(c.id)}`} aria-label=${`Details of ${c.name}`}>Details</a>

@@ -31,7 +31,7 @@ export function OperatorPage() {
             (l) => html`<article class="card" data-listing=${l.addonId} aria-labelledby=${`lst-${l.addonId}`}>
               <h2 id=${`lst-${l.addonId}`}><${Revealed} text=${l.name} /> <code class="mono small muted"><${Revealed} text=${l.addonId} identifier /></code> <span class="badge">${l.status}</span></h2>
               <p class="muted"><${Revealed} text=${l.description} /></p>
-              <p class="small">Published by <strong>${l.publisher.name ? html`<${Revealed} text=${l.publisher.name} />` : 'an unnamed developer'}</strong>; webhook on <code class="mono">${l.publisher.webhookHost}</code>. Release ${l.version}, ${l.installs} install${l.installs === 1 ? '' : 's'}.</p>
+              <p class="small">Published by <strong>${l.publisher.name ? html`<${Revealed} text=${l.publisher.name} />` : 'an unnamed developer'}</strong>${l.publisher.emailConfirmed ? '' : ' (email not confirmed yet: the listing can be approved once it is)'}; webhook on <code class="mono">${l.publisher.webhookHost}</code>. Release ${l.version}, ${l.installs} install${l.installs === 1 ? '' : 's'}.</p>
               ${l.reason ? html`<p class="small muted">Reason given: <${Revealed} text=${l.reason} /></p>` : null}
               ${l.status === 'pending' || l.status === 'approved'
                 ? html`<label class="small" for=${`why-${l.addonId}`}>Reason (shown to the developer)</label>
