@@ -106,6 +106,7 @@ const TIERS = {
   operators: 'browser-services', // operators review the listings of a hosted deployment
   outbound: 'unit',
   packages: 'surface',
+  passkeys: 'browser-embedded',
   'password-cost': 'surface',
   'pathological-patterns': 'surface',
   patterns: 'unit',

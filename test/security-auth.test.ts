@@ -23,6 +23,8 @@ const PUBLIC: Record<string, string> = {
   'POST /api/session/reset-request': 'mails a reset link to an account’s own email; the same answer whether or not one exists',
   'POST /api/session/reset': 'its credential is the one-time link mailed to the account',
   'POST /api/session/verify-email': 'its credential is the one-time link mailed to the account',
+  'POST /api/session/passkey/options': 'a one-time challenge for any passkey, before anyone is known; bounded per address',
+  'POST /api/session/passkey': 'signs in: its credential is the passkey’s signature over that challenge',
   'GET /api/push/key': "the server's public Web Push key, which a browser needs before it subscribes",
 };
 

@@ -143,6 +143,27 @@ const cases: Record<string, Check> = {
     assert.equal((await A.client.get('/api/me')).status, 200, 'A stays signed in');
   },
   'POST /api/me/verification': ownOnly('POST', '/api/me/verification'),
+  // Passkeys of A's are in passkeys.test.ts (B removing one is 404); here B's own calls leak nothing of A.
+  'GET /api/me/passkeys': ownOnly('GET', '/api/me/passkeys'),
+  'POST /api/me/passkeys/options': ownOnly('POST', '/api/me/passkeys/options'),
+  'POST /api/me/passkeys': async () => {
+    const r = await B.client.post('/api/me/passkeys', { name: 'x', response: { id: 'forged', rawId: 'forged', type: 'public-key', response: {} } });
+    assert.equal(r.status, 422, r.text);
+    clean(r.text, 'add passkey');
+  },
+  'DELETE /api/me/passkeys/:id': async () => {
+    await is404(B.client.request('DELETE', '/api/me/passkeys/madeup'), 'a passkey B does not have');
+  },
+  'POST /api/session/passkey/options': async () => {
+    const r = await new Client(tp.url).post('/api/session/passkey/options');
+    assert.equal(r.status, 200);
+    clean(r.text, 'passkey options');
+  },
+  'POST /api/session/passkey': async () => {
+    const r = await new Client(tp.url).post('/api/session/passkey', { response: { id: 'madeup', rawId: 'madeup', type: 'public-key', response: {} } });
+    assert.equal(r.status, 401, r.text);
+    assert.equal((await A.client.get('/api/me')).status, 200);
+  },
   'GET /api/me/export': ownOnly('GET', '/api/me/export'),
   'POST /api/me/delete': async () => {
     const r = await B.client.post('/api/me/delete', { password: 'not b’s password' });

@@ -125,13 +125,20 @@ export interface Toolport extends RunningServer {
 
 /** Starts Toolport in this process on a free port, on the suite's target. */
 export async function startToolport(
-  opts: { env?: Record<string, string>; backing?: Backing; keepBacking?: boolean; log?: Logger } = {},
+  opts: {
+    env?: Record<string, string>;
+    backing?: Backing;
+    keepBacking?: boolean;
+    log?: Logger;
+    /** PUBLIC_URL's host: `localhost` where the browser needs a domain (WebAuthn refuses an IP address). */
+    publicHost?: string;
+  } = {},
 ): Promise<Toolport> {
   const backing = opts.backing ?? (await createBacking());
   const port = await freePort();
   const config = parseConfig({
     PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    PUBLIC_URL: `http://${opts.publicHost ?? '127.0.0.1'}:${port}`,
     ...backing.env,
     ...opts.env,
   });

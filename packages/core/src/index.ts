@@ -30,6 +30,7 @@ export {
 } from './accounts/accounts';
 export { endSession, listSessions, logout, readSession } from './accounts/sessions';
 export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/devices';
+export { addPasskey, listPasskeys, passkeyRegistrationOptions, passkeySignInOptions, removePasskey, signInWithPasskey } from './accounts/passkeys';
 export { deleteAccount, exportAccount } from './accounts/leaving';
 export { apiKeyActive, createApiKey, listApiKeys, revokeApiKey, verifyApiKey } from './keys/keys';
 export type * from './addons/types';

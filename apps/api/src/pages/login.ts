@@ -12,7 +12,10 @@ interface LoginView {
   error?: string;
 }
 
-/** A plain form: works without JavaScript, posts to /oauth/login, then back to the same request. */
+/**
+ * A plain form: works without JavaScript, posts to /oauth/login, then back to the same request. A
+ * passkey needs script, so its link signs in on the dashboard, which returns to the same request.
+ */
 export function loginPage(c: Context<AppEnv>, view: LoginView, status: ContentfulStatusCode = 200) {
   return renderPage(
     c,
@@ -30,6 +33,7 @@ ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
 <input id="password" type="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>
+<p><a href="/signin?next=${encodeURIComponent(`/oauth/authorize?${view.query}`)}">Sign in with a passkey</a></p>
 <p class="muted"><a href="/forgot-password" target="_blank" rel="noopener">Forgot your password?</a> A reset link is mailed to you; once you have set a new password, sign in here.</p>`,
   );
 }

@@ -1,7 +1,13 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import {
+  addPasskey,
   changePassword,
+  listPasskeys,
+  passkeyRegistrationOptions,
+  passkeySignInOptions,
+  removePasskey,
+  signInWithPasskey,
   deleteAccount,
   exportAccount,
   endSession,
@@ -58,6 +64,20 @@ export const sessionRoutes = new Hono<AppEnv>()
     setSession(c, session.token, session.expiresAt);
     setDeviceCookie(c, deviceCookie);
     return c.json({ user });
+  })
+  .post('/session/passkey/options', async (c) => c.json(await passkeySignInOptions({ ctx: anonymous(c), clientAddress: clientAddress(c) })))
+  .post('/session/passkey', async (c) => {
+    const { user, session, deviceCookie } = await signInWithPasskey({ ctx: anonymous(c), input: await readJson(c), device: deviceOf(c) });
+    setSession(c, session.token, session.expiresAt);
+    setDeviceCookie(c, deviceCookie);
+    return c.json({ user });
+  })
+  .get('/me/passkeys', requirePerson, async (c) => c.json(await listPasskeys({ ctx: asPerson(c) })))
+  .post('/me/passkeys/options', requirePerson, async (c) => c.json(await passkeyRegistrationOptions({ ctx: asPerson(c) })))
+  .post('/me/passkeys', requirePerson, async (c) => c.json(await addPasskey({ ctx: asPerson(c), input: await readJson(c) }), 201))
+  .delete('/me/passkeys/:id', requirePerson, async (c) => {
+    await removePasskey({ ctx: asPerson(c), id: c.req.param('id') });
+    return c.body(null, 204);
   })
   .post('/session/reset-request', async (c) => {
     return c.json(await requestPasswordReset({ ctx: anonymous(c), input: await readJson(c), clientAddress: clientAddress(c) }), 202);

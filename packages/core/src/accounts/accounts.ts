@@ -25,7 +25,7 @@ export interface PublicUser {
 export const mcpUrlFor = (svc: Services, userKey: string) => `${svc.config.publicUrl}/u/${userKey}/mcp`;
 const newUserKey = () => randomBytes(18).toString('base64url');
 
-function toPublic(svc: Services, row: typeof users.$inferSelect): PublicUser {
+export function toPublic(svc: Services, row: typeof users.$inferSelect): PublicUser {
   return { id: row.id, email: row.email, mcpUrl: mcpUrlFor(svc, row.userKey), aiApps: row.aiApps };
 }
 

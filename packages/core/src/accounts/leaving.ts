@@ -11,13 +11,14 @@ import { inputObject, parseInput } from '../input';
 import { listInstalls } from '../installs/installs';
 import { listConnections } from '../oauth/grants';
 import { pairKeysOf } from './accounts';
+import { listPasskeys } from './passkeys';
 
 /** The call log in an export: the latest this many (the dashboard pages through older ones). */
 const EXPORTED_CALLS = 10_000;
 
 /**
- * `GET /api/me/export`: what Toolport keeps of the person, as JSON they can read: the account, the
- * add-ons installed and their tools, rules, the apps let in, and the call log. Secrets (settings'
+ * `GET /api/me/export`: what Toolport keeps of the person, as JSON they can read: the account, its
+ * passkeys, the add-ons installed and their tools, rules, the apps let in, and the call log. Secrets (settings'
  * secret values, connected accounts' tokens) are never in it: only that they are set.
  */
 export async function exportAccount({ ctx }: { ctx: Ctx }) {
@@ -41,6 +42,7 @@ export async function exportAccount({ ctx }: { ctx: Ctx }) {
       aiApps: row.aiApps,
       displayName: row.displayName,
     },
+    passkeys: await listPasskeys({ ctx }),
     installs: await listInstalls({ ctx }),
     rules: await listRules({ ctx }),
     apps: await listConnections({ ctx }),

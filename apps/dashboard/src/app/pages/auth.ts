@@ -4,6 +4,16 @@ import { navigate, peekReturn } from '../router';
 import { me } from '../store';
 import { get } from '../api';
 import { html, Notice, toApiError } from '../ui';
+import { passkeyProblem, passkeysWork, signInWithPasskey } from './passkeys';
+
+/**
+ * Where to go once signed in when an app's sign-in page sent the person here (to use a passkey):
+ * back to that authorization request, and nowhere else.
+ */
+function oauthReturn(): string | null {
+  const next = new URLSearchParams(location.search).get('next');
+  return next && next.startsWith('/oauth/authorize?') ? next : null;
+}
 
 /** Sign in and sign up share one form; the API answers both with `{user}` and a session cookie. */
 export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
@@ -24,8 +34,7 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
     setFields([]);
     try {
       await post(signup ? '/api/session/signup' : '/api/session/login', { email, password } satisfies Credentials);
-      me.set(await get<Me>('/api/me'));
-      navigate('/', true);
+      await signedIn();
     } catch (err) {
       const e2 = toApiError(err);
       setError(e2.message);
@@ -33,6 +42,26 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
       // Focus goes to the first field to fix (the password, when the pair was wrong), not to <body>.
       const first = e2.fieldErrors[0]?.path === '/email' ? 'email' : 'password';
       requestAnimationFrame(() => document.getElementById(first)?.focus());
+    } finally {
+      setBusy(false);
+    }
+  };
+  const signedIn = async () => {
+    const back = oauthReturn();
+    if (back) return location.assign(back);
+    me.set(await get<Me>('/api/me'));
+    navigate('/', true);
+  };
+  const withPasskey = async () => {
+    if (busy) return;
+    setBusy(true);
+    setError('');
+    setFields([]);
+    try {
+      await signInWithPasskey();
+      await signedIn();
+    } catch (err) {
+      setError(passkeyProblem(err, false));
     } finally {
       setBusy(false);
     }
@@ -68,6 +97,8 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
         </div>
         <button class="btn btn-primary btn-block" type="submit" aria-disabled=${busy ? 'true' : undefined}>${signup ? 'Create account' : 'Sign in'}</button>
       </form>
+      ${!signup && passkeysWork() && html`<div class="auth-or"><span>or</span></div>
+        <button class="btn btn-block" type="button" onClick=${withPasskey} aria-disabled=${busy ? 'true' : undefined}>Sign in with a passkey</button>`}
       ${!signup && html`<p class="auth-switch"><a href="/forgot-password">Forgot your password?</a></p>`}
       <p class="auth-switch">
         ${signup ? html`Already have an account? <a href="/signin">Sign in</a>` : html`New to Toolport? <a href="/signup">Create an account</a>`}

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { del, get, post, type DeleteAccountInput, type FieldError, type PasswordChange, type SessionView } from '../api';
 import { navigate } from '../router';
 import { me } from '../store';
+import { Passkeys } from './passkeys';
 import { ConfirmButton, html, LiveNotice, Notice, toApiError, useLoad, When } from '../ui';
 
 /** Where the person is signed in, each to sign out; and a new password, which signs the others out. */
@@ -45,6 +46,7 @@ export function SignIns() {
         confirmLabel="Sign out the others" onConfirm=${endOthers} />`}
       <${LiveNotice}>${said}<//>
     </section>
+    <${Passkeys} />
     <${ChangePassword} onChanged=${() => list.reload()} />
     <${YourData} />`;
 }

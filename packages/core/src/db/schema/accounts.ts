@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -95,4 +95,34 @@ export const serviceSecrets = pgTable('service_secrets', {
   name: text('name').primaryKey(),
   valueEnc: text('value_enc').notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+/** Passkeys (WebAuthn credentials): the public key only; the private key never leaves the authenticator. */
+export const passkeys = pgTable(
+  'passkeys',
+  {
+    /** The credential id, base64url: one authenticator's credential belongs to one account. */
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    /** The COSE public key, base64url. */
+    publicKey: text('public_key').notNull(),
+    /** The authenticator's signature counter: one that goes backwards means a cloned authenticator. */
+    counter: bigint('counter', { mode: 'number' }).notNull().default(0),
+    transports: jsonb('transports').$type<string[]>().notNull().default([]),
+    name: text('name').notNull(),
+    /** Synced by its provider (a multi-device passkey), as the authenticator said. */
+    backedUp: boolean('backed_up').notNull().default(false),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [index('passkeys_user_idx').on(t.userId)],
+);
+
+/** A WebAuthn challenge issued and not yet answered: each is used once, within minutes. */
+export const passkeyChallenges = pgTable('passkey_challenges', {
+  challenge: text('challenge').primaryKey(),
+  purpose: text('purpose', { enum: ['register', 'signin'] }).notNull(),
+  /** The account adding a passkey; null for a sign-in, where the passkey names the account. */
+  userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+  expiresAt: ts('expires_at').notNull(),
 });
