@@ -24,6 +24,8 @@ import path from 'node:path';
  *                     in the embedded pass
  *   browser-services  drives Chromium and is about the hosted deployment (several processes,
  *                     Redis, Web Push, operators): once, in the services pass
+ *   hosted            the load only a hosted deployment meets (thousands of people's approvals
+ *                     and streams at once): once, in the services pass
  */
 const TIERS = {
   'account-recovery': 'browser-embedded', // mail through a real SMTP server
@@ -89,7 +91,7 @@ const TIERS = {
   'key-rotation': 'both',
   limits: 'both',
   listings: 'browser-services', // the public catalog; a delisting reaches every app through the bus
-  'load-smoke': 'both',
+  'load-smoke': 'hosted',
   'manifest-text': 'unit',
   'manifest-tool-accounts': 'unit',
   manifest: 'unit',
@@ -154,6 +156,7 @@ const PASSES = {
   surface: (target, first, last) => last,
   'browser-embedded': (target) => target === 'embedded',
   'browser-services': (target) => target === 'services',
+  hosted: (target) => target === 'services',
 };
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');

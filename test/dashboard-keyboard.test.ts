@@ -85,7 +85,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
         await page.goto('/signin');
         await page.getByLabel('Email').fill(someone.email);
         await page.getByLabel('Password').fill('not the password at all');
-        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.getByRole('alert').filter({ hasText: 'The email or password is wrong.' }).waitFor();
         await page.waitForFunction(() => document.activeElement !== document.body, undefined, { timeout: 2_000 }).catch(() => {});
         const now = await focused(page);

@@ -211,7 +211,7 @@ describe('the dashboard in a browser', () => {
     await screenshots(page, 'signin');
     await page.getByLabel('Email').fill('nobody@example.com');
     await page.getByLabel('Password').fill('wrong password here');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('alert').filter({ hasText: 'The email or password is wrong.' }).waitFor();
 
     await signUp(page, 'browser');

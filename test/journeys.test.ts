@@ -197,7 +197,7 @@ describe('a person denies an app on the consent page', () => {
     if (await signInForm.isVisible()) {
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
     }
     const provider = new BrowserAppProvider('Nosy App', callback.url);

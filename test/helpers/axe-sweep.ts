@@ -82,7 +82,7 @@ const states: State[] = [
       await p.goto('/signin');
       await p.getByLabel('Email').fill('nobody@example.com');
       await p.getByLabel('Password').fill('wrong password here');
-      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
       await p.getByRole('alert').waitFor();
     },
   },

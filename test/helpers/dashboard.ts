@@ -59,6 +59,6 @@ export async function signInWhereSent(page: Page, who: { email: string; password
   await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
   await page.getByLabel('Email').fill(who.email);
   await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((u) => u.pathname !== '/signin');
 }

@@ -165,7 +165,7 @@ export async function decideInBrowser(page: Page, authorizationUrl: URL | string
     await page.getByLabel('Email').fill(opts.email);
     await page.getByLabel('Password').fill(opts.password);
     const posted = posts('/oauth/login');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     const response = await posted;
     shown = await whichPage(page);
     if (shown !== 'consent') throw await formRefused(page, 'signing in from the consent page', response);

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 export interface ReceivedMail {
@@ -31,8 +32,16 @@ export function linkIn(mail: ReceivedMail): string {
   return link;
 }
 
-/** Where the test backings of this process keep their data (target.ts); without SMTP_URL, mail is written under each one's `mail/`. */
-export const dataDirs = new Set<string>();
+/** Where the Toolports this test process started write mail without SMTP_URL (target.ts, private-services.ts). */
+export const mailDirs = new Set<string>();
+
+let spare: string | undefined;
+/** A mail directory for a process started with neither DATA_DIR nor MAIL_DIR, which would write under the checkout. */
+export function spareMailDir() {
+  spare ??= mkdtempSync(path.join(os.tmpdir(), 'toolport-mail-'));
+  mailDirs.add(spare);
+  return spare;
+}
 
 /**
  * Confirms `person`'s email the way they would: the link Toolport wrote to an .eml file for them
@@ -48,15 +57,14 @@ export async function confirmEmail(person: { client: { post(path: string, body: 
       if (res.status !== 200) throw new Error(`confirming ${person.email} failed: ${res.status} ${res.text}`);
       return;
     }
-    if (Date.now() > deadline) throw new Error(`no confirmation mail to ${person.email} under ${[...dataDirs].join(', ')}`);
+    if (Date.now() > deadline) throw new Error(`no confirmation mail to ${person.email} under ${[...mailDirs].join(', ')}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 function newestMailTo(to: string, subject: RegExp): ReceivedMail | undefined {
   const found: Array<{ name: string; mail: ReceivedMail }> = [];
-  for (const dir of dataDirs) {
-    const mailDir = path.join(dir, 'mail');
+  for (const mailDir of mailDirs) {
     if (!existsSync(mailDir)) continue;
     for (const name of readdirSync(mailDir)) {
       const raw = readFileSync(path.join(mailDir, name), 'utf8');

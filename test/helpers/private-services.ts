@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { createDatabaseFromTemplate } from './db-template';
 import { freePort, servicesEnv } from './target';
+import { mailDirs, spareMailDir } from './mail-files';
 
 const PG_DIRS = ['/usr/local/bin', ...listPgBinDirs(), '/usr/bin'];
 const REDIS_DIRS = ['/usr/bin', '/usr/local/bin'];
@@ -271,8 +272,11 @@ export async function spawnToolport(
   opts: { port?: number; publicUrl?: string; readyTimeoutMs?: number } = {},
 ): Promise<ToolportProcess> {
   const port = opts.port ?? (await freePort());
+  // Mail goes where confirmEmail looks (mail-files.ts).
+  const mail = env.SMTP_URL ? {} : env.MAIL_DIR ? { MAIL_DIR: env.MAIL_DIR } : env.DATA_DIR ? { MAIL_DIR: path.join(env.DATA_DIR, 'mail') } : { MAIL_DIR: spareMailDir() };
+  if (mail.MAIL_DIR) mailDirs.add(mail.MAIL_DIR);
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
-    env: { ...process.env, ...env, ROLE: role, PORT: String(port), PUBLIC_URL: opts.publicUrl ?? `http://127.0.0.1:${port}` },
+    env: { ...process.env, ...env, ...mail, ROLE: role, PORT: String(port), PUBLIC_URL: opts.publicUrl ?? `http://127.0.0.1:${port}` },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { parseConfig, createLogger, type Config, type Logger } from '@toolport/core';
 import { startServer, type RunningServer } from '../../apps/api/src/server';
 import { copyPgliteTemplate, createDatabaseFromTemplate, OPERATOR_ID, TEST_PASSWORD_COST } from './db-template';
-import { dataDirs } from './mail-files';
+import { mailDirs } from './mail-files';
 
 export { OPERATOR_ID, TEST_PASSWORD_COST };
 
@@ -78,7 +78,7 @@ export const UNLIMITED_CALLS = { LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_P
 export async function createBacking(opts: BackingOptions = {}): Promise<Backing> {
   const { target = TARGET, label = 'tp_test', pgAdminUrl = PG_ADMIN_URL, redisUrl = REDIS_TEST_URL } = opts;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'toolport-test-'));
-  dataDirs.add(dataDir);
+  mailDirs.add(path.join(dataDir, 'mail'));
   if (target === 'embedded') {
     // A copy of a migrated data directory: PGlite's initdb alone took seconds per file.
     await copyPgliteTemplate(path.join(dataDir, 'pgdata'));
