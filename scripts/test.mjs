@@ -232,9 +232,12 @@ for (const target of targets) {
  */
 const jobs = [];
 reached.forEach((target, i) => {
-  for (const file of files) if (PASSES[TIERS[nameOf(file)]](target, i === 0, i === reached.length - 1)) jobs.push({ target, file });
+  const mine = files.filter((file) => PASSES[TIERS[nameOf(file)]](target, i === 0, i === reached.length - 1));
+  // After the long ones, each pass's files spread evenly over the queue: the embedded files keep the
+  // cores busy and the services files wait on processes, so a mix of both fills the machine best.
+  mine.forEach((file, k) => jobs.push({ target, file, order: [longFirst(file), k / mine.length] }));
 });
-jobs.sort((a, b) => longFirst(a.file) - longFirst(b.file));
+jobs.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
 /**
  * Files at once, for a 2-core machine (CI's): two per pass. The embedded files keep the cores busy,
  * the services files wait on processes and real services; together they fill each other's idle time.

@@ -44,7 +44,7 @@ async function authenticator(ctx: BrowserContext, page: Page) {
 }
 
 /** A signed-in dashboard page with an authenticator; the person adds a passkey named `name` on Home. */
-async function addPasskey(who: { client: Client }, name: string) {
+async function addPasskey(who: { client: Client; password: string }, name: string) {
   const ctx = await newContext(browser, tp.url);
   await ctx.addCookies([...who.client.cookies].map(([n, value]) => ({ name: n, value, url: tp.url })));
   const page = await ctx.newPage();
@@ -54,6 +54,7 @@ async function addPasskey(who: { client: Client }, name: string) {
   await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
   await page.getByText('No passkey yet.').waitFor();
   await page.getByLabel('Name of the new passkey').fill(name);
+  await page.getByLabel('Password, to confirm it is you').fill(who.password);
   await page.getByRole('button', { name: 'Add a passkey' }).click();
   await page.getByText(`The passkey “${name}” is added. Next time, sign in with it.`).waitFor();
   await page.locator('[data-passkey]', { hasText: name }).waitFor();
@@ -186,6 +187,12 @@ describe('passkeys refused (bad input)', () => {
       const sent = page.waitForRequest((r) => r.url().endsWith('/api/me/passkeys') && r.method() === 'POST');
       await page.goto('/');
       await page.getByLabel('Name of the new passkey').fill('Mine');
+      // A session alone adds no passkey: the password is asked again.
+      await page.getByLabel('Password, to confirm it is you').fill('not my password');
+      await page.getByRole('button', { name: 'Add a passkey' }).click();
+      await page.getByText('This is not your password.').waitFor();
+      assert.deepEqual((await a.client.get('/api/me/passkeys')).body, []);
+      await page.getByLabel('Password, to confirm it is you').fill(a.password);
       await page.getByRole('button', { name: 'Add a passkey' }).click();
       const body = (await sent).postDataJSON();
       await page.getByText('The passkey “Mine” is added. Next time, sign in with it.').waitFor();
@@ -195,7 +202,7 @@ describe('passkeys refused (bad input)', () => {
       assert.equal(stolen.status, 422, stolen.text);
       assert.equal(stolen.body.detail, 'This passkey prompt has expired or was used already. Try again.');
       // With a challenge of B's own, the same credential is still A's alone.
-      await b.client.post('/api/me/passkeys/options');
+      assert.equal((await b.client.post('/api/me/passkeys/options', { password: b.password })).status, 200);
       const again = await a.client.post('/api/me/passkeys', body);
       assert.equal(again.status, 422, 'A cannot replay it either');
       assert.deepEqual((await b.client.get('/api/me/passkeys')).body, []);

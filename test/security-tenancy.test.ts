@@ -145,7 +145,7 @@ const cases: Record<string, Check> = {
   'POST /api/me/verification': ownOnly('POST', '/api/me/verification'),
   // Passkeys of A's are in passkeys.test.ts (B removing one is 404); here B's own calls leak nothing of A.
   'GET /api/me/passkeys': ownOnly('GET', '/api/me/passkeys'),
-  'POST /api/me/passkeys/options': ownOnly('POST', '/api/me/passkeys/options'),
+  'POST /api/me/passkeys/options': ownOnly('POST', '/api/me/passkeys/options', { password: 'not b’s password' }),
   'POST /api/me/passkeys': async () => {
     const r = await B.client.post('/api/me/passkeys', { name: 'x', response: { id: 'forged', rawId: 'forged', type: 'public-key', response: {} } });
     assert.equal(r.status, 422, r.text);

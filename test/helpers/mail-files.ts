@@ -35,6 +35,9 @@ export function linkIn(mail: ReceivedMail): string {
 /** Where the Toolports this test process started write mail without SMTP_URL (target.ts, private-services.ts). */
 export const mailDirs = new Set<string>();
 
+/** The SMTP mailboxes (mailbox.ts) this test process runs: mail to a Toolport with SMTP_URL arrives there. */
+export const mailboxes = new Set<() => ReceivedMail[]>();
+
 let spare: string | undefined;
 /** A mail directory for a process started with neither DATA_DIR nor MAIL_DIR, which would write under the checkout. */
 export function spareMailDir() {
@@ -57,7 +60,7 @@ export async function confirmEmail(person: { client: { post(path: string, body: 
       if (res.status !== 200) throw new Error(`confirming ${person.email} failed: ${res.status} ${res.text}`);
       return;
     }
-    if (Date.now() > deadline) throw new Error(`no confirmation mail to ${person.email} under ${[...mailDirs].join(', ')}`);
+    if (Date.now() > deadline) throw new Error(`no confirmation mail to ${person.email} under ${[...mailDirs].join(', ')} or in ${mailboxes.size} mailbox(es)`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -72,6 +75,10 @@ function newestMailTo(to: string, subject: RegExp): ReceivedMail | undefined {
       const mail = parse(raw, [to]);
       if (subject.test(mail.subject)) found.push({ name, mail });
     }
+  }
+  for (const received of mailboxes) {
+    const mine = received().filter((m) => m.to.includes(to.toLowerCase()) && subject.test(m.subject));
+    if (mine.length) return mine.at(-1);
   }
   // File names begin with the time written: the newest link is the one that works.
   return found.sort((a, b) => a.name.localeCompare(b.name)).at(-1)?.mail;

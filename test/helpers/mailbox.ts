@@ -1,5 +1,5 @@
 import { SMTPServer } from 'smtp-server';
-import { parse, type ReceivedMail } from './mail-files';
+import { mailboxes, parse, type ReceivedMail } from './mail-files';
 
 export { linkIn, type ReceivedMail } from './mail-files';
 
@@ -25,6 +25,8 @@ export async function startMailbox() {
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const received = () => mails;
+  mailboxes.add(received);
   const port = (server.server.address() as { port: number }).port;
   return {
     url: `smtp://127.0.0.1:${port}`,
@@ -48,6 +50,9 @@ export async function startMailbox() {
         });
       }
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      mailboxes.delete(received);
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

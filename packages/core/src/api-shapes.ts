@@ -3,7 +3,7 @@ export type { FieldError } from './errors';
 export type { AccountSettings, AccountSettingsInput, Credentials, Me, PasswordChange, PublicUser, ResetInput, ResetRequest, VerifyEmailInput } from './accounts/accounts';
 export type { SessionView } from './accounts/sessions';
 export type { DeleteAccountInput } from './accounts/leaving';
-export type { AddPasskeyInput, PasskeySignInInput, PasskeyView } from './accounts/passkeys';
+export type { AddPasskeyInput, PasskeyOptionsInput, PasskeySignInInput, PasskeyView } from './accounts/passkeys';
 export type { ApiKeyInput, ApiKeyView, NewApiKey } from './keys/keys';
 export type { Connection } from './oauth/grants';
 export type { ConnectionTools, ConnectionToolsInput } from './oauth/tool-choices';

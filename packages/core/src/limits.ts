@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
 import type { Config } from './config';
 import { flatUuid } from './ids';
 
@@ -238,3 +239,14 @@ function createRedisLimiter(url: string, prefix: string): Limiter {
 
 export const createLimiter = (config: Config): Limiter =>
   config.redis ? createRedisLimiter(config.redis.url, config.redis.prefix) : createMemoryLimiter();
+
+/**
+ * What an anonymous limit counts a client address by: an IPv4 address, or an IPv6 /64, which one
+ * host usually has whole (counting each of its addresses gives one host 2^64 allowances).
+ */
+export function countedNetwork(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const ip = ipaddr.process(address);
+  if (ip.kind() === 'ipv4') return ip.toString();
+  return `${(ip as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+}

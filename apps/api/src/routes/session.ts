@@ -73,7 +73,7 @@ export const sessionRoutes = new Hono<AppEnv>()
     return c.json({ user });
   })
   .get('/me/passkeys', requirePerson, async (c) => c.json(await listPasskeys({ ctx: asPerson(c) })))
-  .post('/me/passkeys/options', requirePerson, async (c) => c.json(await passkeyRegistrationOptions({ ctx: asPerson(c) })))
+  .post('/me/passkeys/options', requirePerson, async (c) => c.json(await passkeyRegistrationOptions({ ctx: asPerson(c), input: await readJson(c) })))
   .post('/me/passkeys', requirePerson, async (c) => c.json(await addPasskey({ ctx: asPerson(c), input: await readJson(c) }), 201))
   .delete('/me/passkeys/:id', requirePerson, async (c) => {
     await removePasskey({ ctx: asPerson(c), id: c.req.param('id') });

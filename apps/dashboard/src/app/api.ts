@@ -119,6 +119,7 @@ export type {
   NewApiKey,
   NewSigningSecret,
   OneApproval,
+  PasskeyOptionsInput,
   PasskeySignInInput,
   PasskeyView,
   PasswordChange,

@@ -11,7 +11,9 @@ import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { conflict, limitExceeded, notFound, ToolportError, unauthorized } from '../errors';
+import { verifyPassword } from '../crypto';
+import { conflict, limitExceeded, notFound, ToolportError, unauthorized, validation } from '../errors';
+import { countedNetwork } from '../limits';
 import { inputObject, parseInput } from '../input';
 import type { Services } from '../services';
 import { passkeyChallenges, passkeys, users } from '../db/schema/index';
@@ -26,15 +28,19 @@ import { createSession, type Device } from './sessions';
  */
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const MAX_PASSKEYS = 10;
-/** Sign-in challenges are asked for before anyone is known: bounded per address so they cannot pile up. */
+/** Sign-in challenges are asked for before anyone is known: bounded per network so they cannot pile up. */
 const SIGNIN_OPTIONS_PER_ADDRESS = { limit: 30, windowMs: 15 * 60_000 };
 
 const relyingParty = (svc: Services) => ({ rpID: new URL(svc.config.publicUrl).hostname, origin: svc.config.publicOrigin });
 
-/** Stores a challenge to be used once; expired ones of anyone go at the same time. */
+/**
+ * Stores a challenge to be used once; expired ones of anyone go at the same time. An account has one
+ * registration challenge at a time, so at most one passkey is being added to it at once.
+ */
 async function keepChallenge(svc: Services, challenge: string, purpose: 'register' | 'signin', userId: string | null) {
   const now = svc.clock.now();
   await svc.db.delete(passkeyChallenges).where(lt(passkeyChallenges.expiresAt, now));
+  if (userId) await svc.db.delete(passkeyChallenges).where(and(eq(passkeyChallenges.userId, userId), eq(passkeyChallenges.purpose, purpose)));
   await svc.db.insert(passkeyChallenges).values({ challenge, purpose, userId, expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS) });
 }
 
@@ -76,14 +82,30 @@ export async function listPasskeys({ ctx }: { ctx: Ctx }): Promise<PasskeyView[]
   return rows.map(toView);
 }
 
-/** `POST /api/me/passkeys/options`: what the browser's `navigator.credentials.create` needs. */
-export async function passkeyRegistrationOptions({ ctx }: { ctx: Ctx }) {
+const optionsInput = inputObject({ password: z.string({ message: 'Give your password.' }) });
+/** `POST /api/me/passkeys/options`. */
+export type PasskeyOptionsInput = z.input<typeof optionsInput>;
+
+const tooMany = () => conflict(`You have ${MAX_PASSKEYS} passkeys, the most an account may have. Remove one you no longer use first.`);
+
+/**
+ * `POST /api/me/passkeys/options`: what the browser's `navigator.credentials.create` needs. The
+ * password first: a passkey signs in for good, so a stolen session alone must not be able to add one.
+ */
+export async function passkeyRegistrationOptions({ ctx, input }: { ctx: Ctx; input: unknown }) {
+  const { password } = parseInput(optionsInput, input, 'Give your password to add a passkey.');
   const svc = ctx.svc;
   const userId = personId(ctx);
-  const [user] = await svc.db.select({ email: users.email }).from(users).where(eq(users.id, userId));
+  // The same count as a password change's: both check the current password.
+  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `password-change:${userId}`, limit: 5, windowMs: 15 * 60_000 }]);
+  if (over >= 0) throw limitExceeded('Too many wrong passwords. Try again in a few minutes.', Math.ceil(retryAfterMs / 1000));
+  const [user] = await svc.db.select({ email: users.email, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId));
   if (!user) throw unauthorized();
+  if (!(await verifyPassword(password, user.passwordHash))) {
+    throw validation('Your password is not right.', [{ path: '/password', message: 'This is not your password.' }]);
+  }
   const own = await svc.db.select({ id: passkeys.id, transports: passkeys.transports }).from(passkeys).where(eq(passkeys.userId, userId));
-  if (own.length >= MAX_PASSKEYS) throw conflict(`You have ${MAX_PASSKEYS} passkeys, the most an account may have. Remove one you no longer use first.`);
+  if (own.length >= MAX_PASSKEYS) throw tooMany();
   const { rpID } = relyingParty(svc);
   const options = await generateRegistrationOptions({
     rpName: 'Toolport',
@@ -132,6 +154,9 @@ export async function addPasskey({ ctx, input }: { ctx: Ctx; input: unknown }): 
   }
   if (!verified.verified) throw new ToolportError('VALIDATION', NOT_ACCEPTED);
   const { credential, credentialBackedUp } = verified.registrationInfo;
+  // Checked again: passkeys may have been added since the challenge (one at a time, keepChallenge).
+  const [held] = await svc.db.select({ count: sql<number>`count(*)::int` }).from(passkeys).where(eq(passkeys.userId, userId));
+  if ((held?.count ?? 0) >= MAX_PASSKEYS) throw tooMany();
   const [row] = await svc.db
     .insert(passkeys)
     .values({
@@ -151,11 +176,23 @@ export async function addPasskey({ ctx, input }: { ctx: Ctx; input: unknown }): 
   return toView(row);
 }
 
+/**
+ * Which of the library's checks refused, read from the start of its message only: the rest quotes
+ * what the client sent, which must not pick the sentence.
+ */
+const refusedBy = (err: unknown) => {
+  const message = (err as Error).message ?? '';
+  if (/^(Custom challenge verifier|Unexpected (registration|authentication) response challenge)/.test(message)) return 'challenge';
+  if (/^(Unexpected (registration|authentication) response origin|Unexpected RP ID)/.test(message)) return 'origin';
+  if (/^Response counter value/.test(message)) return 'counter';
+  return 'other';
+};
+
 /** The library's refusals name the check that failed; the person is told what to do. */
 function validationOf(err: unknown) {
-  const message = (err as Error).message ?? '';
-  if (/challenge/i.test(message)) return new ToolportError('VALIDATION', 'This passkey prompt has expired or was used already. Try again.');
-  if (/origin|RP ID/i.test(message)) return new ToolportError('VALIDATION', 'This passkey was made on another site, not on Toolport. Add it from your Home page here.');
+  const by = refusedBy(err);
+  if (by === 'challenge') return new ToolportError('VALIDATION', 'This passkey prompt has expired or was used already. Try again.');
+  if (by === 'origin') return new ToolportError('VALIDATION', 'This passkey was made on another site, not on Toolport. Add it from your Home page here.');
   return new ToolportError('VALIDATION', NOT_ACCEPTED);
 }
 
@@ -172,7 +209,7 @@ export async function removePasskey({ ctx, id }: { ctx: Ctx; id: string }) {
 /** `POST /api/session/passkey/options`: a challenge for any passkey (the browser offers the person's). */
 export async function passkeySignInOptions({ ctx, clientAddress }: { ctx: Ctx; clientAddress?: string }) {
   const svc = ctx.svc;
-  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `passkey-options:${clientAddress || 'unknown'}`, ...SIGNIN_OPTIONS_PER_ADDRESS }]);
+  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `passkey-options:${countedNetwork(clientAddress || 'unknown')}`, ...SIGNIN_OPTIONS_PER_ADDRESS }]);
   if (over >= 0) throw limitExceeded('Too many passkey prompts from your network. Try again in a few minutes.', Math.ceil(retryAfterMs / 1000));
   const options = await generateAuthenticationOptions({ rpID: relyingParty(svc).rpID, userVerification: 'required' });
   await keepChallenge(svc, options.challenge, 'signin', null);
@@ -192,6 +229,11 @@ export async function signInWithPasskey({ ctx, input, device }: { ctx: Ctx; inpu
   const svc = ctx.svc;
   const [row] = await svc.db.select().from(passkeys).where(eq(passkeys.id, response.id));
   if (!row) throw unauthorized('This passkey is not registered with Toolport (it may have been removed). Sign in with your password.');
+  // The account the authenticator names must be the passkey's (WebAuthn §7.2), when it names one.
+  const handle = (response.response as { userHandle?: unknown }).userHandle;
+  if (typeof handle === 'string' && handle && Buffer.from(handle, 'base64url').toString('utf8') !== row.userId) {
+    throw unauthorized('Toolport could not verify this passkey. Try again, or sign in with your password.');
+  }
   const { rpID, origin } = relyingParty(svc);
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
@@ -204,13 +246,13 @@ export async function signInWithPasskey({ ctx, input, device }: { ctx: Ctx; inpu
       requireUserVerification: true,
     });
   } catch (err) {
-    const message = (err as Error).message ?? '';
-    svc.log.warn('passkey sign-in refused', { err: message, passkey: row.id });
-    if (/counter/i.test(message)) {
+    const by = refusedBy(err);
+    svc.log.warn('passkey sign-in refused', { err: (err as Error).message, passkey: row.id });
+    if (by === 'counter') {
       throw unauthorized('This passkey’s signature count went backwards, which a copied authenticator does. Sign in with your password, and remove the passkey on your Home page if you did not copy it.');
     }
-    if (/origin|RP ID/i.test(message)) throw unauthorized('This passkey answer was made for another site, not for Toolport.');
-    throw unauthorized(/challenge/i.test(message) ? 'This passkey prompt has expired or was used already. Try again.' : 'Toolport could not verify this passkey. Try again, or sign in with your password.');
+    if (by === 'origin') throw unauthorized('This passkey answer was made for another site, not for Toolport.');
+    throw unauthorized(by === 'challenge' ? 'This passkey prompt has expired or was used already. Try again.' : 'Toolport could not verify this passkey. Try again, or sign in with your password.');
   }
   if (!verified.verified) throw unauthorized('Toolport could not verify this passkey. Try again, or sign in with your password.');
   // Conditional on the counter read: of two answers racing with one counter, one signs in.
@@ -219,7 +261,8 @@ export async function signInWithPasskey({ ctx, input, device }: { ctx: Ctx; inpu
     .set({ counter: verified.authenticationInfo.newCounter, lastUsedAt: svc.clock.now() })
     .where(and(eq(passkeys.id, row.id), eq(passkeys.counter, row.counter)))
     .returning({ id: passkeys.id });
-  if (!moved.length && verified.authenticationInfo.newCounter !== 0) throw unauthorized('This passkey was just used by another sign-in. Try again.');
+  // None moved: removed meanwhile, or another answer with this counter signed in first.
+  if (!moved.length) throw unauthorized('This passkey was just removed or used by another sign-in. Try again.');
   const [user] = await svc.db.select().from(users).where(eq(users.id, row.userId));
   if (!user) throw unauthorized();
   const session = await createSession(svc, user.id, device);

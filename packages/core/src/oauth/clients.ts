@@ -1,9 +1,9 @@
-import ipaddr from 'ipaddr.js';
 import { eq, sql } from 'drizzle-orm';
 import { safeEqual, sha256 } from '../crypto';
 import { oauthClients } from '../db/schema/index';
 import { newId, newToken } from '../ids';
 import type { Services } from '../services';
+import { countedNetwork } from '../limits';
 import { oauthError } from './errors';
 import type { TokenAuthMethod } from './metadata';
 import { isMetadataDocumentId, resolveMetadataDocumentClient } from './cimd';
@@ -13,17 +13,6 @@ import { readClientMetadata, toClient, type OAuthClient } from './client-metadat
 const REGISTRATION_LIMIT = { max: 20, windowMs: 3600 * 1000 };
 /** A registration no person let in within this long is removed: an app registers just before it asks. */
 const UNUSED_CLIENT_MS = 24 * 3600 * 1000;
-
-/**
- * What registrations are counted by: an IPv4 address, or an IPv6 /64, which one host usually has
- * whole (counting each of its addresses let 100 addresses register 100 clients).
- */
-function registrationNetwork(address: string): string {
-  if (!ipaddr.isValid(address)) return address;
-  const ip = ipaddr.process(address);
-  if (ip.kind() === 'ipv4') return ip.toString();
-  return `${(ip as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
-}
 
 /** One fixed window per key, counted in Postgres so every API process shares it. */
 async function countAttempt(svc: Services, key: string, windowMs: number) {
@@ -44,7 +33,7 @@ async function countAttempt(svc: Services, key: string, windowMs: number) {
 /** Dynamic client registration (RFC 7591 §3), limited per client address. */
 export async function registerClient(svc: Services, { input, clientAddress }: { input: unknown; clientAddress?: string }) {
   if (clientAddress) {
-    const { count, windowStart, now } = await countAttempt(svc, `register:${registrationNetwork(clientAddress)}`, REGISTRATION_LIMIT.windowMs);
+    const { count, windowStart, now } = await countAttempt(svc, `register:${countedNetwork(clientAddress)}`, REGISTRATION_LIMIT.windowMs);
     if (count > REGISTRATION_LIMIT.max) {
       const retryAfterSeconds = Math.max(1, Math.ceil((windowStart.getTime() + REGISTRATION_LIMIT.windowMs - now.getTime()) / 1000));
       throw oauthError('too_many_requests', 'Too many client registrations from this network. Try again later.', { retryAfterSeconds });

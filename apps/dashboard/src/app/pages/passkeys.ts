@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { browserSupportsWebAuthn, startAuthentication, startRegistration } from '@simplewebauthn/browser';
-import { del, get, post, type AddPasskeyInput, type PasskeySignInInput, type PasskeyView } from '../api';
+import { del, get, post, type AddPasskeyInput, type FieldError, type PasskeyOptionsInput, type PasskeySignInInput, type PasskeyView } from '../api';
 import { ConfirmButton, html, LiveNotice, Notice, toApiError, useLoad, When } from '../ui';
 
 /** What the browser's own refusals mean to a person (the prompt closed, the device has one already). */
@@ -25,6 +25,8 @@ export const passkeysWork = () => browserSupportsWebAuthn();
 export function Passkeys() {
   const list = useLoad(() => get<PasskeyView[]>('/api/me/passkeys'), []);
   const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
+  const [fields, setFields] = useState<FieldError[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const [said, setSaid] = useState('');
@@ -33,20 +35,25 @@ export function Passkeys() {
     if (busy) return;
     setBusy(true);
     setError('');
+    setFields([]);
     setSaid('');
     try {
-      const optionsJSON = await post<Parameters<typeof startRegistration>[0]['optionsJSON']>('/api/me/passkeys/options');
+      const optionsJSON = await post<Parameters<typeof startRegistration>[0]['optionsJSON']>('/api/me/passkeys/options', { password } satisfies PasskeyOptionsInput);
       const response = await startRegistration({ optionsJSON });
       const added = await post<PasskeyView>('/api/me/passkeys', { name: name.trim() || 'Passkey', response } as unknown as AddPasskeyInput);
       setName('');
+      setPassword('');
       setSaid(`The passkey “${added.name}” is added. Next time, sign in with it.`);
       await list.reload();
     } catch (err) {
       setError(passkeyProblem(err, true));
+      setFields(toApiError(err).fieldErrors);
+      if (toApiError(err).fieldErrors.length) requestAnimationFrame(() => document.getElementById('passkey-password')?.focus());
     } finally {
       setBusy(false);
     }
   };
+  const passwordErr = fields.find((f) => f.path === '/password')?.message;
   const remove = async (p: PasskeyView) => {
     await del(`/api/me/passkeys/${encodeURIComponent(p.id)}`);
     setSaid(`The passkey “${p.name}” is removed.`);
@@ -78,6 +85,13 @@ export function Passkeys() {
             <label for="passkey-name">Name of the new passkey</label>
             <input id="passkey-name" type="text" maxlength="60" placeholder="For example: My laptop" value=${name}
               onInput=${(ev: Event) => setName((ev.target as HTMLInputElement).value)} />
+          </div>
+          <div class="field">
+            <label for="passkey-password">Password, to confirm it is you</label>
+            <input id="passkey-password" type="password" autocomplete="current-password" required value=${password}
+              aria-invalid=${passwordErr ? 'true' : undefined} aria-describedby=${passwordErr ? 'passkey-password-err' : 'passkey-password-hint'}
+              onInput=${(ev: Event) => setPassword((ev.target as HTMLInputElement).value)} />
+            ${passwordErr ? html`<p class="error-text" id="passkey-password-err">${passwordErr}</p>` : html`<p class="hint" id="passkey-password-hint">A passkey signs in without it, so Toolport asks for it once more.</p>`}
           </div>
           <button class="btn" type="submit" aria-disabled=${busy ? 'true' : undefined}>Add a passkey</button>
         </form>`

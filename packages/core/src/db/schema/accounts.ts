@@ -119,10 +119,14 @@ export const passkeys = pgTable(
 );
 
 /** A WebAuthn challenge issued and not yet answered: each is used once, within minutes. */
-export const passkeyChallenges = pgTable('passkey_challenges', {
-  challenge: text('challenge').primaryKey(),
-  purpose: text('purpose', { enum: ['register', 'signin'] }).notNull(),
-  /** The account adding a passkey; null for a sign-in, where the passkey names the account. */
-  userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
-  expiresAt: ts('expires_at').notNull(),
-});
+export const passkeyChallenges = pgTable(
+  'passkey_challenges',
+  {
+    challenge: text('challenge').primaryKey(),
+    purpose: text('purpose', { enum: ['register', 'signin'] }).notNull(),
+    /** The account adding a passkey; null for a sign-in, where the passkey names the account. */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('passkey_challenges_expires_idx').on(t.expiresAt), index('passkey_challenges_user_idx').on(t.userId)],
+);
