@@ -246,6 +246,10 @@ describe('where the person is signed in', () => {
     try {
       await signInOnDashboard(a.page, person.email, person.password);
       await signInOnDashboard(b.page, person.email, person.password);
+      // Each browser new to the account is told to its owner, by name and network.
+      const notice = await mailbox.next(person.email, /^New sign-in to your Toolport account$/, 1);
+      assert.match(notice.text, /a browser it had not seen before: .*Chrome.* on Linux, from this server’s own machine\./);
+      const notices = () => mailbox.mails.filter((m) => m.to.includes(person.email) && /^New sign-in/.test(m.subject)).length;
       await a.page.reload();
       const rows = a.page.locator('.sign-ins li');
       await a.page.getByRole('heading', { name: 'Where you are signed in' }).waitFor();
@@ -281,6 +285,7 @@ describe('where the person is signed in', () => {
       await a.page.getByRole('button', { name: 'Change password' }).click();
       await a.page.getByText('Your password is changed. One other session was signed out.').waitFor();
       await mailbox.next(person.email, /Your Toolport password was changed/);
+      assert.equal(notices(), 2, 'B signing in again is not news: it signed in before');
       await b.page.reload();
       await b.page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
       await a.page.reload();

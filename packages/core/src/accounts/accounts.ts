@@ -11,7 +11,7 @@ import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
 import { invisibleProblem } from '../addons/manifest';
 import { issueLink, mailTexts, sendInBackground, useLink, voidLinks } from './email-links';
-import { createSession, endOtherSessions, type Device } from './sessions';
+import { browserOf, createSession, endOtherSessions, networkOf, type Device } from './sessions';
 import { deviceCookieFor, knownDevice } from './devices';
 
 
@@ -287,6 +287,8 @@ export async function login({
   // over, and the others get their place back, so successful sign-ins never spend an allowance.
   await Promise.all([resetPair(svc, first), ...places.slice(1).map((p) => giveBack(svc, p))]);
   const session = await createSession(svc, row.id, { userAgent, address: clientAddress });
+  // A browser that never signed in to this account: the owner hears of it, whoever it was.
+  if (!device) sendInBackground(svc, { to: row.email, ...mailTexts.newBrowser(browserOf(userAgent ?? null), networkOf(clientAddress ?? null)) });
   return { user: toPublic(svc, row), session, deviceCookie: deviceCookieFor(svc, email, device) };
 }
 

@@ -80,6 +80,10 @@ export const mailTexts = {
     subject: 'Reset your Toolport password',
     text: `Someone asked to reset the password of the Toolport account with this email. To choose a new one, open:\n\n${link}\n\nIt works once, for 30 minutes, and signs you out everywhere else. If it was not you, ignore this mail: your password stays as it is.\n`,
   }),
+  newBrowser: (browser: string, network: string) => ({
+    subject: 'New sign-in to your Toolport account',
+    text: `Your Toolport account was just signed in to from a browser it had not seen before: ${browser}, from ${network}. If it was you, nothing needs doing. If not, reset your password from the sign-in page and sign the other session out on your Home page.\n`,
+  }),
   passwordChanged: () => ({
     subject: 'Your Toolport password was changed',
     text: 'The password of your Toolport account was just changed, and every other session was signed out. If it was not you, reset your password from the sign-in page at once.\n',

@@ -71,7 +71,7 @@ export async function readSession(svc: Services, token: string) {
 }
 
 /** "Chrome on Linux", from what the browser said of itself; never more than that. */
-function browserOf(userAgent: string | null): string {
+export function browserOf(userAgent: string | null): string {
   if (!userAgent) return 'An unknown browser';
   const ua = Bowser.parse(userAgent);
   const browser = ua.browser.name || 'A browser';
@@ -79,7 +79,7 @@ function browserOf(userAgent: string | null): string {
 }
 
 /** Roughly where from: the network, not the address (an IPv4 /24, an IPv6 /48). */
-function networkOf(address: string | null): string {
+export function networkOf(address: string | null): string {
   if (!address) return 'an unknown network';
   const bare = address.replace(/^::ffff:/, '');
   if (bare === '127.0.0.1' || bare === '::1') return 'this server’s own machine';
