@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Runs the suite in two passes: on the embedded default (PGlite, in-process queue) and on
-// Postgres + Redis, their files from one queue at once. Each test file runs in the passes its tier
-// (TIERS below) says. Without those services the second pass is skipped, unless REQUIRE_SERVICES=1
-// (CI), where their absence fails the run. `npm test -- oauth` runs the files whose name contains `oauth`, each in its passes;
+// Runs the suite in two passes: on the embedded default (PGlite, in-process queue), then on
+// Postgres + Redis. Each test file runs in the passes its tier (TIERS below) says. Without those
+// services the second pass is skipped, unless REQUIRE_SERVICES=1 (CI), where their absence fails
+// the run. `npm test -- oauth` runs the files whose name contains `oauth`, each in its passes;
 // TEST_TARGETS=services runs one pass.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -135,14 +135,13 @@ const TIERS = {
 };
 
 /**
- * The files that take longest in either pass (.test-times/), started first so that the run does not
- * end waiting on one long file that started last.
+ * The files that take longest (summed test time, .test-times/), started first in their pass so that
+ * a pass does not end waiting on one long file that started last.
  */
 const LONG = [
   'load-smoke', 'dashboard-axe-dark-desktop', 'dashboard-axe-dark-phone', 'dashboard-axe-light-desktop', 'dashboard-axe-light-phone',
-  'packages', 'multi-process', 'faults', 'account-recovery', 'account-tokens', 'signin-limits', 'connected-accounts',
-  'approvals-in-app', 'conformance', 'dashboard-keyboard', 'call-budget', 'approval-rules', 'dashboard-layout', 'mcp-list-changed',
-  'addon-kit-python', 'faults-lease', 'dispatch-bullmq', 'graceful-stop', 'key-rotation', 'addon-settings', 'cli-dev',
+  'faults', 'multi-process', 'call-budget', 'account-tokens', 'dispatch-bullmq', 'connected-accounts', 'approvals-in-app',
+  'conformance', 'packages', 'mcp-list-changed', 'faults-lease', 'dashboard-keyboard', 'graceful-stop',
 ];
 const longFirst = (file) => {
   const i = LONG.indexOf(nameOf(file));
@@ -163,6 +162,16 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const args = process.argv.slice(2);
 const only = args.filter((a) => !a.startsWith('--'));
 const targets = (process.env.TEST_TARGETS ?? 'embedded,services').split(',');
+/**
+ * Files at once in each pass, for a 2-core machine (CI's). The embedded pass keeps both cores busy
+ * (3% idle at two: a third file only slows each); the services pass waits on processes and real
+ * services (24% idle at two), and a third file took it from 601 s to 511 s. TEST_CONCURRENCY sets
+ * one number for every pass, to measure another.
+ */
+const CONCURRENCY = { embedded: 2, services: 3 };
+/** Both passes at once (the default): two files each. */
+const CONCURRENCY_TOGETHER = { embedded: 2, services: 2 };
+
 function findTests(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
@@ -181,7 +190,7 @@ function reachable(host, port) {
   });
 }
 
-/** Where a pass's per-file wall times go, slowest first. */
+/** Where a pass's per-file times go (scripts/file-times.mjs). */
 const timesFile = (target) => path.join(root, '.test-times', `${target}.txt`);
 mkdirSync(path.join(root, '.test-times'), { recursive: true });
 
@@ -225,92 +234,68 @@ for (const target of targets) {
   }
   reached.push(target);
 }
-/**
- * One queue for every pass: each file of each pass is a job, the longest first (LONG), and up to
- * `slots` run at once whichever pass they belong to, so neither pass waits idle while the other
- * still has files (on 2 cores, two passes of two files each ended up to 110 s apart).
- */
-const jobs = [];
+/** The passes this run makes, in order: a target and its files, the longest first. */
+const passes = [];
 reached.forEach((target, i) => {
-  const mine = files.filter((file) => PASSES[TIERS[nameOf(file)]](target, i === 0, i === reached.length - 1));
-  // After the long ones, each pass's files spread evenly over the queue: the embedded files keep the
-  // cores busy and the services files wait on processes, so a mix of both fills the machine best.
-  mine.forEach((file, k) => jobs.push({ target, file, order: [longFirst(file), k / mine.length] }));
+  const pass = files.filter((f) => PASSES[TIERS[nameOf(f)]](target, i === 0, i === reached.length - 1)).sort((a, b) => longFirst(a) - longFirst(b));
+  if (!pass.length) summary.push(`# pass ${target}: 0 files`);
+  else passes.push({ target, files: pass });
 });
-jobs.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
+
 /**
- * Files at once, for a 2-core machine (CI's): two per pass. The embedded files keep the cores busy,
- * the services files wait on processes and real services; together they fill each other's idle time.
+ * Runs one pass as its own `node --test`. `out` null: its TAP goes straight to stdout; else to that
+ * file, printed whole once the pass ends (passes that run together do not interleave their output).
  */
-const slots = Number(process.env.TEST_CONCURRENCY ?? 2 * Math.max(1, reached.length));
-/** A file still running after this is stopped and fails (node --test's per-file timeout, as before). */
-const FILE_TIMEOUT_MS = 300_000;
-
-const passOf = new Map(reached.map((target) => [target, { target, files: 0, done: 0, started: 0, ended: 0, failed: [], times: [], counts: {} }]));
-for (const j of jobs) passOf.get(j.target).files++;
-
-/** Runs one file in its own process, as `node --test` would, its output kept and printed whole at its end. */
-function runJob({ target, file }) {
-  const pass = passOf.get(target);
-  pass.started ||= Date.now();
+function runPass({ target, files: pass }, concurrency, out) {
+  const count = (tier) => pass.filter((f) => TIERS[nameOf(f)] === tier).length;
+  const tiers = Object.keys(PASSES).map((t) => count(t) && `${count(t)} ${t}`).filter(Boolean).join(', ');
+  const header = `\n# ===== target: ${target} (${pass.length} files: ${tiers}; ${concurrency} at once) =====`;
+  if (!out) console.log(header);
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=tap', '--test-reporter-destination=stdout', file], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    cwd: root,
+  const child = spawn(
+    process.execPath,
+    [
+      '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000',
+      '--test-reporter=tap', `--test-reporter-destination=${out ?? 'stdout'}`,
+      `--test-reporter=${path.join(root, 'scripts/file-times.mjs')}`, `--test-reporter-destination=${timesFile(target)}`,
+      ...pass,
+    ],
     // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
     // tests and in every process they start, not from a build that may be stale.
-    env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() },
-  });
-  const out = [];
-  child.stdout.on('data', (d) => out.push(d));
-  child.stderr.on('data', (d) => out.push(d));
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGKILL');
-  }, FILE_TIMEOUT_MS);
+    { stdio: ['ignore', out ? 'ignore' : 'inherit', 'inherit'], cwd: root, env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
+  );
   return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const seconds = (Date.now() - started) / 1000;
-      const text = Buffer.concat(out).toString('utf8');
+    child.on('exit', (code, signal) => {
+      if (out) {
+        console.log(header);
+        if (existsSync(out)) process.stdout.write(readFileSync(out));
+      }
+      if (existsSync(timesFile(target))) {
+        const slowest = readFileSync(timesFile(target), 'utf8').split('\n').filter(Boolean).slice(0, 8);
+        console.log(`\n# the slowest files of this pass (their tests' summed time; all in ${path.relative(root, timesFile(target))}):\n${slowest.map((l) => `#   ${l.replace(root + '/', '')}`).join('\n')}`);
+      }
       const ok = code === 0 && !signal;
-      const name = path.relative(root, file);
-      console.log(`\n# ===== ${target}: ${name} (${seconds.toFixed(1)} s${ok ? '' : ', FAILED'}) =====`);
-      process.stdout.write(text);
-      if (timedOut) console.log(`not ok - ${name} was stopped after ${FILE_TIMEOUT_MS / 1000} s`);
-      for (const [, key, n] of text.matchAll(/^# (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) pass.counts[key] = (pass.counts[key] ?? 0) + Number(n);
-      pass.times.push([seconds, name]);
-      if (!ok) pass.failed.push(name);
-      pass.done++;
-      pass.ended = Date.now();
-      resolve();
+      const line = `# pass ${target}: ${pass.length} files (${tiers}), ${Math.round((Date.now() - started) / 1000)} s${ok ? '' : ', FAILED'}`;
+      console.log(line);
+      resolve({ line, ok });
     });
   });
 }
 
-let next = 0;
-await Promise.all(
-  Array.from({ length: Math.min(slots, jobs.length) }, async () => {
-    while (next < jobs.length) await runJob(jobs[next++]);
-  }),
-);
-
-for (const pass of passOf.values()) {
-  if (!pass.files) {
-    summary.push(`# pass ${pass.target}: 0 files`);
-    continue;
-  }
-  const count = (tier) => jobs.filter((j) => j.target === pass.target && TIERS[nameOf(j.file)] === tier).length;
-  const tiers = Object.keys(PASSES).map((t) => count(t) && `${count(t)} ${t}`).filter(Boolean).join(', ');
-  const rows = pass.times.sort((a, b) => b[0] - a[0]).map(([sec, name]) => `${sec.toFixed(1).padStart(7)} s  ${name}`);
-  writeFileSync(timesFile(pass.target), rows.join('\n') + '\n');
-  const c = pass.counts;
-  console.log(`\n# ${pass.target}: ${c.tests ?? 0} tests, ${c.pass ?? 0} passed, ${c.fail ?? 0} failed, ${c.cancelled ?? 0} cancelled, ${c.skipped ?? 0} skipped`);
-  console.log(`# the slowest files of this pass (wall time each; all in ${path.relative(root, timesFile(pass.target))}):\n${rows.slice(0, 8).map((l) => `#   ${l}`).join('\n')}`);
-  if (pass.failed.length) console.log(`# failed on ${pass.target}: ${pass.failed.join(', ')}`);
-  summary.push(`# pass ${pass.target}: ${pass.files} files (${tiers}), ${Math.round((pass.ended - pass.started) / 1000)} s${pass.failed.length ? ', FAILED' : ''}`);
+// Both passes at once by default: the services pass waits on processes and services, the embedded
+// one keeps the cores busy, and at once they fill each other's idle time (930 s against 1,468 s one
+// after the other on 2 cores). TEST_PASSES=apart runs them one after the other.
+const together = process.env.TEST_PASSES !== 'apart' && passes.length > 1;
+let results;
+if (together) {
+  // Each pass on its own: the services pass waits on processes and services, the embedded one
+  // keeps the cores busy; at once they fill each other's idle time.
+  results = await Promise.all(passes.map((p, i) => runPass(p, process.env.TEST_CONCURRENCY ?? CONCURRENCY_TOGETHER[p.target] ?? 2, i === 0 ? null : path.join(root, '.test-times', `${p.target}.tap`))));
+} else {
+  results = [];
+  for (const p of passes) results.push(await runPass(p, process.env.TEST_CONCURRENCY ?? CONCURRENCY[p.target] ?? 2, null));
 }
-const failed = [...passOf.values()].some((p) => p.failed.length);
+summary.push(...results.map((r) => r.line));
+const failed = results.some((r) => !r.ok);
 console.log(`\n${summary.join('\n')}`);
 process.exit(failed ? 1 : 0);
