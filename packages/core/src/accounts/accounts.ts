@@ -149,19 +149,36 @@ const passwordChange = inputObject({
 /** `POST /api/me/password`. */
 export type PasswordChange = z.input<typeof passwordChange>;
 
+/**
+ * The signed-in person's row once `password` is theirs. Every step that asks for the current
+ * password shares one count (5 per 15 minutes), so a stolen session cannot become a way to guess it.
+ */
+export async function withCurrentPassword(
+  svc: Services,
+  userId: string,
+  password: string,
+  say: { tooMany: (wait: string) => string; wrong: ToolportError },
+) {
+  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `password-change:${userId}`, limit: 5, windowMs: 15 * 60_000 }]);
+  const seconds = Math.ceil(retryAfterMs / 1000);
+  if (over >= 0) throw limitExceeded(say.tooMany(minutes(seconds)), seconds);
+  const [row] = await svc.db.select().from(users).where(eq(users.id, userId));
+  if (!row) throw unauthorized();
+  if (!(await verifyPassword(password, row.passwordHash))) throw say.wrong;
+  return row;
+}
+
+export const wrongPassword = () => validation('Your password is not right.', [{ path: '/password', message: 'This is not your password.' }]);
+
 /** A new password, given the current one: every other session ends, and a notice is mailed. */
 export async function changePassword({ ctx, input, token }: { ctx: Ctx; input: unknown; token: string }) {
   const { current, password } = parseInput(passwordChange, input, 'The new password is not valid.');
   const svc = ctx.svc;
   const userId = personId(ctx);
-  // A stolen session must not become a way to guess the password (and take the account).
-  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `password-change:${userId}`, limit: 5, windowMs: 15 * 60_000 }]);
-  if (over >= 0) throw limitExceeded(`Too many attempts to change the password. Try again in ${minutes(Math.ceil(retryAfterMs / 1000))}.`, Math.ceil(retryAfterMs / 1000));
-  const [row] = await svc.db.select().from(users).where(eq(users.id, userId));
-  if (!row) throw unauthorized();
-  if (!(await verifyPassword(current, row.passwordHash))) {
-    throw validation('Your current password is not right.', [{ path: '/current', message: 'This is not your current password.' }]);
-  }
+  const row = await withCurrentPassword(svc, userId, current, {
+    tooMany: (wait) => `Too many attempts to change the password. Try again in ${wait}.`,
+    wrong: validation('Your current password is not right.', [{ path: '/current', message: 'This is not your current password.' }]),
+  });
   const passwordHash = await hashPassword(password, svc.config.passwordCost);
   await svc.db.update(users).set({ passwordHash }).where(and(eq(users.id, userId), eq(users.passwordHash, row.passwordHash)));
   const ended = await endOtherSessions(svc, userId, token);

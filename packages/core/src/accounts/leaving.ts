@@ -4,13 +4,12 @@ import { listRules } from '../approvals/rules';
 import { listCalls } from '../calls/call-log';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { verifyPassword } from '../crypto';
 import { addons, toolSwitches, users } from '../db/schema/index';
-import { conflict, limitExceeded, unauthorized, validation } from '../errors';
+import { conflict, unauthorized } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { listInstalls } from '../installs/installs';
 import { listConnections } from '../oauth/grants';
-import { pairKeysOf } from './accounts';
+import { pairKeysOf, withCurrentPassword, wrongPassword } from './accounts';
 import { listPasskeys } from './passkeys';
 
 /** The call log in an export: the latest this many (the dashboard pages through older ones). */
@@ -63,13 +62,7 @@ export async function deleteAccount({ ctx, input }: { ctx: Ctx; input: unknown }
   const { password } = parseInput(deleteInput, input, 'Give your password to delete your account.');
   const svc = ctx.svc;
   const userId = personId(ctx);
-  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `password-change:${userId}`, limit: 5, windowMs: 15 * 60_000 }]);
-  if (over >= 0) throw limitExceeded('Too many attempts with a wrong password. Try again later.', Math.ceil(retryAfterMs / 1000));
-  const [row] = await svc.db.select().from(users).where(eq(users.id, userId));
-  if (!row) throw unauthorized();
-  if (!(await verifyPassword(password, row.passwordHash))) {
-    throw validation('Your password is not right.', [{ path: '/password', message: 'This is not your password.' }]);
-  }
+  const row = await withCurrentPassword(svc, userId, password, { tooMany: () => 'Too many attempts with a wrong password. Try again later.', wrong: wrongPassword() });
   const published = await svc.db.select({ name: addons.name }).from(addons).where(eq(addons.ownerId, userId));
   if (published.length) {
     throw conflict(

@@ -11,13 +11,12 @@ import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { verifyPassword } from '../crypto';
-import { conflict, limitExceeded, notFound, ToolportError, unauthorized, validation } from '../errors';
+import { conflict, limitExceeded, notFound, ToolportError, unauthorized } from '../errors';
 import { countedNetwork } from '../limits';
 import { inputObject, parseInput } from '../input';
 import type { Services } from '../services';
 import { passkeyChallenges, passkeys, users } from '../db/schema/index';
-import { toPublic } from './accounts';
+import { toPublic, withCurrentPassword, wrongPassword } from './accounts';
 import { deviceCookieFor } from './devices';
 import { sendInBackground } from './email-links';
 import { createSession, type Device } from './sessions';
@@ -96,14 +95,7 @@ export async function passkeyRegistrationOptions({ ctx, input }: { ctx: Ctx; inp
   const { password } = parseInput(optionsInput, input, 'Give your password to add a passkey.');
   const svc = ctx.svc;
   const userId = personId(ctx);
-  // The same count as a password change's: both check the current password.
-  const { over, retryAfterMs } = await svc.limiter.hit([{ key: `password-change:${userId}`, limit: 5, windowMs: 15 * 60_000 }]);
-  if (over >= 0) throw limitExceeded('Too many wrong passwords. Try again in a few minutes.', Math.ceil(retryAfterMs / 1000));
-  const [user] = await svc.db.select({ email: users.email, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId));
-  if (!user) throw unauthorized();
-  if (!(await verifyPassword(password, user.passwordHash))) {
-    throw validation('Your password is not right.', [{ path: '/password', message: 'This is not your password.' }]);
-  }
+  const user = await withCurrentPassword(svc, userId, password, { tooMany: () => 'Too many wrong passwords. Try again in a few minutes.', wrong: wrongPassword() });
   const own = await svc.db.select({ id: passkeys.id, transports: passkeys.transports }).from(passkeys).where(eq(passkeys.userId, userId));
   if (own.length >= MAX_PASSKEYS) throw tooMany();
   const { rpID } = relyingParty(svc);
