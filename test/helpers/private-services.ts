@@ -269,7 +269,7 @@ export interface ToolportProcess {
 export async function spawnToolport(
   role: 'all' | 'api' | 'worker',
   env: Record<string, string>,
-  opts: { port?: number; publicUrl?: string; readyTimeoutMs?: number } = {},
+  opts: { port?: number; publicUrl?: string; readyTimeoutMs?: number; tries?: number } = {},
 ): Promise<ToolportProcess> {
   const port = opts.port ?? (await freePort());
   // Mail goes where confirmEmail looks (mail-files.ts).
@@ -301,7 +301,11 @@ export async function spawnToolport(
   };
   const until = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${role} exited with ${child.exitCode}:\n${out.slice(-3000)}`);
+    if (child.exitCode !== null) {
+      // Another test process bound the chosen port first: choose again.
+      if (!opts.port && /already in use/.test(out) && (opts.tries ?? 1) < 5) return spawnToolport(role, env, { ...opts, tries: (opts.tries ?? 1) + 1 });
+      throw new Error(`${role} exited with ${child.exitCode}:\n${out.slice(-3000)}`);
+    }
     const ok = await fetch(`${proc.url}/readyz`).then((r) => r.ok, () => false);
     if (ok) return proc;
     if (Date.now() > until) {

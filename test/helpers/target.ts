@@ -135,22 +135,34 @@ export async function startToolport(
   } = {},
 ): Promise<Toolport> {
   const backing = opts.backing ?? (await createBacking());
-  const port = await freePort();
-  const config = parseConfig({
-    PORT: String(port),
-    PUBLIC_URL: `http://${opts.publicHost ?? '127.0.0.1'}:${port}`,
-    ...backing.env,
-    ...opts.env,
-  });
-  config.passwordCost ??= TEST_PASSWORD_COST;
-  const server = await startServer(config, { log: opts.log ?? createLogger({}, !process.env.TEST_LOGS) });
+  const log = opts.log ?? createLogger({}, !process.env.TEST_LOGS);
+  // Another test process may bind the port between freePort's probe and our listen; a failed
+  // listen closes what startServer opened, so trying another port is safe.
+  for (let tries = 1; ; tries++) {
+    const port = await freePort();
+    const config = parseConfig({
+      PORT: String(port),
+      PUBLIC_URL: `http://${opts.publicHost ?? '127.0.0.1'}:${port}`,
+      ...backing.env,
+      ...opts.env,
+    });
+    config.passwordCost ??= TEST_PASSWORD_COST;
+    const server = await startServer(config, { log }).catch((err: Error) => {
+      if (tries < 5 && /already in use/.test(err.message)) return null;
+      throw err;
+    });
+    if (server) return toolport(server, config, backing, opts.keepBacking);
+  }
+}
+
+function toolport(server: RunningServer, config: Config, backing: Backing, keepBacking?: boolean): Toolport {
   return {
     ...server,
     config,
     backing,
     async stop() {
       await server.close();
-      if (!opts.keepBacking) await backing.drop();
+      if (!keepBacking) await backing.drop();
     },
   };
 }

@@ -1,3 +1,0 @@
-import { sweep } from './helpers/axe-sweep';
-
-sweep('dark', 'desktop');
