@@ -7,6 +7,12 @@ const PHONE = { width: 375, height: 812 };
 const DESKTOP = { width: 1280, height: 860 };
 
 /**
+ * Screenshots are for a person to look at, and on a clean clone in CI nobody does: there they cost
+ * only time (a full-page PNG each), unless SCREENSHOTS=1 asks for them. No assertion reads them.
+ */
+export const SAVE_SCREENSHOTS = process.env.SCREENSHOTS === '1' || (process.env.SCREENSHOTS !== '0' && process.env.CI !== 'true');
+
+/**
  * Debian's Chromium, headless; never a downloaded browser. Playwright gives every launch a new,
  * empty user-data-dir of its own (it refuses --user-data-dir on launch) and removes it on close.
  */
@@ -58,14 +64,18 @@ export const phoneOverflow: Array<{ name: string; px: number }> = [];
 
 /** Saves a full-page screenshot at desktop width and at a 375 px phone width. */
 export async function screenshots(page: Page, name: string) {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const original = page.viewportSize() ?? DESKTOP;
-  await page.setViewportSize(DESKTOP);
-  await page.evaluate(() => window.scrollTo(0, 0)); // the sticky sidebar is drawn where the page is scrolled
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-desktop.png`), fullPage: true });
+  if (SAVE_SCREENSHOTS) {
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    await page.setViewportSize(DESKTOP);
+    await page.evaluate(() => window.scrollTo(0, 0)); // the sticky sidebar is drawn where the page is scrolled
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-desktop.png`), fullPage: true });
+  }
   await page.setViewportSize(PHONE);
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
+  if (SAVE_SCREENSHOTS) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
+  }
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   await page.setViewportSize(original);
   if (overflow > 0) phoneOverflow.push({ name, px: overflow });
