@@ -65,10 +65,8 @@ const TIERS = {
   'dashboard-activity': 'browser-embedded',
   'dashboard-approval-card': 'browser-embedded',
   'dashboard-approvals-trust': 'browser-embedded',
-  'dashboard-axe-dark-desktop': 'browser-embedded',
-  'dashboard-axe-dark-phone': 'browser-embedded',
-  'dashboard-axe-light-desktop': 'browser-embedded',
-  'dashboard-axe-light-phone': 'browser-embedded',
+  'dashboard-axe-desktop': 'browser-embedded',
+  'dashboard-axe-phone': 'browser-embedded',
   'dashboard-catalog': 'browser-embedded',
   'dashboard-errors': 'browser-embedded',
   'dashboard-keyboard': 'browser-embedded',
@@ -139,7 +137,7 @@ const TIERS = {
  * a pass does not end waiting on one long file that started last.
  */
 const LONG = [
-  'load-smoke', 'dashboard-axe-dark-desktop', 'dashboard-axe-dark-phone', 'dashboard-axe-light-desktop', 'dashboard-axe-light-phone',
+  'load-smoke', 'dashboard-axe-desktop', 'dashboard-axe-phone',
   'faults', 'multi-process', 'call-budget', 'account-tokens', 'dispatch-bullmq', 'connected-accounts', 'approvals-in-app',
   'conformance', 'packages', 'mcp-list-changed', 'faults-lease', 'dashboard-keyboard', 'graceful-stop',
 ];

@@ -1,0 +1,3 @@
+import { sweep } from './helpers/axe-sweep';
+
+sweep('phone');
