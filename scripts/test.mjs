@@ -5,7 +5,7 @@
 // the run. `npm test -- oauth` runs the files whose name contains `oauth`, each in its passes;
 // TEST_TARGETS=services runs one pass.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -192,6 +192,28 @@ function reachable(host, port) {
 const timesFile = (target) => path.join(root, '.test-times', `${target}.txt`);
 mkdirSync(path.join(root, '.test-times'), { recursive: true });
 
+/**
+ * Scratch files in memory where the machine has room: each file copies a 40 MB PGlite template and
+ * Chromium writes a profile, and on this machine's disk the copy alone was half an embedded start.
+ * TMPDIR set by the caller wins.
+ */
+function scratchDir() {
+  if (process.env.TMPDIR) return process.env.TMPDIR;
+  try {
+    // Tests run programs they write to TMPDIR (the CLI, the kits), so a noexec mount will not do.
+    const shm = readFileSync('/proc/mounts', 'utf8').split('\n').find((l) => l.split(' ')[1] === '/dev/shm');
+    if (!shm || /\bnoexec\b/.test(shm)) return undefined;
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize < 4 * 2 ** 30) return undefined;
+    const dir = '/dev/shm/toolport-tests';
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+const TMPDIR = scratchDir();
+
 const nameOf = (file) => path.relative(path.join(root, 'test'), file).replace(/\.test\.ts$/, '');
 let files = findTests(path.join(root, 'test'));
 const unlisted = files.map(nameOf).filter((n) => !(n in TIERS));
@@ -260,7 +282,7 @@ function runPass({ target, files: pass }, concurrency, out) {
     ],
     // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
     // tests and in every process they start, not from a build that may be stale.
-    { stdio: ['ignore', out ? 'ignore' : 'inherit', 'inherit'], cwd: root, env: { ...process.env, TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
+    { stdio: ['ignore', out ? 'ignore' : 'inherit', 'inherit'], cwd: root, env: { ...process.env, ...(TMPDIR ? { TMPDIR } : {}), TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
   );
   return new Promise((resolve) => {
     child.on('exit', (code, signal) => {
