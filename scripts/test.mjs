@@ -17,26 +17,28 @@ import path from 'node:path';
  *                     (database, queue, bus, limiter, lease, dispatch) are here, so each backing
  *                     meets their contract; when in doubt a file is `both`
  *   surface           a Toolport, but what it checks is the public surface (protocol shapes, input
- *                     checks, the packages, the kits, the CLI), the same code on either backing:
- *                     once, in the last pass (Postgres + Redis when they answer), which has the
- *                     idle time while the passes run together
+ *                     checks, sign-in, OAuth, tenancy, add-on and account records, the packages,
+ *                     the kits, the CLI): the same code and SQL on either backing, whose ports the
+ *                     `both` files hold to their contract. Once, in the last pass (Postgres + Redis
+ *                     when they answer), which has the idle time while the passes run together
  *   browser-embedded  drives Chromium along a person's path, which is what `npm start` runs: once,
  *                     in the embedded pass
  *   browser-services  drives Chromium and is about the hosted deployment (several processes,
  *                     Redis, Web Push, operators): once, in the services pass
- *   hosted            the load only a hosted deployment meets (thousands of people's approvals
- *                     and streams at once): once, in the services pass
+ *   hosted            what only a hosted deployment has (BullMQ, Redis going away, several
+ *                     processes, thousands of people's approvals and streams at once): once, in
+ *                     the services pass; on the embedded default it has nothing to run
  */
 const TIERS = {
   'account-recovery': 'browser-embedded', // mail through a real SMTP server
   'account-tokens': 'both', // a browser step, but renewals shared by two servers on services
-  accounts: 'both',
-  'addon-accounts': 'both',
+  accounts: 'surface',
+  'addon-accounts': 'surface',
   'addon-kit-accounts': 'browser-embedded', // the kits against a real OAuth provider; no Toolport at all
   'addon-kit-python': 'surface',
   'addon-kit': 'unit',
   'addon-settings': 'both', // a browser step, but also what the BullMQ job carries
-  addons: 'both',
+  addons: 'surface',
   'app-tool-choices': 'browser-embedded',
   'approval-rules': 'both', // one browser step among rules enforced on the call path
   'approvals-confirm': 'both',
@@ -46,14 +48,14 @@ const TIERS = {
   'approvals-live': 'both',
   approvals: 'both',
   arguments: 'unit',
-  'bus-reconnect': 'both',
+  'bus-reconnect': 'hosted',
   bus: 'both',
   caches: 'unit',
   'call-budget': 'both',
   'call-cancel': 'unit',
   'call-log': 'both',
   'change-registry': 'both',
-  'check-script': 'both',
+  'check-script': 'surface',
   'cli-addons': 'surface',
   'cli-dev': 'both',
   'cli-local': 'unit',
@@ -76,12 +78,12 @@ const TIERS = {
   'dashboard-signup-consent': 'browser-embedded',
   'dashboard-unicode': 'unit',
   dashboard: 'browser-embedded',
-  'dispatch-bullmq': 'both',
+  'dispatch-bullmq': 'hosted',
   dispatch: 'both',
   errors: 'surface',
   'example-notes': 'unit',
-  'faults-lease': 'both',
-  faults: 'both',
+  'faults-lease': 'hosted',
+  faults: 'hosted',
   'graceful-stop': 'both',
   'held-calls': 'both',
   infra: 'unit',
@@ -96,13 +98,13 @@ const TIERS = {
   'mcp-approvals': 'both',
   'mcp-list-changed': 'both',
   'mcp-revisions': 'surface',
-  mcp: 'both',
-  metrics: 'both',
-  'multi-process': 'both',
+  mcp: 'surface',
+  metrics: 'surface',
+  'multi-process': 'hosted',
   'oauth-cimd': 'surface',
   'oauth-refresh-race': 'both',
   'oauth-tokens': 'both',
-  oauth: 'both',
+  oauth: 'surface',
   operators: 'browser-services', // operators review the listings of a hosted deployment
   outbound: 'unit',
   packages: 'surface',
@@ -111,25 +113,25 @@ const TIERS = {
   'pathological-patterns': 'surface',
   patterns: 'unit',
   'push-dismiss': 'browser-services', // Web Push through the real service worker
-  push: 'both',
+  push: 'surface',
   'real-clients': 'browser-embedded',
   releases: 'both', // a browser step, but releases and apps on two servers on services
   'security-arguments': 'surface',
-  'security-auth': 'both',
-  'security-mcp': 'both',
-  'security-oauth': 'both',
-  'security-tenancy': 'both',
+  'security-auth': 'surface',
+  'security-mcp': 'surface',
+  'security-oauth': 'surface',
+  'security-tenancy': 'surface',
   'signin-limits': 'both',
   signing: 'unit',
-  ssrf: 'both',
+  ssrf: 'surface',
   startup: 'both',
   'stream-revocation': 'both',
   tasks: 'both', // tasks outlive an API process: on services, a restart with Redis and BullMQ
   'tasks-activity': 'browser-embedded',
-  'tool-surface': 'both', // one browser step among checks of what apps are sent
+  'tool-surface': 'surface', // one browser step among checks of what apps are sent
   'tools-cache': 'both',
   tracing: 'both',
-  'trusted-proxies': 'both',
+  'trusted-proxies': 'surface',
 };
 
 /**
