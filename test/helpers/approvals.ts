@@ -62,11 +62,14 @@ export function ask(
     argumentsText,
     subject: 'usr_pseudonym',
     signal: opts.signal,
-    progress:
+    watcher:
       opts.progress === false
         ? undefined
-        : async (m) => {
-            progress.push(m);
+        : {
+            progress: true,
+            on: (event) => {
+              if (event.kind === 'progress') progress.push(event.message);
+            },
           },
   };
   return { nonce, argumentsText, decision: approvals.request(req), progress };

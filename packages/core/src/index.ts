@@ -115,7 +115,7 @@ export { callLife } from './calls/life';
 export { awaitTask, cancelRunningCall, cancelTask, getTask, isLongTool, runningCalls, runsAsTask, type TaskView } from './calls/tasks';
 export { answerLater, MAX_ANSWER_BODY } from './calls/answer-later';
 export type { EnabledToolSet } from './calls/enabled-tools';
-export type { ElicitationLink, ToolResult, Approvals } from './calls/types';
+export type { CallEvent, CallWatcher, ElicitationLink, ToolResult, Approvals } from './calls/types';
 export { runCheckScript } from './addons/check';
 export { listRules, setRule, removeRule } from './approvals/rules';
 export type { RuleMode, RuleView } from './approvals/rules';

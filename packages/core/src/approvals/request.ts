@@ -4,7 +4,8 @@ import { approvalHolders, approvals, oauthGrants, pushSubscriptions, users } fro
 import { CallCancel, type CancelSignal } from '../cancel';
 import { newId } from '../ids';
 import { APPROVALS_CHANNEL, userChannel } from '../events/channels';
-import type { ApprovalDecision, ApprovalRequest, Approvals } from '../calls/types';
+import type { ApprovalDecision, ApprovalRequest, Approvals, CallWatcher } from '../calls/types';
+import { tell } from '../calls/watch';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { CallOutcome } from '../queue/types';
 import type { Services } from '../services';
@@ -87,7 +88,7 @@ class Waiting {
   readonly userId: string;
   readonly grantId: string | undefined;
   readonly signal: CancelSignal | undefined;
-  readonly progress: ApprovalRequest['progress'];
+  readonly watcher: ApprovalRequest['watcher'];
 
   constructor(
     readonly owner: ApprovalsImpl,
@@ -97,7 +98,7 @@ class Waiting {
     this.userId = req.userId;
     this.grantId = req.grantId;
     this.signal = req.signal;
-    this.progress = req.progress;
+    this.watcher = req.watcher;
   }
 
   settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null, reason?: string | null) {
@@ -372,21 +373,20 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   progress(w: Waiting) {
-    w.progress?.(this.progressBefore + w.id + this.progressAfter).catch(() => {});
+    if (w.watcher?.progress) tell(this.svc, w.watcher, { kind: 'progress', message: this.progressBefore + w.id + this.progressAfter });
   }
 
   /** Offers the app the approval's own page (URL elicitation); the app's answer decides nothing. */
-  private elicit(w: Waiting, req: ApprovalRequest) {
-    try {
-      req.elicit!({
+  private offerPage(w: Waiting, req: ApprovalRequest, watcher: CallWatcher) {
+    tell(this.svc, watcher, {
+      kind: 'offer',
+      link: {
         kind: 'approval',
         elicitationId: w.id,
         url: `${this.svc.config.publicUrl}/approvals/${w.id}`,
         message: `Toolport asks the person to approve “${req.tool.title}” from ${req.tool.addonName} on its own page; the call runs only if they allow it there.`,
-      });
-    } catch (err) {
-      this.svc.log.warn('cannot offer the approval page to the app', { err, approvalId: w.id });
-    }
+      },
+    });
   }
 
   /**
@@ -460,7 +460,7 @@ class ApprovalsImpl implements ApprovalsService {
     if (this.stopping) return void w.finish({ status: 'cancelled', decidedBy: 'shutdown' });
     this.track(w);
     await this.begin(w, req, confirm);
-    req.onHold?.();
+    if (req.watcher) tell(this.svc, req.watcher, { kind: 'held' });
   }
 
   /** Its own frame, so nothing of the insert (query, SQL text, row) stays alive while we wait. */
@@ -472,11 +472,12 @@ class ApprovalsImpl implements ApprovalsService {
     );
     const inserted = await inserting;
     this.announce(w, req, confirm, inserted);
-    if (req.elicit && (req.elicitDeclared ?? inserted.urlElicitation)) this.elicit(w, req);
+    const { watcher } = req;
+    if (watcher?.elicitation === 'declared' || (watcher?.elicitation === 'grant' && inserted.urlElicitation)) this.offerPage(w, req, watcher);
     this.progress(w);
     // Without a progress token nothing is sent while it waits: no timer every 5 s for each held call.
     const now = this.svc.clock.now().getTime();
-    w.nextProgress = w.progress ? now + this.progressEveryMs : Infinity;
+    w.nextProgress = watcher?.progress ? now + this.progressEveryMs : Infinity;
     w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - now), w);
     w.signal?.addEventListener('abort', w, { once: true });
     if (w.signal?.aborted) w.handleEvent();

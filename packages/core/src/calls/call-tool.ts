@@ -11,7 +11,8 @@ import type { CallJob, CallOutcome } from '../queue/types';
 import { endFailed, inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
-import type { ApprovalDecision, ApprovalRequest, Approvals, ToolResult } from './types';
+import type { ApprovalDecision, Approvals, CallWatcher, ToolResult } from './types';
+import { tell } from './watch';
 import { argumentsHash, type ApprovalReceipt } from '../queue/types';
 import type { CancelSignal } from '../cancel';
 import { ruleFor, rulesOf, type Rule } from '../approvals/rules';
@@ -64,14 +65,8 @@ export interface CallToolInput {
   name: string;
   arguments: unknown;
   signal?: CancelSignal;
-  progress?: (message: string) => Promise<void>;
-  /** Called once the call waits for the person's approval (the caller may stop holding its request's state). */
-  onHold?: () => void;
-  /** URL elicitation: an approval's page, or an account's connect page. */
-  elicit?: ApprovalRequest['elicit'];
-  elicitDeclared?: ApprovalRequest['elicitDeclared'];
-  /** MCP Tasks: the app takes a task handle; `created` hears it once the task exists, before the add-on does. */
-  task?: { created(task: TaskView): void };
+  /** The app's exchange watching the call: progress, a page to offer, held, its task. */
+  watcher?: CallWatcher;
 }
 
 /**
@@ -202,7 +197,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   }
 
   // A tool that may outlast one request runs only as a task: without one, nothing is asked or sent.
-  const asTask = isLongTool(tool) && !!input.task && !!actor.grantId;
+  const asTask = isLongTool(tool) && !!input.watcher?.task && !!actor.grantId;
   if (isLongTool(tool) && !asTask) {
     if (admitted.release) void admitted.release().catch(() => {});
     run.log({ ...where, outcome: 'needs_task' });
@@ -282,11 +277,8 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
         argumentsText,
         subject: call.subject,
         signal: input.signal,
-        progress: input.progress,
-        onHold: input.onHold,
+        watcher: input.watcher,
         ...(mustAsk ? { mustAsk } : {}),
-        elicit: input.elicit,
-        elicitDeclared: input.elicitDeclared,
       }),
     );
   } catch (err) {
@@ -370,15 +362,17 @@ async function needsAccount(run: CallRun, input: CallToolInput, call: Checked, m
     return text(notSetUpSentence(tool.addonName, missing), true);
   }
   run.log({ ...call.where, outcome: 'needs_setup', detail: `account ${missing.account.provider}: ${missing.failure === null ? 'not connected' : 'failed'}` });
-  if (input.elicit) {
+  const watcher = input.watcher;
+  if (watcher?.elicitation) {
     try {
-      if (input.elicitDeclared ?? (await grantDeclaresUrlElicitation(svc, actor.grantId))) {
-        input.elicit({
+      if (watcher.elicitation === 'declared' || (await grantDeclaresUrlElicitation(svc, actor.grantId))) {
+        const link = {
           kind: 'account',
           elicitationId: newToken('con_', 16),
           url: connectLink(svc, tool.addonId, missing.account.provider),
           message: connectElicitationMessage(tool.addonName, missing),
-        });
+        } as const;
+        tell(svc, watcher, { kind: 'offer', link });
       }
     } catch (err) {
       svc.log.warn('cannot offer the connect link to the app', { err, callId: run.id });
@@ -449,7 +443,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     accounts = got.sealed;
   }
 
-  if (call.asTask && input.task) return deliverAsTask(run, input.task, call, decision, accounts);
+  if (call.asTask && input.watcher?.task) return deliverAsTask(run, input.watcher, call, decision, accounts);
 
   // Delivery gets the tool's time or what is left of the call's budget, whichever ends first.
   const now = svc.clock.now().getTime();
@@ -510,7 +504,7 @@ function jobOf(run: CallRun, call: Checked, decision: ApprovalDecision | undefin
  * to accept the call and answer later at its answer URL. From here the task's own cancellation
  * governs, not the app's request.
  */
-async function deliverAsTask(run: CallRun, offer: NonNullable<CallToolInput['task']>, call: Checked, decision: ApprovalDecision | undefined, accounts: string | undefined): Promise<ToolResult> {
+async function deliverAsTask(run: CallRun, watcher: CallWatcher, call: Checked, decision: ApprovalDecision | undefined, accounts: string | undefined): Promise<ToolResult> {
   const { svc, actor } = run;
   const { tool, where } = call;
   const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
@@ -540,7 +534,7 @@ async function deliverAsTask(run: CallRun, offer: NonNullable<CallToolInput['tas
       true,
     );
   }
-  offer.created(task);
+  tell(svc, watcher, { kind: 'task', task });
   // From here the task's row says how the call ended: its log row is written where it ends
   // (calls/tasks.ts settle), by the worker that hears the add-on, its answer URL, or a cancel.
   let done = () => {};

@@ -1,6 +1,7 @@
 import type { ContentBlock } from '../outbound/types';
 import type { EnabledTool } from './enabled-tools';
 import type { CancelSignal } from '../cancel';
+import type { TaskView } from './tasks';
 
 /** An MCP CallToolResult as Toolport produces it. */
 export interface ToolResult {
@@ -21,16 +22,36 @@ export interface ApprovalRequest {
   /** The person's pseudonym for this add-on (for the tool.confirm delivery). */
   subject: string;
   signal?: CancelSignal;
-  /** Tells a waiting app where the person is being asked. */
-  progress?: (message: string) => Promise<void>;
-  /** Called once the call is recorded as waiting for the person (not when no one is asked). */
-  onHold?: () => void;
+  /** The app's exchange watching this call. */
+  watcher?: CallWatcher;
   /** A `confirm` add-on answering null then gives no description, and the person is still asked. */
   mustAsk?: boolean;
-  /** URL-mode elicitation: the app's answer never decides the call, only the person does. */
-  elicit?: (link: ElicitationLink) => void;
-  /** The request itself declared URL elicitation (2026-07-28 sends capabilities with each); else the grant's record from initialize. */
-  elicitDeclared?: boolean;
+}
+
+/**
+ * What the app's exchange may show of its call while it runs. The core says what happened; each
+ * adapter (2025-11-25 JSON or SSE, 2026-07-28, tasks) renders it as its revision does.
+ */
+export type CallEvent =
+  /** Still waiting for the person (sent only to a watcher that asked for progress). */
+  | { kind: 'progress'; message: string }
+  /** A page the app may open for the person (URL elicitation); only to a watcher that can offer one. */
+  | { kind: 'offer'; link: ElicitationLink }
+  /** The call is recorded as waiting for the person: the exchange need keep nothing else of it. */
+  | { kind: 'held' }
+  /** The call runs as this task (only for a watcher that took one), before the add-on hears of it. */
+  | { kind: 'task'; task: TaskView };
+
+/** The app's exchange watching its call: what it can show, and where the call's events go. */
+export interface CallWatcher {
+  /** The app asked to hear how the call goes (a progress token). */
+  readonly progress?: boolean;
+  /** URL elicitation: declared by this request (2026-07-28), or as its grant recorded at initialize; absent: never offered. */
+  readonly elicitation?: 'declared' | 'grant';
+  /** The app takes a task handle for a tool that may outlast one request (MCP Tasks). */
+  readonly task?: boolean;
+  /** Must not throw, and must not keep the request's frames alive: a held call lives up to 30 s. */
+  on(event: CallEvent): void;
 }
 
 /** An approval's page, or an account's connect page; the app's answer means nothing either way. */

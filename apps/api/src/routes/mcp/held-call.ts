@@ -9,6 +9,7 @@ import {
   readRequestState,
   RESULT_KEPT_MINUTES,
   type AppIdentity,
+  type CallWatcher,
   type ElicitationLink,
   type Services,
   type ToolResult,
@@ -62,12 +63,15 @@ export async function callOfferingPage(
   encode: Encode,
 ): Promise<Response> {
   let offer: (link: ElicitationLink) => void = () => {};
-  const offered = new Promise<ElicitationLink>((resolve) => {
-    offer = (link) => {
-      if (link.kind === 'approval') resolve(link);
-    };
-  });
-  const running = runToolCall(svc, identity, aiAppsOn, inflight, { ...call, elicit: (link) => offer(link), elicitDeclared: true });
+  const offered = new Promise<ElicitationLink>((resolve) => (offer = resolve));
+  // Only the approval's page: a connect link is in the call's answer, which comes at once.
+  const watcher: CallWatcher = {
+    elicitation: 'declared',
+    on: (event) => {
+      if (event.kind === 'offer' && event.link.kind === 'approval') offer(event.link);
+    },
+  };
+  const running = runToolCall(svc, identity, aiAppsOn, inflight, { ...call, watcher });
   const first = await Promise.race([running.then((result) => ({ result }) as const), offered.then((link) => ({ link }) as const)]);
   if ('result' in first) return jsonRpcAnswer(c, call.requestId, encode(first.result));
   const approvalId = first.link.elicitationId;

@@ -175,12 +175,12 @@ export function createMcpRoutes(svc: Services) {
           outgoing,
           plain.id,
           plain.progressToken,
-          (progress, elicit) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, progress, elicit }),
+          (watcher) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, watcher }),
           undefined,
           options,
         );
       }
-      return answerDirect(c, outgoing, plain.id, (onHold, elicit) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, onHold, elicit }), undefined, options);
+      return answerDirect(c, outgoing, plain.id, (watcher) => runToolCall(svc, identity, aiAppsOn, inflight, { ...call, watcher }), undefined, options);
     }
 
     if (message.method === 'initialize') await noteCapabilities(svc, identity, (body as { params?: unknown }).params);

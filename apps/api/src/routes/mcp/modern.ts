@@ -125,9 +125,9 @@ export async function answerModern(
       const direct = { ...call, response: outgoing };
       if (meta.progressToken !== undefined) {
         const token = meta.progressToken;
-        return answerStreamed(c, outgoing, id, token, (progress) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, progress }), encodeCall);
+        return answerStreamed(c, outgoing, id, token, (watcher) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, watcher }), encodeCall);
       }
-      return answerDirect(c, outgoing, id, (onHold) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, onHold }), encodeCall);
+      return answerDirect(c, outgoing, id, (watcher) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, watcher }), encodeCall);
     }
 
     case 'subscriptions/listen': {

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import type { ElicitationLink, Services, ToolResult } from '@toolport/core';
+import type { CallEvent, CallWatcher, ElicitationLink, Services, ToolResult } from '@toolport/core';
 import { PARKED, type AppEnv } from '../../http/env';
 import { elicitationComplete, elicitationRequest, jsonRpcAnswer, jsonRpcResult, SSE_HEADERS, sseMessage } from './frames';
 import { failedCall } from './tool-call';
@@ -15,8 +15,6 @@ import { failedCall } from './tool-call';
 interface WriterOptions {
   elicitation?: boolean;
 }
-
-type Elicit = (link: ElicitationLink) => void;
 
 /** The approval whose page was offered (its completion is sent before the result); none for a connect link. */
 const completes = (link: ElicitationLink) => (link.kind === 'approval' ? link.elicitationId : undefined);
@@ -33,7 +31,7 @@ export async function answerDirect(
   c: Context<AppEnv>,
   outgoing: ServerResponse,
   id: string | number,
-  run: (onHold: () => void, elicit?: Elicit) => Promise<ToolResult>,
+  run: (watcher: CallWatcher) => Promise<ToolResult>,
   encode: EncodeResult = asIs,
   options: WriterOptions = {},
 ): Promise<Response> {
@@ -45,22 +43,25 @@ export async function answerDirect(
   let completion: string | undefined;
   let first!: (result: ToolResult | undefined) => void;
   const answered = new Promise<ToolResult | undefined>((resolve) => (first = resolve));
-  // Nothing in these callbacks may refer to `c`: that would keep Hono's context alive while the call waits.
-  const elicit: Elicit | undefined = options.elicitation
-    ? (link) => {
+  // Nothing in this watcher may refer to `c`: that would keep Hono's context alive while the call waits.
+  const watcher: CallWatcher = {
+    ...(options.elicitation ? { elicitation: 'grant' as const } : {}),
+    on(event) {
+      if (event.kind === 'held') {
+        parked = true;
+        first(undefined);
+      } else if (event.kind === 'offer') {
         if (!answerable(outgoing) || outgoing.headersSent) return;
         elicited = true;
-        completion = completes(link);
+        completion = completes(event.link);
         parked = true;
         outgoing.writeHead(200, SSE_HEADERS);
-        outgoing.write(sseMessage(elicitationRequest(link)));
+        outgoing.write(sseMessage(elicitationRequest(event.link)));
         first(undefined);
       }
-    : undefined;
-  void run(() => {
-    parked = true;
-    first(undefined);
-  }, elicit).then(
+    },
+  };
+  void run(watcher).then(
     (result) => {
       if (elicited) endElicited(outgoing, id, encode(result), completion);
       else if (parked) writeHeldAnswer(outgoing, id, encode(result), log);
@@ -98,7 +99,8 @@ function endElicited(outgoing: ServerResponse, id: string | number, result: stri
 }
 
 /** One object per call rather than closures: it lives as long as the call, up to 30 s. */
-class ProgressStream {
+class ProgressStream implements CallWatcher {
+  readonly progress = true;
   private step = 0;
   private elicited: string | undefined;
   constructor(
@@ -106,22 +108,21 @@ class ProgressStream {
     private readonly progressToken: string | number,
     private readonly id: string | number,
     private readonly encode: EncodeResult,
+    /** Offered for an app that declared URL elicitation at initialize (the approval's page, a connect link). */
+    readonly elicitation: 'grant' | undefined,
   ) {}
 
-  /** What `callTool` calls with each progress message. */
-  readonly progress = async (message: string): Promise<void> => {
+  on(event: CallEvent): void {
     if (!answerable(this.outgoing)) return;
-    this.step += 1;
-    const notification = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: this.progressToken, progress: this.step, message } };
-    this.outgoing.write(sseMessage(JSON.stringify(notification)));
-  };
-
-  /** What `callTool` calls once the approval is recorded (or with a connect link), for an app that declared URL elicitation. */
-  readonly elicit = (link: ElicitationLink): void => {
-    if (!answerable(this.outgoing)) return;
-    this.elicited = completes(link) ?? this.elicited;
-    this.outgoing.write(sseMessage(elicitationRequest(link)));
-  };
+    if (event.kind === 'progress') {
+      this.step += 1;
+      const notification = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: this.progressToken, progress: this.step, message: event.message } };
+      this.outgoing.write(sseMessage(JSON.stringify(notification)));
+    } else if (event.kind === 'offer') {
+      this.elicited = completes(event.link) ?? this.elicited;
+      this.outgoing.write(sseMessage(elicitationRequest(event.link)));
+    }
+  }
 
   end(result: ToolResult) {
     if (!answerable(this.outgoing)) return;
@@ -136,15 +137,15 @@ export function answerStreamed(
   outgoing: ServerResponse,
   id: string | number,
   progressToken: string | number,
-  run: (progress: (message: string) => Promise<void>, elicit?: Elicit) => Promise<ToolResult>,
+  run: (watcher: CallWatcher) => Promise<ToolResult>,
   encode: EncodeResult = asIs,
   options: WriterOptions = {},
 ): Response {
   const { log } = c.get('svc');
   outgoing.writeHead(200, SSE_HEADERS);
   outgoing.flushHeaders();
-  const stream = new ProgressStream(outgoing, progressToken, id, encode);
-  run(stream.progress, options.elicitation ? stream.elicit : undefined)
+  const stream = new ProgressStream(outgoing, progressToken, id, encode, options.elicitation ? 'grant' : undefined);
+  run(stream)
     .then((result) => stream.end(result))
     .catch((err: unknown) => {
       log.error('cannot write a streamed call’s answer', { err });

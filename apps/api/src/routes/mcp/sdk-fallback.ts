@@ -3,7 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { TOOLS_SCOPE, type AppIdentity, type Services } from '@toolport/core';
+import { TOOLS_SCOPE, type AppIdentity, type CallWatcher, type Services } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
 import { withArgumentsForSdk } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
@@ -37,21 +37,25 @@ function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, in
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const progressToken = request.params._meta?.progressToken;
     let step = 0;
-    const progress =
+    const watcher: CallWatcher | undefined =
       progressToken === undefined
         ? undefined
-        : async (message: string) => {
-            step += 1;
-            await extra
-              .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, message } })
-              .catch(() => {});
+        : {
+            progress: true,
+            on: (event) => {
+              if (event.kind !== 'progress') return;
+              step += 1;
+              void extra
+                .sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, message: event.message } })
+                .catch(() => {});
+            },
           };
     return (await runToolCall(svc, identity, aiAppsOn, inflight, {
       requestId: extra.requestId,
       name: request.params.name,
       rawArguments,
       signals: [extra.signal, requestSignal],
-      progress,
+      watcher,
     })) as never;
   });
   return server;

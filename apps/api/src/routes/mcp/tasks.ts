@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { awaitTask, cancelTask, getTask, type AppIdentity, type Services, type TaskView, type ToolResult } from '@toolport/core';
+import { awaitTask, cancelTask, getTask, type AppIdentity, type CallWatcher, type Services, type TaskView, type ToolResult } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
 import { isPlainObject, isRequestId, jsonRpcError } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
@@ -70,9 +70,15 @@ export async function callOfferingTask(
 ): Promise<{ task: TaskView } | { result: ToolResult }> {
   let created: (task: TaskView) => void = () => {};
   const task = new Promise<TaskView>((resolve) => (created = resolve));
+  const watcher: CallWatcher = {
+    task: true,
+    on: (event) => {
+      if (event.kind === 'task') created(event.task);
+    },
+  };
   const inFlight = c.get('inFlight') as { count: number } | undefined;
   if (inFlight) inFlight.count++;
-  const running = runToolCall(svc, identity, aiAppsOn, inflight, { ...call, task: { created } }).finally(() => {
+  const running = runToolCall(svc, identity, aiAppsOn, inflight, { ...call, watcher }).finally(() => {
     if (inFlight) inFlight.count--;
   });
   return Promise.race([running.then((result) => ({ result })), task.then((t) => ({ task: t }))]);

@@ -5,10 +5,9 @@ import {
   isDependencyDown,
   isToolportError,
   type AppIdentity,
+  type CallWatcher,
   type Ctx,
-  type ElicitationLink,
   type Services,
-  type TaskView,
   type ToolResult,
 } from '@toolport/core';
 import type { InFlight } from './cancellation';
@@ -30,7 +29,7 @@ export function failedCall(err: unknown): ToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** Never rejects. Callbacks, not async: a call waiting for approval keeps no frame of it. */
+/** Never rejects. Reactions, not async: a call waiting for approval keeps no frame of it. */
 export function runToolCall(
   svc: Services,
   identity: AppIdentity,
@@ -44,14 +43,8 @@ export function runToolCall(
     signals?: AbortSignal[];
     /** On Node (the direct path): the response whose early close (the app hung up) ends the call. */
     response?: ServerResponse;
-    progress?: (message: string) => Promise<void>;
-    onHold?: () => void;
-    /** The answer can carry an `elicitation/create` (node-writers.ts); used if the grant declared URL elicitation. */
-    elicit?: (link: ElicitationLink) => void;
-    /** 2026-07-28: this request declared URL elicitation (its capabilities travel with it). */
-    elicitDeclared?: boolean;
-    /** MCP Tasks: the app takes a task handle (tasks.ts). */
-    task?: { created(task: TaskView): void };
+    /** The exchange watching the call (node-writers.ts, held-call.ts, tasks.ts). */
+    watcher?: CallWatcher;
   },
 ): Promise<ToolResult> {
   if (!aiAppsOn) return Promise.resolve(AI_APPS_OFF_RESULT);
@@ -73,11 +66,7 @@ export function runToolCall(
         name: call.name,
         arguments: call.rawArguments,
         signal: mine,
-        progress: call.progress,
-        onHold: call.onHold,
-        elicit: call.elicit,
-        elicitDeclared: call.elicitDeclared,
-        task: call.task,
+        watcher: call.watcher,
       },
     });
   } catch (err) {
