@@ -21,6 +21,9 @@ export class Client {
       headers: h,
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       redirect: 'manual',
+    }).catch((err: Error & { cause?: { code?: string; message?: string } }) => {
+      // undici says only "fetch failed"; the cause (ECONNRESET, ECONNREFUSED...) is what explains it.
+      throw new Error(`${method} ${path}: ${err.message} (${err.cause?.code ?? err.cause?.message ?? 'no cause'})`, { cause: err });
     });
     for (const line of res.headers.getSetCookie()) {
       const [pair] = line.split(';');

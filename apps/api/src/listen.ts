@@ -3,6 +3,8 @@ import { StartupError, type Config } from '@toolport/core';
 
 type Fetch = Parameters<typeof serve>[0]['fetch'];
 
+const KEEP_ALIVE_MS = 65_000;
+
 /** A taken port or a missing address is one line naming the setting, like other start-up failures. */
 export function listen(fetch: Fetch, config: Config): Promise<ServerType> {
   return new Promise((resolve, reject) => {
@@ -11,6 +13,11 @@ export function listen(fetch: Fetch, config: Config): Promise<ServerType> {
       server.off('error', fail);
       resolve(server);
     });
+    // Idle connections outlive a proxy's (60 s on common load balancers) and a busy client's reuse:
+    // at Node's 5 s a request sent as the server closed its socket was reset, and a POST is not retried.
+    const http = server as unknown as { keepAliveTimeout: number; headersTimeout: number };
+    http.keepAliveTimeout = KEEP_ALIVE_MS;
+    http.headersTimeout = KEEP_ALIVE_MS + 1_000;
     server.once('error', fail);
   });
 }
