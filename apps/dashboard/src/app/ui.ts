@@ -29,6 +29,46 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []) {
 
 export const toApiError = (err: unknown) => (err instanceof ApiError ? err : new ApiError(0, 'Something went wrong in the dashboard.'));
 
+/** What a failed form action shows: its sentence, the fields to fix, and the field to focus first. */
+export interface Failure {
+  message: string;
+  fields?: FieldError[];
+  focus?: string;
+}
+const asFailure = (err: unknown): Failure => {
+  const e = toApiError(err);
+  return { message: e.message, fields: e.fieldErrors };
+};
+
+/**
+ * One action of a form at a time: busy while it runs, and once it fails its sentence and field
+ * errors, with focus on the first field to fix rather than left on <body>.
+ */
+export function useSubmit() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const [fields, setFields] = useState<FieldError[]>([]);
+  const run = async (action: () => Promise<void>, failed: (err: unknown) => Failure = asFailure) => {
+    if (busy) return;
+    setBusy(true);
+    setError('');
+    setFields([]);
+    try {
+      await action();
+    } catch (err) {
+      const f = failed(err);
+      setError(f.message);
+      setFields(f.fields ?? []);
+      const focus = f.focus;
+      if (focus) requestAnimationFrame(() => document.getElementById(focus)?.focus());
+    } finally {
+      setBusy(false);
+    }
+  };
+  const fieldError = (path: string) => fields.find((f) => f.path === path)?.message;
+  return { busy, error, setError, fieldError, run };
+}
+
 /**
  * Shows loading, "not available yet" when this server lacks the route, or the error (a 404 of an
  * object says it does not exist); otherwise the children.

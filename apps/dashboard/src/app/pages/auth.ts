@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { post, type Credentials, type FieldError, type Me } from '../api';
+import { post, type Credentials, type Me } from '../api';
 import { navigate, peekReturn } from '../router';
 import { me } from '../store';
 import { get } from '../api';
-import { html, Notice, toApiError } from '../ui';
+import { html, Notice, toApiError, useSubmit } from '../ui';
 import { passkeyProblem, passkeysWork, signInWithPasskey } from './passkeys';
 
 /**
@@ -19,32 +19,24 @@ function oauthReturn(): string | null {
 export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
-  const [fields, setFields] = useState<FieldError[]>([]);
+  const { busy, error, fieldError, run } = useSubmit();
   const signup = mode === 'signup';
   // Sent here from an approval's own page (a notification, the app's link): say why, and that it is urgent.
   const waitingApproval = /^\/approvals\/apr_/.test(peekReturn() ?? '');
 
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    if (busy) return;
-    setBusy(true);
-    setError('');
-    setFields([]);
-    try {
-      await post(signup ? '/api/session/signup' : '/api/session/login', { email, password } satisfies Credentials);
-      await signedIn();
-    } catch (err) {
-      const e2 = toApiError(err);
-      setError(e2.message);
-      setFields(e2.fieldErrors);
-      // Focus goes to the first field to fix (the password, when the pair was wrong), not to <body>.
-      const first = e2.fieldErrors[0]?.path === '/email' ? 'email' : 'password';
-      requestAnimationFrame(() => document.getElementById(first)?.focus());
-    } finally {
-      setBusy(false);
-    }
+    void run(
+      async () => {
+        await post(signup ? '/api/session/signup' : '/api/session/login', { email, password } satisfies Credentials);
+        await signedIn();
+      },
+      (err) => {
+        const { message, fieldErrors } = toApiError(err);
+        // The first field to fix: the password, when the pair was wrong.
+        return { message, fields: fieldErrors, focus: fieldErrors[0]?.path === '/email' ? 'email' : 'password' };
+      },
+    );
   };
   const signedIn = async () => {
     const back = oauthReturn();
@@ -52,21 +44,14 @@ export function AuthPage({ mode }: { mode: 'signin' | 'signup' }) {
     me.set(await get<Me>('/api/me'));
     navigate('/', true);
   };
-  const withPasskey = async () => {
-    if (busy) return;
-    setBusy(true);
-    setError('');
-    setFields([]);
-    try {
-      await signInWithPasskey();
-      await signedIn();
-    } catch (err) {
-      setError(passkeyProblem(err, false));
-    } finally {
-      setBusy(false);
-    }
-  };
-  const fieldError = (p: string) => fields.find((f) => f.path === p)?.message;
+  const withPasskey = () =>
+    run(
+      async () => {
+        await signInWithPasskey();
+        await signedIn();
+      },
+      (err) => ({ message: passkeyProblem(err, false) }),
+    );
   const emailErr = fieldError('/email');
   const passErr = fieldError('/password');
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { browserSupportsWebAuthn, startAuthentication, startRegistration } from '@simplewebauthn/browser';
-import { del, get, post, type AddPasskeyInput, type FieldError, type PasskeyOptionsInput, type PasskeySignInInput, type PasskeyView } from '../api';
-import { ConfirmButton, html, LiveNotice, Notice, toApiError, useLoad, When } from '../ui';
+import { del, get, post, type AddPasskeyInput, type PasskeyOptionsInput, type PasskeySignInInput, type PasskeyView } from '../api';
+import { ConfirmButton, html, LiveNotice, Notice, toApiError, useLoad, useSubmit, When } from '../ui';
 
 /** What the browser's own refusals mean to a person (the prompt closed, the device has one already). */
 export function passkeyProblem(err: unknown, adding: boolean): string {
@@ -26,18 +26,12 @@ export function Passkeys() {
   const list = useLoad(() => get<PasskeyView[]>('/api/me/passkeys'), []);
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
-  const [fields, setFields] = useState<FieldError[]>([]);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, fieldError, run } = useSubmit();
   const [said, setSaid] = useState('');
-  const add = async (e: Event) => {
+  const add = (e: Event) => {
     e.preventDefault();
-    if (busy) return;
-    setBusy(true);
-    setError('');
-    setFields([]);
-    setSaid('');
-    try {
+    void run(async () => {
+      setSaid('');
       const optionsJSON = await post<Parameters<typeof startRegistration>[0]['optionsJSON']>('/api/me/passkeys/options', { password } satisfies PasskeyOptionsInput);
       const response = await startRegistration({ optionsJSON });
       const added = await post<PasskeyView>('/api/me/passkeys', { name: name.trim() || 'Passkey', response } as unknown as AddPasskeyInput);
@@ -45,15 +39,12 @@ export function Passkeys() {
       setPassword('');
       setSaid(`The passkey “${added.name}” is added. Next time, sign in with it.`);
       await list.reload();
-    } catch (err) {
-      setError(passkeyProblem(err, true));
-      setFields(toApiError(err).fieldErrors);
-      if (toApiError(err).fieldErrors.length) requestAnimationFrame(() => document.getElementById('passkey-password')?.focus());
-    } finally {
-      setBusy(false);
-    }
+    }, (err) => {
+      const fields = toApiError(err).fieldErrors;
+      return { message: passkeyProblem(err, true), fields, ...(fields.length ? { focus: 'passkey-password' } : {}) };
+    });
   };
-  const passwordErr = fields.find((f) => f.path === '/password')?.message;
+  const passwordErr = fieldError('/password');
   const remove = async (p: PasskeyView) => {
     await del(`/api/me/passkeys/${encodeURIComponent(p.id)}`);
     setSaid(`The passkey “${p.name}” is removed.`);

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, post, type FieldError, type Me, type ResetInput, type ResetRequest, type VerifyEmailInput } from '../api';
+import { get, post, type Me, type ResetInput, type ResetRequest, type VerifyEmailInput } from '../api';
 import { navigate } from '../router';
 import { me } from '../store';
-import { html, Notice, toApiError } from '../ui';
+import { html, Notice, toApiError, useSubmit } from '../ui';
 
 /**
  * The one-time token of a mailed link: in the fragment, which no server log or Referer carries. It
@@ -38,22 +38,14 @@ function Card({ title, children }: { title: string; children: unknown }) {
 /** Asks for a reset link; the answer is the same whether or not the email has an account. */
 export function ForgotPasswordPage() {
   const [email, setEmail] = useState('');
-  const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState('');
-  const [error, setError] = useState('');
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useSubmit();
+  const submit = (e: Event) => {
     e.preventDefault();
-    if (busy) return;
-    setBusy(true);
-    setError('');
-    try {
+    void run(async () => {
       const r = await post<{ message: string }>('/api/session/reset-request', { email } satisfies ResetRequest);
       setSent(r.message);
-    } catch (err) {
-      setError(toApiError(err).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return html`<${Card} title="Reset your password">
     ${sent
@@ -79,30 +71,23 @@ export function ResetPasswordPage() {
   const opened = useLinkToken();
   const { token } = opened;
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
-  const [fields, setFields] = useState<FieldError[]>([]);
+  const { busy, error, setError, fieldError, run } = useSubmit();
   useEffect(() => setError(''), [opened]);
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    if (busy) return;
-    setBusy(true);
-    setError('');
-    setFields([]);
-    try {
-      await post('/api/session/reset', { token, password } satisfies ResetInput);
-      me.set(await get<Me>('/api/me'));
-      navigate('/?password=reset', true);
-    } catch (err) {
-      const e2 = toApiError(err);
-      setError(e2.message);
-      setFields(e2.fieldErrors);
-      requestAnimationFrame(() => document.getElementById('password')?.focus());
-    } finally {
-      setBusy(false);
-    }
+    void run(
+      async () => {
+        await post('/api/session/reset', { token, password } satisfies ResetInput);
+        me.set(await get<Me>('/api/me'));
+        navigate('/?password=reset', true);
+      },
+      (err) => {
+        const { message, fieldErrors } = toApiError(err);
+        return { message, fields: fieldErrors, focus: 'password' };
+      },
+    );
   };
-  const passErr = fields.find((f) => f.path === '/password')?.message;
+  const passErr = fieldError('/password');
   if (!token) {
     return html`<${Card} title="Choose a new password">
       <${Notice} kind="error">This page needs the link from the reset mail. Open the link in the mail, or ask for a new one.<//>

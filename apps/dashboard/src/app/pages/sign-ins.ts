@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { del, get, post, type DeleteAccountInput, type FieldError, type PasswordChange, type SessionView } from '../api';
+import { del, get, post, type DeleteAccountInput, type PasswordChange, type SessionView } from '../api';
 import { navigate } from '../router';
 import { me } from '../store';
 import { Passkeys } from './passkeys';
-import { ConfirmButton, html, LiveNotice, Notice, toApiError, useLoad, When } from '../ui';
+import { ConfirmButton, html, LiveNotice, Notice, toApiError, useLoad, useSubmit, When } from '../ui';
 
 /** Where the person is signed in, each to sign out; and a new password, which signs the others out. */
 export function SignIns() {
@@ -77,34 +77,25 @@ function YourData() {
 function ChangePassword({ onChanged }: { onChanged: () => void }) {
   const [current, setCurrent] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
-  const [fields, setFields] = useState<FieldError[]>([]);
+  const { busy, error, fieldError, run } = useSubmit();
   const [said, setSaid] = useState('');
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    if (busy) return;
-    setBusy(true);
-    setError('');
-    setFields([]);
-    setSaid('');
-    try {
-      const r = await post<{ endedSessions: number }>('/api/me/password', { current, password } satisfies PasswordChange);
-      setCurrent('');
-      setPassword('');
-      setSaid(`Your password is changed.${r.endedSessions ? ` ${r.endedSessions === 1 ? 'One other session was' : `${r.endedSessions} other sessions were`} signed out.` : ''}`);
-      onChanged();
-    } catch (err) {
-      const e2 = toApiError(err);
-      setError(e2.message);
-      setFields(e2.fieldErrors);
-      const first = e2.fieldErrors[0]?.path === '/password' ? 'new-password' : 'current-password';
-      requestAnimationFrame(() => document.getElementById(first)?.focus());
-    } finally {
-      setBusy(false);
-    }
+    void run(
+      async () => {
+        setSaid('');
+        const r = await post<{ endedSessions: number }>('/api/me/password', { current, password } satisfies PasswordChange);
+        setCurrent('');
+        setPassword('');
+        setSaid(`Your password is changed.${r.endedSessions ? ` ${r.endedSessions === 1 ? 'One other session was' : `${r.endedSessions} other sessions were`} signed out.` : ''}`);
+        onChanged();
+      },
+      (err) => {
+        const { message, fieldErrors } = toApiError(err);
+        return { message, fields: fieldErrors, focus: fieldErrors[0]?.path === '/password' ? 'new-password' : 'current-password' };
+      },
+    );
   };
-  const fieldError = (p: string) => fields.find((f) => f.path === p)?.message;
   const currentErr = fieldError('/current');
   const passErr = fieldError('/password');
   return html`<section class="card" aria-labelledby="password-h">
