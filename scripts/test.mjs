@@ -121,7 +121,7 @@ const TIERS = {
   'security-mcp': 'surface',
   'security-oauth': 'surface',
   'security-tenancy': 'surface',
-  'signin-limits': 'both',
+  'signin-limits': 'surface', // the limiter's contract is limits' (both); this is sign-in's use of it, and its two-process case
   signing: 'unit',
   ssrf: 'surface',
   startup: 'both',
