@@ -88,6 +88,7 @@ class Waiting {
   readonly userId: string;
   readonly grantId: string | undefined;
   readonly signal: CancelSignal | undefined;
+  /** Kept only to tell it progress while the person decides: nothing else of the exchange stays. */
   readonly watcher: ApprovalRequest['watcher'];
 
   constructor(
@@ -98,7 +99,7 @@ class Waiting {
     this.userId = req.userId;
     this.grantId = req.grantId;
     this.signal = req.signal;
-    this.watcher = req.watcher;
+    this.watcher = req.watcher?.progress ? req.watcher : undefined;
   }
 
   settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null, reason?: string | null) {
@@ -373,7 +374,7 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   progress(w: Waiting) {
-    if (w.watcher?.progress) tell(this.svc, w.watcher, { kind: 'progress', message: this.progressBefore + w.id + this.progressAfter });
+    if (w.watcher) tell(this.svc, w.watcher, { kind: 'progress', message: this.progressBefore + w.id + this.progressAfter });
   }
 
   /** Offers the app the approval's own page (URL elicitation); the app's answer decides nothing. */
@@ -477,7 +478,7 @@ class ApprovalsImpl implements ApprovalsService {
     this.progress(w);
     // Without a progress token nothing is sent while it waits: no timer every 5 s for each held call.
     const now = this.svc.clock.now().getTime();
-    w.nextProgress = watcher?.progress ? now + this.progressEveryMs : Infinity;
+    w.nextProgress = w.watcher ? now + this.progressEveryMs : Infinity;
     w.timer = setTimeout(tickWaiting, Math.max(0, Math.min(w.nextProgress, w.deadline) - now), w);
     w.signal?.addEventListener('abort', w, { once: true });
     if (w.signal?.aborted) w.handleEvent();
