@@ -366,13 +366,15 @@ async function needsAccount(run: CallRun, input: CallToolInput, call: Checked, m
   if (watcher?.elicitation) {
     try {
       if (watcher.elicitation === 'declared' || (await grantDeclaresUrlElicitation(svc, actor.grantId))) {
-        const link = {
-          kind: 'account',
-          elicitationId: newToken('con_', 16),
-          url: connectLink(svc, tool.addonId, missing.account.provider),
-          message: connectElicitationMessage(tool.addonName, missing),
-        } as const;
-        tell(svc, watcher, { kind: 'offer', link });
+        tell(svc, watcher, {
+          kind: 'offer',
+          link: {
+            kind: 'account',
+            elicitationId: newToken('con_', 16),
+            url: connectLink(svc, tool.addonId, missing.account.provider),
+            message: connectElicitationMessage(tool.addonName, missing),
+          },
+        });
       }
     } catch (err) {
       svc.log.warn('cannot offer the connect link to the app', { err, callId: run.id });
