@@ -190,8 +190,9 @@ function reachable(host, port) {
   });
 }
 
-/** Where a pass's per-file times go (scripts/file-times.mjs). */
+/** Where a pass's per-file times go (scripts/file-times.mjs), and its failures (scripts/failures.mjs). */
 const timesFile = (target) => path.join(root, '.test-times', `${target}.txt`);
+const failuresFile = (target) => path.join(root, '.test-times', `${target}.failures.txt`);
 mkdirSync(path.join(root, '.test-times'), { recursive: true });
 
 /**
@@ -280,6 +281,7 @@ function runPass({ target, files: pass }, concurrency, out) {
       '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000',
       '--test-reporter=tap', `--test-reporter-destination=${out ?? 'stdout'}`,
       `--test-reporter=${path.join(root, 'scripts/file-times.mjs')}`, `--test-reporter-destination=${timesFile(target)}`,
+      `--test-reporter=${path.join(root, 'scripts/failures.mjs')}`, `--test-reporter-destination=${failuresFile(target)}`,
       ...pass,
     ],
     // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
@@ -299,7 +301,8 @@ function runPass({ target, files: pass }, concurrency, out) {
       const ok = code === 0 && !signal;
       const line = `# pass ${target}: ${pass.length} files (${tiers}), ${Math.round((Date.now() - started) / 1000)} s${ok ? '' : ', FAILED'}`;
       console.log(line);
-      resolve({ line, ok });
+      const failed = existsSync(failuresFile(target)) ? readFileSync(failuresFile(target), 'utf8').trim() : '';
+      resolve({ line, ok, failed: failed && `# failed in the ${target} pass:\n${failed}` });
     });
   });
 }
@@ -319,5 +322,7 @@ if (together) {
 }
 summary.push(...results.map((r) => r.line));
 const failed = results.some((r) => !r.ok);
+// Last, so that a log read from its tail names what failed in any pass.
+for (const r of results) if (r.failed) console.log(`\n${r.failed}`);
 console.log(`\n${summary.join('\n')}`);
 process.exit(failed ? 1 : 0);
