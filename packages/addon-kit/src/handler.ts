@@ -190,7 +190,7 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
       deadline: valid,
       // Made when a tool first looks: most never do, and each is a timer until the deadline.
       get signal() {
-        return (signal ??= AbortSignal.timeout(Math.max(0, valid.getTime() - Date.now())));
+        return (signal ??= abortAt(valid));
       },
       app: { name: String(d.app?.name ?? ''), clientId: String(d.app?.clientId ?? '') },
       webhookId,
@@ -372,4 +372,20 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
   };
   web[RAW_HANDLER] = handle;
   return web;
+}
+
+/**
+ * A signal that aborts once the wall clock has reached `when`. A timer for the time left runs on
+ * the monotonic clock and can fire a millisecond before Date.now() gets there, so it checks again.
+ */
+function abortAt(when: Date): AbortSignal {
+  const controller = new AbortController();
+  // Like AbortSignal.timeout, it aborts from a timer, never at once (a listener added right after
+  // still hears it), and the timer keeps no process alive.
+  const arm = () => setTimeout(() => {
+    if (Date.now() >= when.getTime()) controller.abort(new DOMException('The call reached its deadline.', 'TimeoutError'));
+    else arm();
+  }, Math.max(0, when.getTime() - Date.now())).unref();
+  arm();
+  return controller.signal;
 }
