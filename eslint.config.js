@@ -7,7 +7,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/.toolport/**', 'bench/results/**', 'packages/core/drizzle/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/.toolport/**', '.test-bundle/**', 'bench/results/**', 'packages/core/drizzle/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { bundleTests } from './bundle-tests.mjs';
 
 /**
  * Every test file's tier, by name. A file missing here, or listed but gone, stops the run: a new
@@ -266,6 +267,17 @@ reached.forEach((target, i) => {
 });
 
 /**
+ * The test files run as bundles of the same sources (scripts/bundle-tests.mjs), and the Toolports
+ * they start from a bundle of its entry point (TOOLPORT_TEST_MAIN); TEST_BUNDLE=0 runs both
+ * through tsx instead.
+ */
+const bundleDir = path.join(root, '.test-bundle');
+const bundled = process.env.TEST_BUNDLE === '0' ? undefined : await bundleTests(root, [...new Set(passes.flatMap((p) => p.files))], bundleDir);
+const bundleOf = (file) => (bundled ? path.join(bundleDir, path.relative(path.join(root, 'test'), file).replace(/\.ts$/, '.mjs')) : file);
+/** A report's bundle paths as the test files they came from. */
+const sourcePaths = (text) => text.replaceAll(`${bundleDir}/`, `${path.join(root, 'test')}/`).replace(/\.test\.mjs\b/g, '.test.ts');
+
+/**
  * Runs one pass as its own `node --test`. `out` null: its TAP goes straight to stdout; else to that
  * file, printed whole once the pass ends (passes that run together do not interleave their output).
  */
@@ -278,30 +290,30 @@ function runPass({ target, files: pass }, concurrency, out) {
   const child = spawn(
     process.execPath,
     [
-      '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000',
+      ...(bundled ? ['--enable-source-maps'] : ['--import', 'tsx']), '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000',
       '--test-reporter=tap', `--test-reporter-destination=${out ?? 'stdout'}`,
       `--test-reporter=${path.join(root, 'scripts/file-times.mjs')}`, `--test-reporter-destination=${timesFile(target)}`,
       `--test-reporter=${path.join(root, 'scripts/failures.mjs')}`, `--test-reporter-destination=${failuresFile(target)}`,
-      ...pass,
+      ...pass.map(bundleOf),
     ],
     // The workspace's own packages (the add-on kit) are used from their TypeScript source, in the
     // tests and in every process they start, not from a build that may be stale.
-    { stdio: ['ignore', out ? 'ignore' : 'inherit', 'inherit'], cwd: root, env: { ...process.env, ...(TMPDIR ? { TMPDIR } : {}), TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
+    { stdio: ['ignore', out ? 'ignore' : 'inherit', 'inherit'], cwd: root, env: { ...process.env, ...(TMPDIR ? { TMPDIR } : {}), ...(bundled ? { TOOLPORT_TEST_MAIN: bundled.main } : {}), TEST_TARGET: target, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@toolport/source`.trim() } },
   );
   return new Promise((resolve) => {
     child.on('exit', (code, signal) => {
       if (out) {
         console.log(header);
-        if (existsSync(out)) process.stdout.write(readFileSync(out));
+        if (existsSync(out)) process.stdout.write(sourcePaths(readFileSync(out, 'utf8')));
       }
       if (existsSync(timesFile(target))) {
-        const slowest = readFileSync(timesFile(target), 'utf8').split('\n').filter(Boolean).slice(0, 8);
+        const slowest = sourcePaths(readFileSync(timesFile(target), 'utf8')).split('\n').filter(Boolean).slice(0, 8);
         console.log(`\n# the slowest files of this pass (their tests' summed time; all in ${path.relative(root, timesFile(target))}):\n${slowest.map((l) => `#   ${l.replace(root + '/', '')}`).join('\n')}`);
       }
       const ok = code === 0 && !signal;
       const line = `# pass ${target}: ${pass.length} files (${tiers}), ${Math.round((Date.now() - started) / 1000)} s${ok ? '' : ', FAILED'}`;
       console.log(line);
-      const failed = existsSync(failuresFile(target)) ? readFileSync(failuresFile(target), 'utf8').trim() : '';
+      const failed = existsSync(failuresFile(target)) ? sourcePaths(readFileSync(failuresFile(target), 'utf8')).trim() : '';
       resolve({ line, ok, failed: failed && `# failed in the ${target} pass:\n${failed}` });
     });
   });

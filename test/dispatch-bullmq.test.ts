@@ -12,6 +12,7 @@ import { PromptWorker } from '../packages/core/src/queue/bullmq';
 import { newPerson } from './helpers/http';
 import { freePort, REDIS_TEST_URL, startToolport, TARGET, type Toolport } from './helpers/target';
 import { startReceiver, type Behaviour } from './helpers/webhook-receiver';
+import { toolportEntry } from './helpers/process';
 
 /**
  * BullMQ across processes: this process only enqueues (ROLE=api); workers are child processes
@@ -38,7 +39,7 @@ describe('dispatch through BullMQ across processes', { skip: TARGET !== 'service
   /** Starts `ROLE=worker` in a child process; resolves once it says it started. */
   async function startWorkerProcess(): Promise<{ child: ChildProcess; port: number }> {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+    const child = spawn(process.execPath, toolportEntry(), {
       env: { ...process.env, ...tp.backing.env, ROLE: 'worker', PORT: String(port) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -27,6 +27,7 @@ import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { Client } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { createBacking, freePort, newSigningKey, TARGET, type Backing } from './helpers/target';
+import { toolportEntry } from './helpers/process';
 
 const K1 = randomBytes(32).toString('base64');
 const K2 = randomBytes(32).toString('base64');
@@ -357,7 +358,7 @@ describe('key settings', () => {
     assert.deepEqual(productionSecretProblems(parseConfig(db)).map((p) => p.split(' ')[0]), ['TOOLPORT_SECRET_KEY', 'TOOLPORT_SIGNING_KEYS']);
     assert.deepEqual(productionSecretProblems(parseConfig({ ...db, TOOLPORT_SECRET_KEY: K1, REDIS_URL: 'redis://r', ROLE: 'worker' })), []);
     assert.deepEqual(productionSecretProblems(parseConfig({})), [], 'the embedded default generates its own');
-    const out = spawnSync(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+    const out = spawnSync(process.execPath, toolportEntry(), {
       env: { PATH: process.env.PATH ?? '', ...db, TOOLPORT_SECRET_KEY: K1, PORT: '0' },
       encoding: 'utf8',
       timeout: 30_000,

@@ -6,6 +6,7 @@ import { SCHEMA_LIMITS } from '@toolport/core';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { connectApp } from './helpers/mcp';
 import { createBacking, freePort, type Backing } from './helpers/target';
+import { toolportEntry } from './helpers/process';
 
 /**
  * Issue #23: a pattern cannot freeze a process. `^(\w{1,20}\s?){1,20}$` passed the old check
@@ -32,7 +33,7 @@ before(async () => {
   hook = await startAddonServer({ search_notes: (b) => ({ text: `found ${String(b.arguments.query).length} characters` }) });
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+  child = spawn(process.execPath, toolportEntry(), {
     env: { ...process.env, ...backing.env, PORT: String(port), PUBLIC_URL: baseUrl },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

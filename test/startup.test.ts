@@ -9,6 +9,7 @@ import { ConfigError, createLogger, parseConfig, StartupError } from '@toolport/
 import { listen } from '../apps/api/src/listen';
 import { startServer, type RunningServer } from '../apps/api/src/server';
 import { createBacking, freePort, newSigningKey, PG_ADMIN_URL, TARGET, type Backing } from './helpers/target';
+import { toolportEntry } from './helpers/process';
 
 /**
  * Start-up that says what is wrong: the real entry point (`apps/api/src/main.ts`) as a process,
@@ -44,7 +45,7 @@ interface Started {
 }
 
 function start(env: Record<string, string>, port: number): Started {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+  const child = spawn(process.execPath, toolportEntry(), {
     env: { ...baseEnv(), PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

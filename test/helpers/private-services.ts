@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { createDatabaseFromTemplate } from './db-template';
 import { freePort, servicesEnv } from './target';
 import { mailDirs, spareMailDir } from './mail-files';
+import { toolportEntry } from './process';
 
 const PG_DIRS = ['/usr/local/bin', ...listPgBinDirs(), '/usr/bin'];
 const REDIS_DIRS = ['/usr/bin', '/usr/local/bin'];
@@ -275,7 +276,7 @@ export async function spawnToolport(
   // Mail goes where confirmEmail looks (mail-files.ts).
   const mail = env.SMTP_URL ? {} : env.MAIL_DIR ? { MAIL_DIR: env.MAIL_DIR } : env.DATA_DIR ? { MAIL_DIR: path.join(env.DATA_DIR, 'mail') } : { MAIL_DIR: spareMailDir() };
   if (mail.MAIL_DIR) mailDirs.add(mail.MAIL_DIR);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+  const child = spawn(process.execPath, toolportEntry(), {
     env: { ...process.env, ...env, ...mail, ROLE: role, PORT: String(port), PUBLIC_URL: opts.publicUrl ?? `http://127.0.0.1:${port}` },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -20,6 +20,14 @@ export function runToEnd(
 }
 
 /**
+ * The arguments that run Toolport's entry point: the bundle the test runner made of it
+ * (scripts/bundle-tests.mjs), else its source through tsx.
+ */
+export function toolportEntry(): string[] {
+  return process.env.TOOLPORT_TEST_MAIN ? [process.env.TOOLPORT_TEST_MAIN] : ['--import', 'tsx', 'apps/api/src/main.ts'];
+}
+
+/**
  * Toolport's real entry point as a child process (`ROLE` api, worker or all) on one backing, ready
  * once its /readyz answers. The child is added to `procs`, for the caller to kill after its tests.
  */
@@ -27,7 +35,7 @@ export async function spawnToolport(
   procs: ChildProcess[],
   opts: { env: NodeJS.ProcessEnv; role: 'api' | 'worker' | 'all'; port: number; publicUrl: string },
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+  const child = spawn(process.execPath, toolportEntry(), {
     env: { ...process.env, ...opts.env, ROLE: opts.role, PORT: String(opts.port), PUBLIC_URL: opts.publicUrl },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
