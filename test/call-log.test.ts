@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { recordCall } from '@toolport/core';
+import { endLostCalls } from '../packages/core/src/calls/call-log';
 import { newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -51,6 +52,41 @@ describe('the call log', () => {
   });
 });
 
+describe('a call at its add-on (its running row)', () => {
+  it('shows in Running now and its own page, not in the log; its ending replaces it; one a stopped process left ends as lost', async () => {
+    const me = await newPerson(tp.url);
+    const call = (id: string, outcome: 'running' | 'ok', latencyMs = 1200) =>
+      recordCall(tp.svc, { id, userId: me.user.id, appName: 'Claude', addonId: 'notes', toolName: 'add_note', argsDigest: '', outcome, latencyMs });
+    const clock = tp.svc.clock;
+    try {
+      // Left running by a process that stopped three minutes ago: past any call's budget.
+      const then = new Date(Date.now() - 180_000);
+      tp.svc.clock = { now: () => then };
+      call('call_left_behind', 'running');
+    } finally {
+      tp.svc.clock = clock;
+    }
+    call('call_at_addon', 'running');
+
+    const running = (await me.client.get('/api/calls/running')).body;
+    assert.deepEqual(running.map((c: any) => [c.callId, c.taskId, c.answerBy]).sort(), [['call_at_addon', null, null], ['call_left_behind', null, null]]);
+    assert.deepEqual((await me.client.get('/api/calls')).body.items, [], 'the log holds calls that ended');
+    const page = (await me.client.get('/api/calls/call_at_addon')).body;
+    assert.deepEqual([page.state, page.outcome, page.endedAt, page.steps.map((s: any) => s.kind)], ['running', null, null, []]);
+
+    call('call_at_addon', 'ok', 2500);
+    await endLostCalls(tp.svc);
+    const log = (await me.client.get('/api/calls')).body.items.map((c: any) => [c.id, c.outcome, c.latencyMs]).sort();
+    assert.deepEqual(log, [['call_at_addon', 'ok', 2500], ['call_left_behind', 'lost', 1200]]);
+    assert.deepEqual((await me.client.get('/api/calls/running')).body, []);
+    assert.equal((await me.client.get('/api/calls/call_left_behind')).body.state, 'ended');
+
+    // An ending that comes after the sweep changes nothing: the call is not taken back from lost.
+    call('call_left_behind', 'ok');
+    assert.deepEqual((await me.client.get('/api/calls?outcome=lost')).body.items.map((c: any) => c.id), ['call_left_behind']);
+  });
+});
+
 describe('the log writer (rows written behind the calls)', () => {
   const row = (id: string, userId: string) => ({
     id, userId, appName: 'Claude', addonId: 'notes', toolName: 'add_note', argsDigest: '', outcome: 'ok', latencyMs: 1, createdAt: new Date(),
@@ -64,7 +100,9 @@ describe('the log writer (rows written behind the calls)', () => {
     const writer = new LogWriter(tp.svc.database, quiet);
     const prefix = `call_lw_${Date.now()}`;
     for (let i = 0; i < 30; i++) writer.call(row(`${prefix}_${i}`, me.user.id));
-    // The same id twice: the batch fails, then row by row all but the duplicate go in.
+    // A row for nobody: the batch fails, then row by row all but that one go in.
+    writer.call(row(`${prefix}_nobody`, 'usr_nobody'));
+    // The same call twice (running, then ended): one row.
     writer.call(row(`${prefix}_7`, me.user.id));
     writer.delivery({ id: `dlv_${prefix}`, addonId: 'notes', callId: `${prefix}_0`, type: 'tool.call', attempt: 1, latencyMs: 2, meta: { outcome: 'result' }, createdAt: new Date() });
     await writer.flushed();

@@ -9,7 +9,7 @@ import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, screenshots } from './helpers/browser';
 import { axeSerious, dashboardAs, type Size } from './helpers/dashboard';
 import { newPerson } from './helpers/http';
-import { TestOAuthProvider } from './helpers/mcp';
+import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { connectAppV2 } from './helpers/mcp-v2';
 import { answer, modernWire } from './helpers/tasks';
 import { startToolport, type Toolport } from './helpers/target';
@@ -96,6 +96,51 @@ describe('a running call in Activity', () => {
       }
     });
   }
+
+  it('shows a call that is not a task while its add-on works on it, and then in the log', async () => {
+    // An ordinary call (its tool's time is within one request) whose add-on takes its time.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow = await startAddonServer({
+      search_notes: async () => {
+        await held;
+        return { text: 'Found 2 notes.' };
+      },
+    });
+    const person = await personWithNotes(tp.url, slow, { search_notes: true }, 'slow');
+    const { client: app } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const { page, errors, close } = await dashboardAs(browser, tp.url, person.client, 'desktop');
+    try {
+      const calling = app.callTool({ name: `${person.addonId}__search_notes`, arguments: { query: 'milk' } });
+      const delivered = await until('the call reached the add-on', () => slow.calls().find((d) => d.body.tool === 'search_notes'));
+      const callId: string = delivered.body.call.id;
+      await page.goto('/activity');
+      const item = page.getByRole('region', { name: 'Running now' }).locator(`li[data-call="${callId}"]`);
+      await item.waitFor({ timeout: 15_000 });
+      await item.getByText('At the add-on.').waitFor();
+      await item.getByText('for Claude').waitFor();
+      assert.equal(await item.getByRole('button', { name: /^Cancel/ }).count(), 0, 'only a task can be stopped from here');
+      await item.getByRole('link', { name: 'Details of search_notes for Claude' }).click();
+      await page.locator('[data-call-page][data-state="running"]').waitFor();
+
+      release();
+      const result = await calling;
+      assert.deepEqual(result.content, [{ type: 'text', text: 'Found 2 notes.' }]);
+      await page.reload();
+      await page.locator('[data-call-page][data-state="ended"]').waitFor();
+      await page.goto('/activity');
+      await page.locator(`tr[data-call="${callId}"]`).waitFor();
+      assert.equal(await page.getByRole('region', { name: 'Running now' }).count(), 0, 'nothing runs any more');
+      const log = (await person.client.get('/api/calls')).body.items;
+      assert.deepEqual(log.map((c: { id: string; outcome: string }) => [c.id, c.outcome]), [[callId, 'ok']], 'one row, now ended');
+      assert.deepEqual(errors, []);
+    } finally {
+      release();
+      await close();
+      await app.close();
+      await slow.close();
+    }
+  });
 
   it('shows and cancels only the person’s own running calls', async () => {
     const { taskId, wire } = await runningSearch('someone else’s');

@@ -24,6 +24,7 @@ import {
 } from './records';
 import { forgetHeldResults } from './held';
 import { forgetEndedTasks } from '../calls/tasks';
+import { endLostCalls } from '../calls/call-log';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
 const APPROVAL_TTL_SECONDS = 30;
@@ -313,8 +314,10 @@ class ApprovalsImpl implements ApprovalsService {
     try {
       await expireOverdue(this.svc, this.lapsed);
       await forgetHeldResults(this.svc);
-      // The process's one periodic sweep also drops tasks kept past their time (calls/tasks.ts).
+      // The process's one periodic sweep also drops tasks kept past their time (calls/tasks.ts)
+      // and ends the calls a stopped process left running (calls/call-log.ts).
       await forgetEndedTasks(this.svc);
+      await endLostCalls(this.svc);
     } catch (err) {
       this.svc.log.warn('approval sweep failed', { err });
     } finally {

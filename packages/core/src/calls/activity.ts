@@ -38,7 +38,8 @@ export async function callActivity({ ctx, query }: { ctx: Ctx; query: { period?:
   const from = to - ms;
   const buckets = Math.round(ms / step);
   await ctx.svc.logs.flushed();
-  const where = sql`c.user_id = ${userId} and c.created_at >= ${new Date(from).toISOString()}::timestamptz and c.created_at < ${new Date(to).toISOString()}::timestamptz
+  // A call still running has no outcome yet: it counts once it ends.
+  const where = sql`c.user_id = ${userId} and c.outcome <> 'running' and c.created_at >= ${new Date(from).toISOString()}::timestamptz and c.created_at < ${new Date(to).toISOString()}::timestamptz
     ${q.app ? sql`and c.app_name = ${q.app}` : sql``}
     ${q.addon ? sql`and c.addon_id = ${q.addon}` : sql``}
     ${q.outcome ? sql`and c.outcome = ${q.outcome}` : sql``}`;

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, ne, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { validation } from '../errors';
@@ -28,7 +28,11 @@ export type CallOutcomeName =
   /** The same call again (app, tool, arguments) while it waited or just after: answered from that call (approvals/held.ts). */
   | 'repeated'
   /** The tool runs only as an MCP task and the app did not ask for one: nothing was asked or sent (calls/tasks.ts). */
-  | 'needs_task';
+  | 'needs_task'
+  /** Still at its add-on: written once a call has been there a while (call-tool.ts), replaced by how it ended. */
+  | 'running'
+  /** It was running in a process that stopped before it ended (endLostCalls). */
+  | 'lost';
 
 export interface CallRecord {
   id: string;
@@ -49,6 +53,28 @@ export interface CallRecord {
 export function recordCall(svc: Services, rec: CallRecord) {
   // createdAt from the JS clock (ms precision) keeps the keyset cursor exact.
   svc.logs.call({ ...rec, latencyMs: Math.max(0, Math.round(rec.latencyMs)), createdAt: svc.clock.now() });
+}
+
+/** No call runs past its budget; a running row this much older than that was left by a stopped process. */
+const LOST_AFTER_BUDGET_S = 60;
+
+/** Running rows left by a process that stopped mid-call end as lost (the periodic sweep's, any process). */
+export async function endLostCalls(svc: Services): Promise<void> {
+  await svc.db
+    .update(calls)
+    .set({ outcome: 'lost', detail: 'process_stopped' })
+    .where(and(eq(calls.outcome, 'running'), sql`${calls.createdAt} < now() - ${`${svc.config.callBudgetSeconds + LOST_AFTER_BUDGET_S} seconds`}::interval`));
+}
+
+/** The person's calls at their add-on now, in any process, newest first. */
+export async function runningCallRows(svc: Services, userId: string, limit: number) {
+  await svc.logs.flushed();
+  return svc.db
+    .select()
+    .from(calls)
+    .where(and(eq(calls.userId, userId), eq(calls.outcome, 'running')))
+    .orderBy(desc(calls.createdAt))
+    .limit(limit);
 }
 
 const PAGE = 50;
@@ -75,7 +101,8 @@ export type CallView = CallPage['items'][number];
 export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: string; app?: string; addon?: string; outcome?: string; limit?: number } }) {
   const userId = personId(ctx);
   const limit = Math.min(Math.max(Number(query.limit) || PAGE, 1), 200);
-  const conditions = [eq(calls.userId, userId)];
+  // A running call is in Running now until it ends (runningCallRows).
+  const conditions = [eq(calls.userId, userId), ne(calls.outcome, 'running')];
   if (query.app) conditions.push(eq(calls.appName, query.app));
   if (query.addon) conditions.push(eq(calls.addonId, query.addon));
   if (query.outcome) conditions.push(eq(calls.outcome, query.outcome));

@@ -121,11 +121,18 @@ export function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallTo
 type AppActor = Extract<Ctx['actor'], { kind: 'app' }>;
 type Logged = Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string };
 
+/**
+ * A call still at its add-on after this long is written as running, so the person sees it from any
+ * process (Running now, its own page); a quicker call keeps its one write, when it ends.
+ */
+const RUNNING_AFTER_MS = 1_000;
+
 /** One call on its way: what its log row, metric and span need, whichever step ends it. */
 class CallRun {
   readonly started = performance.now();
   /** Epoch ms by which the app is answered, whatever happens (config.callBudgetSeconds). */
   readonly budgetEnd: number;
+  private running: ReturnType<typeof setTimeout> | undefined;
   constructor(
     readonly svc: Services,
     readonly actor: AppActor,
@@ -135,8 +142,23 @@ class CallRun {
     this.budgetEnd = svc.clock.now().getTime() + svc.config.callBudgetSeconds * 1000;
   }
 
+  /** The call is at its add-on: if it is still there in a while, its row says so. */
+  atAddon(rec: Omit<Logged, 'outcome'>) {
+    const { svc, actor } = this;
+    this.running = setTimeout(() => {
+      recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, outcome: 'running', latencyMs: performance.now() - this.started });
+    }, RUNNING_AFTER_MS);
+    this.running.unref();
+  }
+
+  /** Back from the add-on; a call that throws from here on leaves a running row to the sweep (endLostCalls). */
+  leftAddon() {
+    clearTimeout(this.running);
+  }
+
   log(rec: Logged) {
     const { svc, actor, span } = this;
+    this.leftAddon();
     const latencyMs = performance.now() - this.started;
     // An unknown tool's name is the app's input: the span keeps only that it was unknown.
     if (rec.outcome !== 'unknown_tool') span.setAttributes({ 'toolport.addon.id': rec.addonId, 'toolport.tool.name': rec.toolName });
@@ -463,6 +485,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
   }
   let outcome: CallOutcome;
   const sentAt = svc.clock.now().getTime();
+  run.atAddon({ ...where, ...decided });
   try {
     // Enqueue to result; the BullMQ dispatcher puts this span's context in the job for the worker.
     outcome = await inSpan('dispatch', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId } }, async (dispatching) => {
@@ -475,6 +498,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
       return out;
     });
   } finally {
+    run.leftAddon();
     // The slot is given back without holding the answer (a failed release expires with its key).
     void release().catch(() => {});
   }

@@ -36,18 +36,21 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
   if (!/^call_[\w-]{1,64}$/.test(callId)) throw notFound('That call');
   const { db } = ctx.svc;
   await ctx.svc.logs.flushed();
-  const [[logged], [approval], [stored]] = await Promise.all([
+  const [[row], [approval], [stored]] = await Promise.all([
     db.select().from(calls).where(and(eq(calls.id, callId), eq(calls.userId, userId))),
     db.select().from(approvals).where(and(eq(approvals.callId, callId), eq(approvals.userId, userId))),
     db.select().from(tasks).where(and(eq(tasks.callId, callId), eq(tasks.userId, userId))),
   ]);
-  const base = logged ?? approval ?? stored;
+  const base = row ?? approval ?? stored;
+  // A call at its add-on for a while has a running row (call-tool.ts): not yet how it ended.
+  const atAddon = row?.outcome === 'running';
+  const logged = atAddon ? undefined : row;
   if (!base) throw notFound('That call');
   // A task past its add-on's time ends as it is read, as it does for its app and in Running now.
   const task = stored && (await currentTaskOf(ctx.svc, stored));
   const startedAt = new Date(
     Math.min(
-      ...[logged && logged.createdAt.getTime() - logged.latencyMs, approval?.createdAt.getTime(), task?.createdAt.getTime()].filter((t): t is number => typeof t === 'number'),
+      ...[row && row.createdAt.getTime() - row.latencyMs, approval?.createdAt.getTime(), task?.createdAt.getTime()].filter((t): t is number => typeof t === 'number'),
     ),
   );
   // The latest attempts and reports, so a chatty task still shows how it ended.
@@ -98,7 +101,7 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
   // No log row yet (it is written behind the call): the records say how far it has come.
   const now = ctx.svc.clock.now().getTime();
   const waiting = approval?.status === 'pending' && approval.expiresAt.getTime() > now;
-  const running = task ? task.status === 'working' : approval?.status === 'allowed';
+  const running = task ? task.status === 'working' : atAddon || approval?.status === 'allowed';
   const state = logged ? 'ended' : waiting ? 'waiting' : running ? 'running' : 'ended';
   return {
     id: callId,

@@ -8,9 +8,10 @@ import { personId, type Ctx } from '../context';
 import { notFound } from '../errors';
 import type { Json } from '../json';
 import type { CallJob, CallOutcome } from '../queue/types';
-import { recordCall, type CallOutcomeName } from './call-log';
+import { recordCall, runningCallRows, type CallOutcomeName } from './call-log';
 import { shapeOutcome, text } from './outcome';
 import type { ToolResult } from './types';
+import { withNames } from '../approvals/names';
 
 /*
  * MCP Tasks: a tool that may take longer than one request lasts runs as a task. Its row is written
@@ -407,13 +408,16 @@ export async function awaitTask(svc: Services, grantId: string, taskId: string, 
   }
 }
 
-/** `GET /api/calls/running`: the person's calls running as tasks, newest first. */
+/** `GET /api/calls/running`: the person's calls at their add-on now, tasks first, newest first. */
 export type RunningCall = Json<Awaited<ReturnType<typeof runningCalls>>>[number];
 
 /** At most this many running calls are shown; the person's limit may be higher. */
 const RUNNING_SHOWN = 100;
 
-/** The person's calls still working (a task past its add-on's time ends as it is read, as for its app). */
+/**
+ * The person's calls still working: tasks (one past its add-on's time ends as it is read, as for
+ * its app), then calls within one request that have been at their add-on a while (call-tool.ts).
+ */
 export async function runningCalls({ ctx }: { ctx: Ctx }) {
   const userId = personId(ctx);
   const rows = await ctx.svc.db
@@ -423,7 +427,20 @@ export async function runningCalls({ ctx }: { ctx: Ctx }) {
     .orderBy(desc(tasks.createdAt))
     .limit(RUNNING_SHOWN);
   const now = ctx.svc.clock.now().getTime();
-  const live = [];
+  const live: Array<{
+    /** Null: a call within one request, which only its app can stop. */
+    taskId: string | null;
+    callId: string;
+    app: string;
+    addon: string;
+    addonName: string;
+    tool: string;
+    statusMessage: string | null;
+    accepted: boolean;
+    createdAt: Date;
+    /** Null: the call ends within its request's time. */
+    answerBy: Date | null;
+  }> = [];
   for (const row of rows) {
     const current = lapse(row, now) ? await endIfLapsed(ctx.svc, row) : row;
     if (current.status !== 'working') continue;
@@ -440,6 +457,23 @@ export async function runningCalls({ ctx }: { ctx: Ctx }) {
       answerBy: current.answerBy,
     });
   }
+  const calls = await runningCallRows(ctx.svc, userId, RUNNING_SHOWN - live.length);
+  const named = await withNames(ctx.svc, userId, calls.map((c) => ({ addon: c.addonId, tool: c.toolName })));
+  calls.forEach((c, i) => {
+    live.push({
+      taskId: null,
+      callId: c.id,
+      app: c.appName,
+      addon: c.addonId,
+      addonName: named[i]!.addonName,
+      tool: c.toolName,
+      statusMessage: null,
+      accepted: false,
+      // The row is written a moment after the call reached its add-on; its latency says when.
+      createdAt: new Date(c.createdAt.getTime() - c.latencyMs),
+      answerBy: null,
+    });
+  });
   return live;
 }
 

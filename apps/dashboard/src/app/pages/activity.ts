@@ -18,7 +18,10 @@ function Decision({ call }: { call: Call }) {
 /** How often the running calls are read again while the page is open: their status is the add-on's progress. */
 const RUNNING_EVERY_MS = 3_000;
 
-/** Calls running as tasks (tools that take minutes): what each is doing, and a way to stop it. */
+/**
+ * Calls at their add-on now: tasks (tools that take minutes), with what each is doing and a way to
+ * stop it, and calls within one request that are taking a while, which only their app can stop.
+ */
 function RunningCalls() {
   const [running, setRunning] = useState<RunningCall[]>([]);
   const [problem, setProblem] = useState<string | null>(null);
@@ -36,7 +39,7 @@ function RunningCalls() {
     const timer = setInterval(() => void refresh(), RUNNING_EVERY_MS);
     return () => clearInterval(timer);
   }, []);
-  const cancel = async (call: RunningCall) => {
+  const cancel = async (call: RunningCall & { taskId: string }) => {
     setStopping(call.taskId);
     setProblem(null);
     try {
@@ -53,12 +56,12 @@ function RunningCalls() {
     <h2 id="running-h" class="h3">Running now</h2>
     ${problem && html`<${Notice} kind="error">${problem}<//>`}
     <ul class="running-list">${running.map(
-      (c) => html`<li data-task=${c.taskId}>
+      (c) => html`<li data-task=${c.taskId ?? undefined} data-call=${c.callId}>
         <div><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code> <span class="muted small">for <${Revealed} text=${c.app} /></span></div>
-        <div class="running-status" role="status">${c.statusMessage ?? 'Working.'}</div>
-        <div class="muted small">Started <${When} iso=${c.createdAt} />; ${c.addonName} has until <${When} iso=${c.answerBy} />. <a href=${`/calls/${encodeURIComponent(c.callId)}`} aria-label=${`Details of ${c.tool} for ${c.app}`}>Details</a></div>
-        <button type="button" class="btn btn-danger-outline" disabled=${stopping === c.taskId} onClick=${() => cancel(c)}
-          aria-label=${`Cancel ${c.tool} for ${c.app}`}>Cancel</button>
+        <div class="running-status" role="status">${c.statusMessage ?? (c.taskId ? 'Working.' : 'At the add-on.')}</div>
+        <div class="muted small">Started <${When} iso=${c.createdAt} />${c.answerBy ? html`; ${c.addonName} has until <${When} iso=${c.answerBy} />` : null}. <a href=${`/calls/${encodeURIComponent(c.callId)}`} aria-label=${`Details of ${c.tool} for ${c.app}`}>Details</a></div>
+        ${c.taskId && html`<button type="button" class="btn btn-danger-outline" disabled=${stopping === c.taskId} onClick=${() => cancel({ ...c, taskId: c.taskId! })}
+          aria-label=${`Cancel ${c.tool} for ${c.app}`}>Cancel</button>`}
       </li>`,
     )}</ul>
   </section>`;

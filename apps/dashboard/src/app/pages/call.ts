@@ -23,6 +23,7 @@ export const OUTCOME_WORDS: Record<string, string> = {
   needs_setup: 'Needs setting up',
   repeated: 'Repeat of an earlier call',
   needs_task: 'Needs an app with tasks',
+  lost: 'Interrupted by a restart',
 };
 export const outcomeWords = (outcome: string) => OUTCOME_WORDS[outcome] ?? outcome;
 

@@ -97,7 +97,11 @@ export const calls = pgTable(
     latencyMs: integer('latency_ms').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [index('calls_user_created_idx').on(t.userId, t.createdAt.desc(), t.id.desc())],
+  (t) => [
+    index('calls_user_created_idx').on(t.userId, t.createdAt.desc(), t.id.desc()),
+    // Calls still at their add-on (calls/running.ts): a person's Running now, and the sweep of the lost.
+    index('calls_running_idx').on(t.userId).where(sql`outcome = 'running'`),
+  ],
 );
 
 export const deliveries = pgTable(

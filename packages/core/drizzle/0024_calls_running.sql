@@ -1,0 +1,1 @@
+CREATE INDEX "calls_running_idx" ON "calls" USING btree ("user_id") WHERE outcome = 'running';
