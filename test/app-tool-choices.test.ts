@@ -117,13 +117,13 @@ describe('per-app tool choices, from the consent page to the Apps page', () => {
     await page.waitForURL((u) => u.origin === new URL(callback.url).origin);
   });
 
-  it('lets an app in with one tool unticked: its tools/list lacks it and tools/call answers it as unknown', async () => {
+  it('lets an app in with one tool unticked: its tools/list lacks it and tools/call says it was not given', async () => {
     chosen = await letInFromBrowser('Choosy App', { untick: [ADD] });
     assert.deepEqual(names(await chosen.client.listTools()), [SEARCH]);
     const before = toolCalls('add_note');
     const refused = await chosen.client.callTool({ name: ADD, arguments: { text: 'sneaky' } });
     assert.equal(refused.isError, true);
-    assert.equal(textOf(refused), `The tool "${ADD}" does not exist. Call tools/list to see the available tools.`);
+    assert.equal(textOf(refused), `The person has not given this app the tool "${ADD}". They can give it to this app in Toolport at ${tp.url}/apps; then call tools/list again.`);
     assert.equal(toolCalls('add_note'), before, 'nothing reached the add-on');
     const found = textOf(await chosen.client.callTool({ name: SEARCH, arguments: {} }));
     assert.equal(found, 'No notes found.');
@@ -136,7 +136,7 @@ describe('per-app tool choices, from the consent page to the Apps page', () => {
     assert.deepEqual(names(await modern.listTools()), [SEARCH]);
     const modernRefused = await modern.callTool({ name: ADD, arguments: { text: 'sneaky' } });
     assert.equal(modernRefused.isError, true);
-    assert.match(textOf(modernRefused), /does not exist\. Call tools\/list/);
+    assert.match(textOf(modernRefused), /has not given this app the tool/);
     modernHeard = heard();
     modern.setNotificationHandler('notifications/tools/list_changed', modernHeard.handler);
     subscription = await modern.listen({ toolsListChanged: true });
@@ -183,7 +183,7 @@ describe('per-app tool choices, from the consent page to the Apps page', () => {
     assert.deepEqual(names(await chosen.client.listTools()), [SEARCH, ADD], 'not given to the app let in without the box');
     assert.deepEqual(names(await modern.listTools()), [SEARCH, ADD]);
     const refused = await chosen.client.callTool({ name: DELETE, arguments: { id: 'n1' } });
-    assert.match(textOf(refused), /does not exist\. Call tools\/list/);
+    assert.match(textOf(refused), /has not given this app the tool/);
 
     // The Apps page marks it for the apps that do not have it, and adding it there gives it.
     await page.goto(`${tp.url}/apps`);

@@ -249,7 +249,7 @@ describe('a release that removes a tool', () => {
     const names = (await claude.listTools()).tools.map((t) => t.name);
     assert.ok(!names.includes(`${addonId}__add_note`), `Claude does not list it: ${names.join(', ')}`);
     const refused = await claude.callTool({ name: `${addonId}__add_note`, arguments: { text: 't-returned' } });
-    assert.match(textOf(refused), /does not exist/);
+    assert.match(textOf(refused), /has not given this app the tool/);
     assert.equal(deliveredWith('text', 't-returned').length, 0);
   });
 });

@@ -186,13 +186,14 @@ describe('the first hosted tool call, end to end with the SDK client', () => {
     assert.deepEqual(hook.calls().at(-1)!.body.arguments, { text: 'a', at: [45.7, 4.8], place: { city: 'Lyon' } });
   });
 
-  it('answers a disabled tool exactly like a tool that does not exist', async () => {
+  it('says a switched-off tool is switched off, and a tool that does not exist that it does not', async () => {
     const p = await personWithNotes({ add_note: true });
     const { client } = await connectApp(p.user.mcpUrl, p.client);
     const off = await client.callTool({ name: `${p.addonId}__search_notes`, arguments: {} });
     const none = await client.callTool({ name: `${p.addonId}__no_such_tool`, arguments: {} });
     assert.equal(off.isError, true);
-    assert.equal((off.content as any[])[0].text.replace('search_notes', 'X'), (none.content as any[])[0].text.replace('no_such_tool', 'X'));
+    assert.match((off.content as any[])[0].text, /^The tool ".*__search_notes" is switched off in the person's Toolport\. They can switch it on at .*\/addons/);
+    assert.match((none.content as any[])[0].text, /^The tool ".*__no_such_tool" does not exist\./);
   });
 
   it('with AI apps off: empty tools/list, calls refused with a clear sentence', async () => {

@@ -31,8 +31,8 @@ const MANIFEST_LIMITS = {
   choiceLength: 200,
 } as const;
 
-const ADDON_ID = /^[a-z][a-z0-9-]{1,29}$/;
-const TOOL_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+export const ADDON_ID = /^[a-z][a-z0-9-]{1,29}$/;
+export const TOOL_NAME = /^[a-z][a-z0-9_]{0,31}$/;
 const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 
 /** Problems listed in one refusal; a manifest with more gets one last line counting the rest. */

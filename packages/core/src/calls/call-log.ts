@@ -13,6 +13,12 @@ export type CallOutcomeName =
   | 'timed_out'
   | 'invalid_arguments'
   | 'unknown_tool'
+  /** A tool of the person's that this app was not given (calls/why-not.ts). */
+  | 'not_given'
+  /** A tool of an installed add-on that the person has switched off, or not yet on. */
+  | 'switched_off'
+  /** A tool of an add-on an operator has taken off the catalog. */
+  | 'held_off'
   | 'denied'
   | 'dismissed'
   | 'expired'

@@ -10,6 +10,7 @@ import { newId } from '../ids';
 import type { CallJob, CallOutcome } from '../queue/types';
 import { endFailed, inSpan, tracer } from '../tracing';
 import { recordCall, type CallOutcomeName, type CallRecord } from './call-log';
+import { whyNotCallable } from './why-not';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, CallWatcher, ToolResult } from './types';
 import { tell } from './watch';
@@ -201,9 +202,10 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   }
 
   if (!tool || !checked) {
-    const [addonId = '', toolName = input.name] = input.name.split('__');
-    run.log({ outcome: 'unknown_tool', addonId: addonId.slice(0, 30), toolName: toolName.slice(0, 64), argsDigest: '' });
-    return text(`The tool "${input.name.slice(0, 80)}" does not exist. Call tools/list to see the available tools.`, true);
+    // Not this app's tool: say why when it is the person's (switched off, not given to this app...).
+    const why = await whyNotCallable(svc, actor, input.name);
+    run.log({ outcome: why.outcome, addonId: why.addonId, toolName: why.toolName, argsDigest: '' });
+    return text(why.sentence, true);
   }
 
   if (!checked.ok) {
