@@ -67,7 +67,10 @@ async function passThrough(edge: Edge, c: Context<AppEnv>, next: Next, started: 
     const requestId = c.get('requestId');
     // A parked request (a call held for approval) answers later on Node's response: it ends then.
     if (outgoing && isParked(c.res)) {
-      outgoing.on('close', () => endRequest(edge, method, route, outgoing.statusCode, started, requestId, span));
+      const end = () => endRequest(edge, method, route, outgoing.statusCode, started, requestId, span);
+      // The app may have gone while its request was being parked: then its 'close' came already.
+      if (outgoing.closed) end();
+      else outgoing.on('close', end);
     } else endRequest(edge, method, route, c.res.status, started, requestId, span);
   }
 }
