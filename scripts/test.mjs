@@ -113,6 +113,7 @@ const TIERS = {
   'password-cost': 'surface',
   'pathological-patterns': 'surface',
   patterns: 'unit',
+  'python-sdk': 'surface', // the real `mcp` package from the package index, in a virtualenv
   'push-dismiss': 'browser-services', // Web Push through the real service worker
   push: 'surface',
   'real-clients': 'browser-embedded',

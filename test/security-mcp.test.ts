@@ -220,10 +220,14 @@ describe('MCP: origin, host, protocol version and sessions', () => {
     assert.equal((await post(list, { 'mcp-protocol-version': '2025-06-18' })).status, 200);
   });
 
-  it('keeps no sessions: none is issued, and another person\'s session id or token opens nothing of theirs', async () => {
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  it('keeps no sessions: the session id given at initialize is random and names nothing, and another person\'s session id or token opens nothing of theirs', async () => {
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = await post(initialize);
     assert.equal(init.status, 200);
-    assert.equal(init.headers.get('mcp-session-id'), null);
+    // Given so that clients that open the change stream only under one do (the Python SDK).
+    const given = init.headers.get('mcp-session-id') ?? '';
+    assert.match(given, /^[0-9a-f-]{36}$/);
+    assert.notEqual((await post(initialize)).headers.get('mcp-session-id'), given, 'a new one each time: it identifies nothing');
     // A session id is ignored: what answers is decided by the bearer token and the URL only.
     const withSession = await post(list, { 'mcp-session-id': 'b-session-0000' });
     assert.equal(withSession.status, 200);

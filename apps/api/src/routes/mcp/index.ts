@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { isToolportError, runsAsTask, verifyAccessToken, wwwAuthenticate, type Services, type VerifiedAccess } from '@toolport/core';
@@ -115,8 +116,8 @@ export function createMcpRoutes(svc: Services) {
       return PARKED;
     }
     if (c.req.method !== 'POST') {
-      // Stateless: no session to delete (any process can serve any request).
-      return rpcError(c, 405, -32000, 'Use POST: this server is stateless and keeps no sessions.', { headers: { Allow: 'GET, POST' } });
+      // Stateless: the session id given at initialize names no state, so there is none to end.
+      return rpcError(c, 405, -32000, 'Use POST: this server keeps no sessions, so there is none to end.', { headers: { Allow: 'GET, POST' } });
     }
 
     let body: unknown;
@@ -187,6 +188,10 @@ export function createMcpRoutes(svc: Services) {
     const tasks = await answerLegacyTasks(c, svc, identity, body as Record<string, unknown>);
     if (tasks) return tasks;
 
-    return answerWithSdk(c, svc, { identity, aiAppsOn, token }, inflight, body);
+    const answer = await answerWithSdk(c, svc, { identity, aiAppsOn, token }, inflight, body);
+    // Some clients (the Python SDK, fastmcp) open the change stream only under a session id. This
+    // one names nothing and is never checked: any process still answers any request.
+    if (message.method === 'initialize' && answer.ok) answer.headers.set('Mcp-Session-Id', randomUUID());
+    return answer;
   });
 }
