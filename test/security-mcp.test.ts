@@ -9,6 +9,7 @@ import { startAddonServer, personWithNotes } from './helpers/addon-server';
 import { Client } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 import { connect, register } from './helpers/oauth-flow';
+import { until } from './helpers/wait';
 
 /**
  * The MCP protocol suite (issue #10): what a hostile or broken client can send to a person's MCP
@@ -255,6 +256,63 @@ describe('MCP: origin, host, protocol version and sessions', () => {
       assert.equal(res.status, 200, path);
     }
     assert.equal((await new Client(tp.url).get('/healthz')).status, 200);
+  });
+});
+
+describe('MCP: change streams shared between a person\'s apps (issue #41)', () => {
+  /** A 2025-11-25 GET change stream of the app holding `token`: its status, and whether it has ended. */
+  function openStream(token: string) {
+    const u = new URL(a.user.mcpUrl);
+    return new Promise<{ status: number; ended: () => boolean; close: () => void }>((resolve) => {
+      let ended = false;
+      const req = httpRequest(
+        { host: u.hostname, port: u.port, path: u.pathname, method: 'GET', agent: false, headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' } },
+        (res) => {
+          res.on('close', () => (ended = true));
+          res.resume();
+          resolve({ status: res.statusCode!, ended: () => ended, close: () => req.destroy() });
+        },
+      );
+      // Ended by the server before it answered: as good as a stream that ended.
+      req.on('error', () => resolve({ status: 0, ended: () => true, close: () => {} }));
+      req.end();
+    });
+  }
+
+  it('lets no app lock out the person\'s others: past its share an app gives up its oldest stream, and at the limit the app holding the most does', async () => {
+    const tokens: string[] = [];
+    for (let i = 0; i < 5; i++) tokens.push((await connect(tp.url, a.client, (await register(tp.url)).client_id, a.user.mcpUrl)).access_token);
+    const all: Array<Awaited<ReturnType<typeof openStream>>> = [];
+    const open = async (token: string) => {
+      const s = await openStream(token);
+      all.push(s);
+      return s;
+    };
+    const live = (list: typeof all) => list.filter((s) => s.status === 200 && !s.ended());
+    try {
+      // One app opens the person's whole limit at once: it keeps its share, the rest end.
+      const burst = await Promise.all(Array.from({ length: 16 }, () => open(tokens[0]!)));
+      // Another app still gets one.
+      const other = await open(tokens[1]!);
+      assert.equal(other.status, 200, 'not locked out (429)');
+      await until('the app kept 4 of its 16 streams', () => live(burst).length === 4);
+
+      // Four apps with four streams each: the person's limit of 16.
+      const held = [other];
+      for (const token of [tokens[1]!, tokens[1]!, tokens[1]!, tokens[2]!, tokens[2]!, tokens[2]!, tokens[2]!, tokens[3]!, tokens[3]!, tokens[3]!, tokens[3]!]) {
+        const s = await open(token);
+        assert.equal(s.status, 200);
+        held.push(s);
+      }
+      // A fifth app: the first app holding four gives up its oldest, and the newcomer is served.
+      const fifth = await open(tokens[4]!);
+      assert.equal(fifth.status, 200, 'a fifth app is served at the limit');
+      await until('a stream of the app holding the most ended', () => live(burst).length === 3);
+      assert.equal(live(held).length, 12, 'the other apps keep theirs');
+      assert.equal(live([fifth]).length, 1);
+    } finally {
+      for (const s of all) s.close();
+    }
   });
 });
 

@@ -13,8 +13,10 @@ import { toolList, type Listing } from './listing';
 import { META, RESULT_META } from './revisions';
 import { modernTask } from './tasks';
 
-/** Open change streams per person in one process; past it a new one is refused (each holds a connection). */
+/** Open change streams per person in one process (each holds a connection); shared between their apps (makeRoom). */
 const MAX_CHANGE_STREAMS_PER_PERSON = 16;
+/** One app needs one stream per connection; a few more cover a reconnect racing its old stream. */
+const MAX_CHANGE_STREAMS_PER_APP = 4;
 const TICK_MS = 1000;
 /** An SSE comment this often keeps proxies and idle timeouts from cutting a quiet stream. */
 const HEARTBEAT_TICKS = 15;
@@ -86,14 +88,42 @@ export class ChangeStreams {
     );
   }
 
-  /** Whether this person may open one more stream here. */
-  hasRoom(userId: string) {
-    return (this.byUser.get(userId)?.size ?? 0) < MAX_CHANGE_STREAMS_PER_PERSON;
+  /**
+   * Room for one more stream of this app, made now: an app at its share gives up its own oldest
+   * stream; at the person's limit, the app holding the most gives up its oldest, if it holds more
+   * than this app would. So no app locks the person's others out. False: no room.
+   */
+  makeRoom(identity: AppIdentity): boolean {
+    const mine = this.byUser.get(identity.userId);
+    if (!mine) return true;
+    const byApp = new Map<string, ChangeStream[]>();
+    for (const stream of mine) {
+      const list = byApp.get(stream.identity.grantId);
+      if (list) list.push(stream);
+      else byApp.set(stream.identity.grantId, [stream]);
+    }
+    const own = byApp.get(identity.grantId) ?? [];
+    if (own.length >= MAX_CHANGE_STREAMS_PER_APP) {
+      this.end(own[0]!);
+      return true;
+    }
+    if (mine.size < MAX_CHANGE_STREAMS_PER_PERSON) return true;
+    let most: ChangeStream[] = [];
+    for (const list of byApp.values()) if (list.length > most.length) most = list;
+    if (most.length <= own.length + 1) return false;
+    this.end(most[0]!);
+    return true;
   }
 
   /** The acknowledgment is written once the current list is known, so every change after it is told. */
   async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean; taskIds?: string[] }) {
     const stream: ChangeStream = { ...access, outgoing, wantsTools: subscription ? subscription.toolsListChanged : true, ...(subscription ? { subscriptionId: subscription.id } : {}) };
+    // Counted before anything is awaited, so a burst of opens cannot pass makeRoom together.
+    let mine = this.byUser.get(access.identity.userId);
+    if (!mine) this.byUser.set(access.identity.userId, (mine = new Set()));
+    mine.add(stream);
+    outgoing.on('close', () => this.forget(stream));
+    this.timer ??= setInterval(() => this.tick(), TICK_MS).unref();
     // Only the app's own tasks still working are followed: an unknown or ended one is left out of the
     // acknowledgment. Registered before each is read, so a change in between is still sent.
     const followed: string[] = [];
@@ -107,11 +137,6 @@ export class ChangeStreams {
       followed.push(taskId);
       (stream.taskSent ??= new Map()).set(taskId, task.lastUpdatedAt);
     }
-    let mine = this.byUser.get(access.identity.userId);
-    if (!mine) this.byUser.set(access.identity.userId, (mine = new Set()));
-    mine.add(stream);
-    outgoing.on('close', () => this.forget(stream));
-    this.timer ??= setInterval(() => this.tick(), TICK_MS).unref();
     let digest: string | undefined;
     try {
       digest = digestOf(await toolList(this.svc, access.identity, access.aiAppsOn));

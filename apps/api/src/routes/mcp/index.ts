@@ -111,7 +111,7 @@ export function createMcpRoutes(svc: Services) {
         return rpcError(c, 405, -32000, 'Use POST; a GET opens the change stream of 2025-11-25 and earlier (Accept: text/event-stream).', { headers: { Allow: 'GET, POST' } });
       }
       if (get !== 'stream') return rpcError(c, get.status as 400, get.code, get.message, { data: get.data });
-      if (!streams.hasRoom(identity.userId)) return rpcError(c, 429, -32000, 'Too many open change streams for this account on this server: close one (each app needs only one).');
+      if (!streams.makeRoom(identity)) return rpcError(c, 429, -32000, 'Too many open change streams for this account on this server: close one (each app needs only one).');
       await streams.open(outgoing, streamAccess);
       return PARKED;
     }

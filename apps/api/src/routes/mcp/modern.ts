@@ -150,7 +150,7 @@ export async function answerModern(
       }
       const outgoing = nodeResponse(c);
       if (!outgoing) return rpcError(c, 200, id, -32603, 'subscriptions/listen is served on Node only.');
-      if (!streams.hasRoom(identity.userId)) {
+      if (!streams.makeRoom(identity)) {
         return rpcError(c, 200, id, -32603, 'Too many open change streams for this account on this server: close one (each app needs only one).');
       }
       await streams.open(outgoing, access, { id, toolsListChanged: wanted === true, ...(taskIds ? { taskIds: taskIds as string[] } : {}) });
