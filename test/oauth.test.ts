@@ -276,7 +276,7 @@ describe('authorization code flow', () => {
     assert.equal(next.status, 200, next.text);
   });
 
-  it('revokes the family for a reuse after the grace window, or once the successor was spent', async () => {
+  it('revokes the family for a reuse after the grace window; within it a straggler gets the current token however often it rotated', async () => {
     const { client, user, app } = await setup();
     const form = (refresh_token: string) => new URLSearchParams({ grant_type: 'refresh_token', refresh_token, client_id: app.client_id });
     const clock = tp.svc.clock;
@@ -290,11 +290,18 @@ describe('authorization code flow', () => {
       await rejects(verifyAccessToken(tp.svc, winner.access_token, user.mcpUrl), 'UNAUTHORIZED');
       await assert.rejects(exchangeToken(tp.svc, { form: form(winner.refresh_token) }), (err: any) => err.details.oauth === 'invalid_grant');
 
-      // Within the window, but the chain moved on: the successor was rotated too.
+      // Within the window, the chain moved on (the successor was rotated too, as parallel requests
+      // of one SDK do): the straggler gets the family's current token, and nothing is revoked.
       const moved = await connect(tp.url, client, app.client_id, user.mcpUrl);
       const second = await exchangeToken(tp.svc, { form: form(moved.refresh_token) });
       const third = await exchangeToken(tp.svc, { form: form(second.refresh_token) });
+      const straggler = await exchangeToken(tp.svc, { form: form(moved.refresh_token) });
+      assert.equal(straggler.refresh_token, third.refresh_token, 'the current token, not a new branch');
+      await verifyAccessToken(tp.svc, third.access_token, user.mcpUrl);
+      // The same straggler past the window is a replay: the family ends.
+      tp.svc.clock = { now: () => new Date(Date.now() + REFRESH_GRACE_MS + 1000) };
       await assert.rejects(exchangeToken(tp.svc, { form: form(moved.refresh_token) }), (err: any) => err.details.oauth === 'invalid_grant');
+      tp.svc.clock = clock;
       await rejects(verifyAccessToken(tp.svc, third.access_token, user.mcpUrl), 'UNAUTHORIZED');
     } finally {
       tp.svc.clock = clock;

@@ -121,7 +121,8 @@ async function redeemCode(svc: Services, client: OAuthClient, form: URLSearchPar
 /**
  * The SDK clients refresh once per failed request without coordinating, so one refresh token
  * arrives several times at once. RFC 9700 §4.14.2 says reuse revokes the family; within this window
- * it gets the same successor instead (no new branch, so a thief's next rotation is still a replay).
+ * it gets the family's current token instead, however often it rotated meanwhile (no new branch, so
+ * a thief's next rotation is still a replay).
  */
 export const REFRESH_GRACE_MS = 10_000;
 
@@ -193,7 +194,16 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
   return tokenResponse(access, successor!, row.scope);
 }
 
-/** The same successor only while it is the family's live head; otherwise a replay, and the family is revoked. */
+/**
+ * How many rotations a racing request may be behind: an SDK whose parallel requests each refresh
+ * once can rotate several times within the window, while a straggler still holds the first token.
+ */
+const RACE_GENERATIONS = 8;
+
+/**
+ * A token spent within the window gets the family's live head, following its successors through
+ * rotations each also spent within the window; otherwise it is a replay, and the family is revoked.
+ */
 async function answerRace(
   svc: Services,
   client: OAuthClient,
@@ -202,25 +212,23 @@ async function answerRace(
   usedAt: Date,
   now: Date,
 ): Promise<TokenResponse> {
-  if (now.getTime() - usedAt.getTime() <= REFRESH_GRACE_MS) {
-    const successors = svc.secrets.refreshSuccessors(token);
-    const [head] = await svc.db
-      .select({ tokenHash: oauthRefreshTokens.tokenHash, scope: oauthRefreshTokens.scope, resource: oauthRefreshTokens.resource })
+  const recent = (at: Date) => now.getTime() - at.getTime() <= REFRESH_GRACE_MS;
+  let from = recent(usedAt) ? [token] : [];
+  for (let generation = 0; from.length && generation < RACE_GENERATIONS; generation++) {
+    const successors = from.flatMap((t) => svc.secrets.refreshSuccessors(t));
+    const rows = await svc.db
+      .select({ tokenHash: oauthRefreshTokens.tokenHash, usedAt: oauthRefreshTokens.usedAt, scope: oauthRefreshTokens.scope, resource: oauthRefreshTokens.resource })
       .from(oauthRefreshTokens)
       .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
-      .where(
-        and(
-          inArray(oauthRefreshTokens.tokenHash, successors.map(sha256)),
-          eq(oauthRefreshTokens.grantId, grant.id),
-          isNull(oauthRefreshTokens.usedAt),
-          isNull(oauthGrants.revokedAt),
-        ),
-      );
+      .where(and(inArray(oauthRefreshTokens.tokenHash, successors.map(sha256)), eq(oauthRefreshTokens.grantId, grant.id), isNull(oauthGrants.revokedAt)));
+    const head = rows.find((r) => r.usedAt === null);
     if (head) {
       const successor = successors.find((s) => sha256(s) === head.tokenHash)!;
       const access = await signAccessToken(svc, { userId: grant.userId, clientId: client.id, grantId: grant.id, scope: head.scope, audience: head.resource });
       return tokenResponse(access, successor, head.scope);
     }
+    const spent = new Set(rows.filter((r) => r.usedAt && recent(r.usedAt)).map((r) => r.tokenHash));
+    from = successors.filter((s) => spent.has(sha256(s)));
   }
   await revokeGrant(svc, grant.id);
   throw replayed();
