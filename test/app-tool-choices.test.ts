@@ -13,6 +13,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, type startAddonServer } from './helpers/addon-server';
+import { pendingWhere } from './helpers/approvals';
 import { installFor, listPublicly, newPerson, type Client } from './helpers/http';
 import { BrowserAppProvider, decideInBrowser, startJourney, type CallbackServer } from './helpers/journey';
 import { connectAppV2 } from './helpers/mcp-v2';
@@ -72,7 +73,7 @@ function heard() {
 }
 
 /** A v1 SDK app let in by the person in Chromium, with what they change on the consent page. */
-async function letInFromBrowser(appName: string, choice: { untick?: string[]; newTools?: boolean }) {
+async function letInFromBrowser(appName: string, choice: { untick?: string[]; newTools?: boolean; askEveryTool?: boolean }) {
   const provider = new BrowserAppProvider(appName, callback.url);
   const first = new StreamableHTTPClientTransport(new URL(person.user.mcpUrl), { authProvider: provider });
   await assert.rejects(new McpClient({ name: appName, version: '1.0.0' }).connect(first), UnauthorizedError);
@@ -287,6 +288,38 @@ const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>
 const errorOn = (html: string) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1]?.replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
 
 describe('bad input', () => {
+  it('asks before every tool call of an app let in with "Ask me before every tool call", until the person turns it off on the Apps page', async () => {
+    const careful = await letInFromBrowser('Careful App', { askEveryTool: true });
+    const connection = await connectionNamed(person.client, 'Careful App');
+    assert.equal((connection as { askEveryTool?: boolean }).askEveryTool, true);
+    // A read-only tool, which runs unasked for any other app: this one waits for the person.
+    const before = toolCalls('search_notes');
+    const calling = careful.client.callTool({ name: SEARCH, arguments: { query: 'careful' } });
+    const pending = await pendingWhere(person.client, (args) => args?.query === 'careful', 'the careful search');
+    assert.equal(toolCalls('search_notes'), before, 'nothing ran before the person answered');
+    await page.goto(`${tp.url}/approvals/${pending.id}`);
+    await page.getByRole('button', { name: 'Allow' }).click();
+    assert.equal(textOf(await calling), 'No notes found.');
+
+    // Off on the Apps page: the next call runs unasked.
+    await page.goto(`${tp.url}/apps`);
+    const card = page.locator(`[data-connection="${connection.id}"]`);
+    const box = card.getByRole('checkbox', { name: 'Ask me before every tool call it makes' });
+    assert.equal(await box.isChecked(), true);
+    const saved = page.waitForResponse((r) => r.url().endsWith(`/api/connections/${connection.id}/ask`) && r.request().method() === 'PUT');
+    await box.uncheck();
+    assert.equal((await saved).status(), 200);
+    assert.equal(textOf(await careful.client.callTool({ name: SEARCH, arguments: { query: 'unasked' } })), 'No notes found.');
+    const asked = (await person.client.get('/api/approvals?status=pending')).body as Array<{ arguments: { query?: string } }>;
+    assert.ok(!asked.some((a) => a.arguments?.query === 'unasked'), 'the second call did not ask');
+    // Another person cannot turn it on for this app.
+    const other = await newPerson(tp.url, 'not-the-owner');
+    assert.equal((await other.client.put(`/api/connections/${connection.id}/ask`, { askEveryTool: true })).status, 404);
+    assert.equal((await person.client.put(`/api/connections/${connection.id}/ask`, { askEveryTool: 'yes' })).status, 422);
+    await careful.client.close();
+    assert.deepEqual(errors, []);
+  });
+
   it('refuses a consent form naming a tool the person does not have switched on, installed, or at all; makes no connection', async () => {
     const other = await newPerson(tp.url, 'other');
     await installFor(other, 'notes', { search_notes: true, add_note: true, delete_note: true });

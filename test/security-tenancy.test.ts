@@ -202,6 +202,11 @@ const cases: Record<string, Check> = {
     assert.equal((await A.api.get('/api/addons')).status, 200);
   },
   'GET /api/connections': ownOnly('GET', '/api/connections'),
+  'PUT /api/connections/:id/ask': async () => {
+    await is404(B.client.put(`/api/connections/${A.connectionId}/ask`, { askEveryTool: true }), 'make every call of a connection ask');
+    const after = (await A.client.get('/api/connections')).body.find((c: { id: string }) => c.id === A.connectionId);
+    assert.equal(after.askEveryTool, false);
+  },
   'PUT /api/connections/:id/tools': async () => {
     // B names its own switched-on tool: valid for B, and still A's connection is not B's to change.
     const before = (await A.client.get('/api/connections')).body.find((c: { id: string }) => c.id === A.connectionId);

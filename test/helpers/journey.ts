@@ -122,6 +122,8 @@ export interface DecideOptions {
   untick?: string[];
   /** The person ticks "Also let it use tools I switch on later" (ticked by the page only when no tool is on). */
   newTools?: boolean;
+  /** The person ticks "Ask me before every tool call it makes". */
+  askEveryTool?: boolean;
 }
 
 const LOGIN_HEADING = 'Sign in to Toolport';
@@ -185,6 +187,7 @@ export async function decideInBrowser(page: Page, authorizationUrl: URL | string
     if (await box.isChecked()) throw new Error(`${tool} stayed ticked`);
   }
   if (opts.newTools) await page.getByRole('checkbox', { name: 'Also let it use tools I switch on later' }).check();
+  if (opts.askEveryTool) await page.getByRole('checkbox', { name: 'Ask me before every tool call it makes' }).check();
   const redirectOrigin = `http://${opts.redirectHost}`;
   const posted = posts('/oauth/authorize/decision');
   await page.getByRole('button', { name: decision === 'allow' ? 'Allow' : 'Deny', exact: true }).click();

@@ -6,7 +6,7 @@ export type { DeleteAccountInput } from './accounts/leaving';
 export type { AddPasskeyInput, PasskeyOptionsInput, PasskeySignInInput, PasskeyView } from './accounts/passkeys';
 export type { ApiKeyInput, ApiKeyView, NewApiKey } from './keys/keys';
 export type { Connection } from './oauth/grants';
-export type { ConnectionTools, ConnectionToolsInput } from './oauth/tool-choices';
+export type { ConnectionAskInput, ConnectionTools, ConnectionToolsInput } from './oauth/tool-choices';
 export type { CatalogDetail, CatalogEntry, InstallInput, InstallView, ToolSwitchesInput } from './installs/installs';
 export type { AcceptUpdateInput, ArgumentChange, PendingUpdate, ToolChange } from './installs/releases';
 export type { InstallSettingsView } from './installs/settings';

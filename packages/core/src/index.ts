@@ -65,7 +65,7 @@ export { rotateSigningKey, publicJwks, signAccessToken, ensureSigningKeys, setti
 export { verifyAccessToken, AI_APPS_OFF, GATE_CACHE_MS } from './oauth/verify';
 export type { AppIdentity, VerifiedAccess } from './oauth/verify';
 export { listConnections, revokeConnection } from './oauth/grants';
-export { setConnectionTools } from './oauth/tool-choices';
+export { setConnectionAsk, setConnectionTools } from './oauth/tool-choices';
 export { declaresUrlElicitation, recordUrlElicitation } from './oauth/elicitation';
 export { checkManifest } from './addons/manifest';
 export { getIcon } from './addons/icons';

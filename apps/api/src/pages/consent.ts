@@ -41,6 +41,7 @@ ${view.aiApps ? '' : html`<p class="warn">AI apps are turned off for your accoun
 ${hidden}
 ${toolChoices(view)}
 <label class="check"><input type="checkbox" name="new_tools" value="yes"${view.newTools ? html` checked` : ''}><span>Also let it use tools I switch on later</span></label>
+<label class="check"><input type="checkbox" name="ask_every_tool" value="yes"${view.askEveryTool ? html` checked` : ''}><span>Ask me before every tool call it makes</span></label>
 <p class="muted">Unticked, a tool you switch on later is not given to this app until you add it on the Apps page. You can change these choices there, or disconnect the app, at any time.</p>
 <p class="muted">Signed in as ${view.email}.</p>
 <div class="actions">

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { listConnections, revokeConnection, setConnectionTools } from '@toolport/core';
+import { listConnections, revokeConnection, setConnectionAsk, setConnectionTools } from '@toolport/core';
 import { requirePerson } from '../http/auth';
 import { readJson } from '../http/body';
 import { ctxOf } from '../http/ctx';
@@ -13,6 +13,7 @@ export const connectionRoutes = new Hono<AppEnv>()
   .put('/connections/:id/tools', async (c) =>
     c.json(await setConnectionTools({ ctx: ctxOf(c), id: c.req.param('id'), input: await readJson(c) })),
   )
+  .put('/connections/:id/ask', async (c) => c.json(await setConnectionAsk({ ctx: ctxOf(c), id: c.req.param('id'), input: await readJson(c) })))
   .delete('/connections/:id', async (c) => {
     await revokeConnection({ ctx: ctxOf(c), id: c.req.param('id') });
     return c.body(null, 204);

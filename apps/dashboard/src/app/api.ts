@@ -102,6 +102,7 @@ export type {
   Connection,
   ConnectionTools,
   ConnectionToolsInput,
+  ConnectionAskInput,
   CreatedAddon,
   Credentials,
   DecisionInput,

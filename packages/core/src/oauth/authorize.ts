@@ -49,6 +49,8 @@ export interface ConsentView {
   ticked: ReadonlySet<string> | 'all';
   /** "Also let it use tools I switch on later" (`new_tools=yes`): ticked at first only when no tool is switched on. */
   newTools: boolean;
+  /** "Ask me before every tool call it makes" (`ask_every_tool=yes`): unticked at first. */
+  askEveryTool: boolean;
   /** Why the last Allow was refused (nothing was made). */
   error?: string;
   /** Hidden fields of the consent form: the request itself and its CSRF token. */
@@ -200,7 +202,7 @@ function consentPage(
     session: PersonSession;
     person: { email: string; mcpUrl: string; aiApps: boolean };
     switchedOn: EnabledTool[];
-    again?: { error: string; ticked: ReadonlySet<string>; newTools: boolean };
+    again?: { error: string; ticked: ReadonlySet<string>; newTools: boolean; askEveryTool: boolean };
   },
 ): AuthorizeOutcome {
   const fields: Record<string, string> = {};
@@ -226,6 +228,7 @@ function consentPage(
       ticked: again?.ticked ?? 'all',
       // With nothing to tick, letting the app in means meaning to give it tools later: the box starts ticked.
       newTools: again?.newTools ?? switchedOn.length === 0,
+      askEveryTool: again?.askEveryTool ?? false,
       ...(again ? { error: again.error } : {}),
       fields,
     },
@@ -252,7 +255,7 @@ export async function decideAuthorization(
   const switchedOn = await switchedOnTools(svc, session.userId);
   const choice = readConsentChoice(form, switchedOn);
   if (!choice.ok) {
-    return consentPage(svc, { req, params: form, session, person: who.person, switchedOn, again: { error: choice.message, ticked: choice.ticked, newTools: choice.newTools } });
+    return consentPage(svc, { req, params: form, session, person: who.person, switchedOn, again: { error: choice.message, ticked: choice.ticked, newTools: choice.newTools, askEveryTool: choice.askEveryTool } });
   }
 
   const code = newToken('tpc_');
@@ -272,6 +275,7 @@ export async function decideAuthorization(
         consentKey: sha256(form.get('csrf_token')!),
         tools: choice.tools,
         newTools: choice.newTools,
+        askEveryTool: choice.askEveryTool,
         createdAt: now,
       })
       .onConflictDoNothing({ target: oauthGrants.consentKey })

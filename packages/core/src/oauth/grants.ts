@@ -45,6 +45,8 @@ export interface Connection {
   tools: string[];
   /** Whether the app also gets the tools the person switches on later. */
   newTools: boolean;
+  /** Whether every tool call of this app asks the person first. */
+  askEveryTool: boolean;
   /** Switched-on tools not yet chosen for this app (the Apps page marks them new). */
   addedSince: string[];
   createdAt: string;
@@ -64,6 +66,7 @@ export async function listConnections({ ctx }: { ctx: Ctx }): Promise<Connection
       scope: oauthGrants.scope,
       tools: oauthGrants.tools,
       newTools: oauthGrants.newTools,
+      askEveryTool: oauthGrants.askEveryTool,
       createdAt: oauthGrants.createdAt,
       lastUsedAt: oauthGrants.lastUsedAt,
     })
@@ -90,6 +93,7 @@ export async function listConnections({ ctx }: { ctx: Ctx }): Promise<Connection
       scope: r.scope,
       tools: switchedOn.filter((t) => chosen.has(t.mcpName)).map((t) => t.mcpName),
       newTools: r.newTools,
+      askEveryTool: r.askEveryTool,
       addedSince: switchedOn.filter((t) => !chosen.has(t.mcpName) && (installedAt.get(t.addonId) ?? 0) > since).map((t) => t.mcpName),
       createdAt: r.createdAt.toISOString(),
       lastUsedAt: r.lastUsedAt?.toISOString() ?? null,

@@ -48,24 +48,52 @@ function quoted(names: string[]): string {
 const notSwitchedOn = (names: string[]) =>
   `${quoted(names)} ${names.length === 1 ? 'is not one of the tools' : 'are not among the tools'} you have switched on`;
 
-export type ToolChoiceRead = { ok: true; tools: string[]; newTools: boolean } | { ok: false; message: string; ticked: ReadonlySet<string>; newTools: boolean };
+export type ToolChoiceRead =
+  | { ok: true; tools: string[]; newTools: boolean; askEveryTool: boolean }
+  | { ok: false; message: string; ticked: ReadonlySet<string>; newTools: boolean; askEveryTool: boolean };
+
+/** A box of the consent page: unticked, or sent once as `yes`; anything else is not this page's. */
+function box(form: URLSearchParams, name: string): boolean | undefined {
+  const sent = form.getAll(name);
+  if (!sent.length) return false;
+  return sent.length === 1 && sent[0] === 'yes' ? true : undefined;
+}
 
 /** Any unknown or repeated tool refuses the whole form: nothing is made. */
 export function readConsentChoice(form: URLSearchParams, switchedOn: EnabledTool[]): ToolChoiceRead {
   const sent = form.getAll('tool');
-  const newToolsSent = form.getAll('new_tools');
   const on = new Set(switchedOn.map((t) => t.mcpName));
   const ticked = new Set(sent.filter((n) => on.has(n)));
-  const newTools = newToolsSent.length === 1 && newToolsSent[0] === 'yes';
-  const refuse = (message: string): ToolChoiceRead => ({ ok: false, message: `${message}, so the app was not let in. Choose again below.`, ticked, newTools });
-  if (newToolsSent.length > 1 || (newToolsSent.length === 1 && newToolsSent[0] !== 'yes')) {
-    return refuse('The form answered "Also let it use tools I switch on later" in a way this page never sends');
-  }
+  const newToolsSent = box(form, 'new_tools');
+  const askSent = box(form, 'ask_every_tool');
+  const newTools = newToolsSent ?? false;
+  const askEveryTool = askSent ?? false;
+  const refuse = (message: string): ToolChoiceRead => ({ ok: false, message: `${message}, so the app was not let in. Choose again below.`, ticked, newTools, askEveryTool });
+  if (newToolsSent === undefined) return refuse('The form answered "Also let it use tools I switch on later" in a way this page never sends');
+  if (askSent === undefined) return refuse('The form answered "Ask me before every tool call it makes" in a way this page never sends');
   if (sent.length > on.size) return refuse(`The form names ${sent.length} tools and you have ${on.size} switched on`);
   const unknown = sent.filter((n) => !on.has(n));
   if (unknown.length) return refuse(`The form names tools you do not have: ${notSwitchedOn(unknown)}`);
   if (ticked.size !== sent.length) return refuse('The form names a tool more than once');
-  return { ok: true, tools: switchedOn.filter((t) => ticked.has(t.mcpName)).map((t) => t.mcpName), newTools };
+  return { ok: true, tools: switchedOn.filter((t) => ticked.has(t.mcpName)).map((t) => t.mcpName), newTools, askEveryTool };
+}
+
+const askInput = inputObject({ askEveryTool: z.boolean({ message: 'Say true or false: whether every tool call of this app asks you first.' }) });
+/** `PUT /api/connections/{id}/ask`. */
+export type ConnectionAskInput = z.input<typeof askInput>;
+
+/** Whether every tool call of this app asks the person first, whatever the tool and their rules. */
+export async function setConnectionAsk({ ctx, id, input }: { ctx: Ctx; id: string; input: unknown }): Promise<{ askEveryTool: boolean }> {
+  const userId = personId(ctx);
+  const { askEveryTool } = parseInput(askInput, input, 'Send {"askEveryTool": true}.');
+  const [done] = await ctx.svc.db
+    .update(oauthGrants)
+    .set({ askEveryTool })
+    .where(and(eq(oauthGrants.id, id), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
+    .returning({ id: oauthGrants.id });
+  if (!done) throw notFound('That connection');
+  await ctx.svc.changes.changed('gate', { userId, grantId: id });
+  return { askEveryTool };
 }
 
 const TOOLS_LIST = 'Give tools as a list of tool names such as "notes__add_note".';

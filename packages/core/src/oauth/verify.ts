@@ -62,6 +62,7 @@ interface Gate {
   aiApps: boolean;
   userKey: string;
   tools: ToolChoice;
+  askEveryTool: boolean;
 }
 
 class GateCache {
@@ -107,6 +108,7 @@ async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> 
       aiApps: users.aiApps,
       userKey: users.userKey,
       tools: oauthGrants.tools,
+      askEveryTool: oauthGrants.askEveryTool,
     })
     .from(oauthGrants)
     .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
@@ -121,6 +123,7 @@ async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> 
         aiApps: row.aiApps,
         userKey: row.userKey,
         tools: toolChoiceOf(row.tools),
+        askEveryTool: row.askEveryTool,
       }
     : null;
   // Aged from before the lookup: a gate is never served more than GATE_CACHE_MS after it was read.
@@ -132,6 +135,13 @@ async function lookupGate(svc: Services, grantId: string): Promise<Gate | null> 
 export async function grantToolChoice(svc: Services, grantId: string): Promise<ToolChoice> {
   const gate = await lookupGate(svc, grantId);
   return gate && !gate.revoked ? gate.tools : NO_CHOICE;
+}
+
+/** Whether the person asked to approve every call of this app: read from the gate the token check just read. */
+export function grantAsksEveryTool(svc: Services, grantId: string): boolean | Promise<boolean> {
+  const gate = svc.caches.peek(GATES)?.entries.get(grantId);
+  if (gate !== undefined) return !!gate?.askEveryTool;
+  return lookupGate(svc, grantId).then((g) => !!g?.askEveryTool);
 }
 
 /** The choice from a gate this process holds now (the call path's case), without a promise; undefined on a miss. */

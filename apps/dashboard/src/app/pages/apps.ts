@@ -1,5 +1,5 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { del, get, put, type Connection, type ConnectionTools, type ConnectionToolsInput, type FieldError, type Install } from '../api';
+import { del, get, put, type Connection, type ConnectionAskInput, type ConnectionTools, type ConnectionToolsInput, type FieldError, type Install } from '../api';
 import { ConfirmButton, FieldErrors, html, Loaded, Notice, PageHeader, Revealed, toApiError, useLoad, When } from '../ui';
 import { AppRules } from './rules';
 
@@ -93,6 +93,35 @@ function ToolChooser(props: { connection: Connection; addons: ChoosableAddon[]; 
   </form>`;
 }
 
+/** One switch: every tool call of this app waits for the person, whatever the tool and their rules. */
+function AskEveryTool({ connection, onSaved }: { connection: Connection; onSaved: (c: Connection) => void }) {
+  const [on, setOn] = useState(connection.askEveryTool);
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const change = async (ev: Event) => {
+    const askEveryTool = (ev.target as HTMLInputElement).checked;
+    setOn(askEveryTool);
+    setBusy(true);
+    setProblem(null);
+    try {
+      await put(`/api/connections/${encodeURIComponent(connection.id)}/ask`, { askEveryTool } satisfies ConnectionAskInput);
+      onSaved({ ...connection, askEveryTool });
+    } catch (err) {
+      setOn(!askEveryTool);
+      setProblem(toApiError(err).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<div class="ask-every-tool">
+    <p><label class="inline">
+      <input type="checkbox" checked=${on} disabled=${busy} onChange=${change} />
+      Ask me before every tool call it makes
+    </label></p>
+    ${problem && html`<${Notice} kind="error">${problem}<//>`}
+  </div>`;
+}
+
 function AppCard(props: { connection: Connection; addons: ChoosableAddon[]; onRevoke: (c: Connection) => Promise<void>; onSaved: (c: Connection) => void }) {
   const { connection: c, addons } = props;
   const [choosing, setChoosing] = useState(false);
@@ -120,6 +149,7 @@ function AppCard(props: { connection: Connection; addons: ChoosableAddon[]; onRe
     ${choosing
       ? html`<${ToolChooser} connection=${c} addons=${addons} onCancel=${() => setChoosing(false)} onSaved=${(saved: Connection) => { setChoosing(false); props.onSaved(saved); }} />`
       : html`<${ToolSummary} connection=${c} addons=${addons} />`}
+    <${AskEveryTool} connection=${c} onSaved=${props.onSaved} />
     <${AppRules} grantId=${c.id} appName=${c.appName} />
     <div class="card-actions">
       ${choosing ? null : html`<button type="button" class="btn" data-choose-tools aria-label=${`Choose tools for ${c.appName}`} onClick=${() => setChoosing(true)}>Choose tools</button>`}

@@ -36,6 +36,8 @@ export const oauthGrants = pgTable(
     tools: jsonb('tools').$type<string[]>().notNull().default([]),
     /** Switching a tool on adds it to `tools`. On for grants made before per-app choices. */
     newTools: boolean('new_tools').notNull().default(false),
+    /** The person asked to approve every tool call of this app, whatever the tool (issue #41). */
+    askEveryTool: boolean('ask_every_tool').notNull().default(false),
     /** MCP 2025-11-25 URL-mode elicitation; remembered per grant since the endpoint is stateless. */
     urlElicitation: boolean('url_elicitation').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),

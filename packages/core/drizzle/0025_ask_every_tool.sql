@@ -1,0 +1,1 @@
+ALTER TABLE "oauth_grants" ADD COLUMN "ask_every_tool" boolean DEFAULT false NOT NULL;
