@@ -312,6 +312,11 @@ describe('bad input', () => {
     assert.equal(textOf(await careful.client.callTool({ name: SEARCH, arguments: { query: 'unasked' } })), 'No notes found.');
     const asked = (await person.client.get('/api/approvals?status=pending')).body as Array<{ arguments: { query?: string } }>;
     assert.ok(!asked.some((a) => a.arguments?.query === 'unasked'), 'the second call did not ask');
+    // The Add-ons page says, per switched-on tool, which apps have it.
+    await page.goto(`${tp.url}/addons`);
+    const searchApps = page.locator('li[data-tool="search_notes"] [data-apps-with-tool]');
+    await searchApps.waitFor();
+    assert.match((await searchApps.textContent()) ?? '', /Apps with it: .*Careful App/);
     // Another person cannot turn it on for this app.
     const other = await newPerson(tp.url, 'not-the-owner');
     assert.equal((await other.client.put(`/api/connections/${connection.id}/ask`, { askEveryTool: true })).status, 404);

@@ -23,6 +23,16 @@ export function Icon({ src }: { src?: string }) {
 
 interface RulesContext { rules: Rule[]; apps: Connection[]; onChanged: () => Promise<void> }
 
+/** Which of the person's apps have this switched-on tool: switching a tool on gives it only to the apps that take later tools. */
+function AppsWithTool({ name, apps }: { name: string; apps: Connection[] }) {
+  const having = apps.filter((a) => a.tools.includes(name));
+  if (!apps.length) return null;
+  return html`<p class="small muted" data-apps-with-tool>
+    ${having.length ? html`Apps with it: ${having.map((a, i) => html`${i ? ', ' : ''}<${Revealed} text=${a.appName} />`)}.` : 'No app has it yet.'}
+    ${having.length < apps.length ? html` <a href="/apps">Give it to ${having.length ? 'other apps' : 'an app'}</a>` : null}
+  </p>`;
+}
+
 function ToolRow({ addonId, addonName, tool, onSet, rules }: { addonId: string; addonName: string; tool: Tool; onSet: (name: string, on: boolean) => Promise<void>; rules: RulesContext | null }) {
   const label = `${tool.title || tool.name} · ${addonName}`;
   const own = rules?.rules.filter((r) => r.addon === addonId && r.tool === tool.name) ?? [];
@@ -31,6 +41,7 @@ function ToolRow({ addonId, addonName, tool, onSet, rules }: { addonId: string; 
       <div class="tool-title"><${Icon} src=${tool.icon} /><strong><${Revealed} text=${tool.title || tool.name} /></strong> <code class="mono small"><${Revealed} text=${tool.name} identifier /></code> <${ToolBadges} tool=${tool} /></div>
       ${tool.summary && html`<p class="muted small"><${Revealed} text=${tool.summary} /></p>`}
       ${tool.updatePending ? html`<p class="small"><span class="badge">Update to review</span> <span class="muted">apps see this version until you accept the update</span></p>` : null}
+      ${tool.enabled && rules ? html`<${AppsWithTool} name=${`${addonId}__${tool.name}`} apps=${rules.apps} />` : null}
       ${tool.enabled && own.length ? html`<p class="small rule-summary">${own.map((r, i) => html`${i ? ' · ' : ''}<span data-rule-summary=${r.mode}>${r.app ? r.app.name : 'Every app'}: ${ruleText(r)}</span>`)}</p>` : null}
       ${tool.enabled && rules ? html`<${ToolRules} addonId=${addonId} addonName=${addonName} tool=${tool} rules=${rules.rules} apps=${rules.apps} onChanged=${rules.onChanged} />` : null}
     </div>
@@ -54,6 +65,8 @@ export function AddonsPage() {
     try {
       const updated = await patch<Install>(`/api/installs/${encodeURIComponent(addonId)}`, { tools: { [name]: on } } satisfies ToolSwitchesInput);
       installs.setData((list) => (list ?? []).map((i) => (i.addon.id === addonId ? { ...i, tools: updated.tools } : i)));
+      // A tool switched on went to the apps that take later tools: which apps have it is read again.
+      if (on) rules.reload();
     } catch (err) {
       setError(toApiError(err).message);
     }
