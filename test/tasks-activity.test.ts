@@ -80,6 +80,9 @@ describe('a running call in Activity', () => {
         assert.deepEqual(await page.locator('.call-steps li').evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))), ['task', 'attempt', 'progress', 'progress']);
         assert.match((await page.locator('.call-life').textContent()) ?? '', /Searched 4 of 5 notebooks\./);
         assert.deepEqual(await axeSerious(page), [], 'no serious accessibility problem on the call’s page');
+        // The page follows the call: more progress shows without a reload.
+        assert.equal((await answer(answerUrl, secret, { progress: 'Searched 5 of 5 notebooks.' })).status, 204);
+        await page.locator('.call-life').getByText('Searched 5 of 5 notebooks.').first().waitFor();
         await page.goBack();
         await running.waitFor();
 
@@ -126,7 +129,7 @@ describe('a running call in Activity', () => {
       release();
       const result = await calling;
       assert.deepEqual(result.content, [{ type: 'text', text: 'Found 2 notes.' }]);
-      await page.reload();
+      // The open page follows the call to its end, without a reload.
       await page.locator('[data-call-page][data-state="ended"]').waitFor();
       await page.goto('/activity');
       await page.locator(`tr[data-call="${callId}"]`).waitFor();

@@ -7,7 +7,7 @@ import { eventStream, sseFrame } from '../http/event-stream';
 
 /**
  * The dashboard's live feed (Server-Sent Events): the pending approvals on connect, then
- * `approval` and `approval.decided` as they happen anywhere, and a comment every 15 s. It ends
+ * `approval`, `approval.decided` and `call.changed` as they happen anywhere, and a comment every 15 s. It ends
  * within 15 s of the person signing out (that session) or the session expiring.
  */
 export const eventRoutes = new Hono<AppEnv>().get('/events', requirePerson, (c) =>

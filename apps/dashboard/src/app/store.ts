@@ -60,6 +60,16 @@ function withPending(l: Live, pending: Approval[], first = false): Live {
 }
 let loadedOnce = false;
 
+/** What changed: a call, the approval a call waited for, or null when anything may have (a reconnect). */
+export type CallChange = { callId: string } | { approvalId: string } | null;
+const callWatchers = new Set<(change: CallChange) => void>();
+/** Pages showing calls hear them change, instead of reading them again on a timer. */
+export function onCallChanged(fn: (change: CallChange) => void) {
+  callWatchers.add(fn);
+  return () => { callWatchers.delete(fn); };
+}
+const callChanged = (change: CallChange) => callWatchers.forEach((fn) => fn(change));
+
 let source: EventSource | undefined;
 let poll: ReturnType<typeof setInterval> | undefined;
 /** Counts approvals that came over the feed, and when each came: a list asked for earlier cannot drop it. */
@@ -105,6 +115,7 @@ export function startLive() {
     poll = undefined;
     live.update((l) => ({ ...l, status: 'live' }));
     void refreshPending(); // catch up on anything that arrived while disconnected
+    callChanged(null);
   });
   es.addEventListener('approval', (e) => {
     const a = JSON.parse((e as MessageEvent).data) as LiveEvent<'approval'>;
@@ -114,12 +125,17 @@ export function startLive() {
   es.addEventListener('approval.decided', (e) => {
     const d = JSON.parse((e as MessageEvent).data) as LiveEvent<'approval.decided'>;
     markDecided(d.id, d.status);
+    callChanged({ approvalId: d.id });
   });
+  es.addEventListener('call.changed', (e) => callChanged({ callId: (JSON.parse((e as MessageEvent).data) as LiveEvent<'call.changed'>).callId }));
   es.addEventListener('error', () => {
     if (source !== es) return;
     // While the stream is down, poll. CLOSED means the server refused it (signed out, too many
     // streams) and EventSource gives up; otherwise it reconnects by itself and 'open' stops the polling.
-    poll ??= setInterval(() => void refreshPending(), 10_000);
+    poll ??= setInterval(() => {
+      void refreshPending();
+      callChanged(null);
+    }, 10_000);
     if (es.readyState === EventSource.CLOSED) {
       source = undefined;
       live.update((l) => ({ ...l, status: l.status === 'unavailable' ? 'unavailable' : 'polling' }));

@@ -22,7 +22,9 @@ export type FinalStatus = 'allowed' | 'denied' | 'dismissed' | 'expired' | 'canc
 /** What travels on `user:{id}`: an SSE event name and its data (the dashboard's live feed, `GET /api/events`). */
 export type UserEvent =
   | { event: 'approval'; id: string; data: LiveApproval }
-  | { event: 'approval.decided'; id: string; data: Pick<RecordedDecision, 'id' | 'status'> };
+  | { event: 'approval.decided'; id: string; data: Pick<RecordedDecision, 'id' | 'status'> }
+  /** One of the person's calls started running, made progress or ended: read it again (calls/watch.ts). */
+  | { event: 'call.changed'; id: string; data: { callId: string } };
 
 /** An approval as the live feed sends it: named, unless the names could not be looked up (then the ids stand in). */
 export type LiveApproval = ApprovalView & Partial<ApprovalNames>;

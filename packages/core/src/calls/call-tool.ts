@@ -14,7 +14,7 @@ import { whyNotCallable } from './why-not';
 import { grantAsksEveryTool } from '../oauth/verify';
 import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, CallWatcher, ToolResult } from './types';
-import { tell } from './watch';
+import { announceCallChange, tell } from './watch';
 import { argumentsHash, type ApprovalReceipt } from '../queue/types';
 import type { CancelSignal } from '../cancel';
 import { ruleFor, rulesOf, type Rule } from '../approvals/rules';
@@ -135,6 +135,8 @@ class CallRun {
   /** Epoch ms by which the app is answered, whatever happens (config.callBudgetSeconds). */
   readonly budgetEnd: number;
   private running: ReturnType<typeof setTimeout> | undefined;
+  /** Its running row was written: its ending is announced too. */
+  private shownRunning = false;
   constructor(
     readonly svc: Services,
     readonly actor: AppActor,
@@ -149,6 +151,8 @@ class CallRun {
     const { svc, actor } = this;
     this.running = setTimeout(() => {
       recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, outcome: 'running', latencyMs: performance.now() - this.started });
+      this.shownRunning = true;
+      void announceCallChange(svc, actor.userId, this.id);
     }, RUNNING_AFTER_MS);
     this.running.unref();
   }
@@ -169,6 +173,8 @@ class CallRun {
     // An unknown tool's name is the app's input: never a metric label (unbounded cardinality).
     svc.metrics.toolCall(rec.outcome === 'unknown_tool' ? 'unknown' : rec.addonId, rec.outcome, latencyMs / 1000);
     recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, latencyMs });
+    // Only a call the person may be watching: one shown running, or one that waited for them.
+    if (this.shownRunning || rec.decision) void announceCallChange(svc, actor.userId, this.id);
   }
 }
 

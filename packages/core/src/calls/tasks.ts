@@ -9,6 +9,7 @@ import { notFound } from '../errors';
 import type { Json } from '../json';
 import type { CallJob, CallOutcome } from '../queue/types';
 import { recordCall, runningCallRows, type CallOutcomeName } from './call-log';
+import { announceCallChange } from './watch';
 import { shapeOutcome, text } from './outcome';
 import type { ToolResult } from './types';
 import { withNames } from '../approvals/names';
@@ -110,6 +111,7 @@ export async function createTask(svc: Services, t: NewTask): Promise<TaskView | 
       expiresAt: new Date(answerBy.getTime() + KEPT_AFTER_MS),
     })
     .returning();
+  void announceCallChange(svc, row!.userId, row!.callId);
   return viewOf(row!);
 }
 
@@ -223,6 +225,7 @@ export async function settle(svc: Services, callId: string, e: Ending): Promise<
     latencyMs: now.getTime() - row.createdAt.getTime(),
   });
   await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id, ...(e.reason === 'cancelled' ? { cancel: true } : {}) }).catch(() => {});
+  void announceCallChange(svc, row.userId, callId);
   return row;
 }
 
@@ -265,8 +268,10 @@ async function noteAccepted(svc: Services, callId: string): Promise<void> {
       updatedAt: now,
     })
     .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working')))
-    .returning({ id: tasks.id });
-  if (row) await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+    .returning({ id: tasks.id, userId: tasks.userId });
+  if (!row) return;
+  await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+  void announceCallChange(svc, row.userId, callId);
 }
 
 /** A working task's new status message: how far the add-on says it is. */
@@ -277,9 +282,11 @@ export async function noteProgress(svc: Services, callId: string, statusMessage:
     // An add-on reporting progress has taken the call, whether or not its 202 was heard yet.
     .set({ statusMessage, updatedAt: now, acceptedAt: sql`coalesce(${tasks.acceptedAt}, ${now.toISOString()}::timestamptz)` })
     .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working')))
-    .returning({ id: tasks.id });
-  if (row) await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
-  return !!row;
+    .returning({ id: tasks.id, userId: tasks.userId });
+  if (!row) return false;
+  await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+  void announceCallChange(svc, row.userId, callId);
+  return true;
 }
 
 /**

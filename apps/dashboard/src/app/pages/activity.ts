@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, query, type Activity, type Call, type CallPage, type RunningCall } from '../api';
 import { CallsChart, kindOf, LatencyChart } from '../chart';
+import { onCallChanged } from '../store';
 import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
 import { OUTCOME_WORDS, outcomeWords } from './call';
 
@@ -15,9 +16,6 @@ function Decision({ call }: { call: Call }) {
   return html`${call.decision}${call.decidedBy ? html` <span class="muted small">by ${call.decidedBy}</span>` : null}`;
 }
 
-/** How often the running calls are read again while the page is open: their status is the add-on's progress. */
-const RUNNING_EVERY_MS = 3_000;
-
 /**
  * Calls at their add-on now: tasks (tools that take minutes), with what each is doing and a way to
  * stop it, and calls within one request that are taking a while, which only their app can stop.
@@ -26,18 +24,33 @@ function RunningCalls() {
   const [running, setRunning] = useState<RunningCall[]>([]);
   const [problem, setProblem] = useState<string | null>(null);
   const [stopping, setStopping] = useState<string | null>(null);
-  const refresh = async () => {
-    try {
-      setRunning(await get<RunningCall[]>('/api/calls/running'));
-    } catch (err) {
-      // An older API without running calls: the section stays hidden.
-      if (!(err instanceof ApiError && err.routeMissing)) setProblem(err instanceof ApiError ? err.message : 'The running calls could not be loaded.');
-    }
-  };
   useEffect(() => {
-    void refresh();
-    const timer = setInterval(() => void refresh(), RUNNING_EVERY_MS);
-    return () => clearInterval(timer);
+    // One read at a time; a change heard meanwhile reads once more after it.
+    let reading: Promise<void> | undefined;
+    let again = false;
+    const refresh = (): void => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = get<RunningCall[]>('/api/calls/running')
+        .then(setRunning, (err: unknown) => {
+          // An older API without running calls: the section stays hidden.
+          if (!(err instanceof ApiError && err.routeMissing)) setProblem(err instanceof ApiError ? err.message : 'The running calls could not be loaded.');
+        })
+        .finally(() => {
+          reading = undefined;
+          if (again) {
+            again = false;
+            refresh();
+          }
+        });
+    };
+    refresh();
+    // A call that is not shown yet may be the one that changed: any call's change reads the list again.
+    return onCallChanged((change) => {
+      if (!change || !('approvalId' in change)) refresh();
+    });
   }, []);
   const cancel = async (call: RunningCall & { taskId: string }) => {
     setStopping(call.taskId);

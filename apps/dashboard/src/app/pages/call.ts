@@ -1,7 +1,9 @@
+import { useEffect } from 'preact/hooks';
 import { get, type CallLife, type CallStep } from '../api';
 import { kindOf } from '../chart';
 import { html, Notice, PageHeader, Revealed, revealedText, useLoad, When } from '../ui';
 import { byWhom } from './approvals';
+import { onCallChanged } from '../store';
 
 /** How each call ended, in the person's words (the call log's outcomes, packages/core/src/calls/call-log.ts). */
 export const OUTCOME_WORDS: Record<string, string> = {
@@ -99,6 +101,15 @@ const STATE_WORDS: Record<string, string> = {
 /** One call's whole life: asked, decided, each attempt at the add-on, its progress, how it ended. */
 export function CallLifePage({ id }: { id: string }) {
   const state = useLoad(() => get<CallLife>(`/api/calls/${encodeURIComponent(id)}`), [id]);
+  const { reload } = state;
+  const shown = state.data;
+  // A call still under way is read again as it changes: its approval decided, its progress, its end.
+  useEffect(() => {
+    if (!shown || shown.state === 'ended') return;
+    return onCallChanged((change) => {
+      if (!change || ('callId' in change ? change.callId === id : change.approvalId === shown.approvalId)) void reload();
+    });
+  }, [id, shown?.state, shown?.approvalId, reload]);
   if (state.error?.status === 404) {
     return html`<${PageHeader} title="Call not found" lead=${html`There is no call of yours at this address. <a href="/activity">See your activity</a>.`} />`;
   }
