@@ -46,6 +46,7 @@ const TIERS = {
   'approvals-in-app': 'browser-services', // also decides across API processes
   'approvals-in-app-modern': 'browser-embedded',
   'call-page': 'browser-embedded',
+  'call-session': 'both', // the session rides the BullMQ job on services
   'approvals-live': 'both',
   approvals: 'both',
   arguments: 'unit',

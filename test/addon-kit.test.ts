@@ -37,7 +37,7 @@ const addon = defineAddon({
     as_json: tool({
       title: 'As JSON',
       summary: 'Returns the call context as JSON.',
-      run: (_args, ctx) => ({ json: { userId: ctx.userId, callId: ctx.callId, attempt: ctx.attempt, app: ctx.app, deadline: ctx.deadline.toISOString() } }),
+      run: (_args, ctx) => ({ json: { userId: ctx.userId, callId: ctx.callId, attempt: ctx.attempt, app: ctx.app, deadline: ctx.deadline.toISOString(), session: ctx.session ?? null } }),
     }),
     as_content: tool({
       title: 'As content',
@@ -193,7 +193,10 @@ describe('addon-kit handler', () => {
   it('answers { json } and { content }, and passes the call context', async () => {
     const d = delivery('as_json');
     const res = await send(d);
-    assert.deepEqual(res.body, { json: { userId: 'usr_pseudo1', callId: d.call.id, attempt: 1, app: { name: 'Claude', clientId: 'cli_1' }, deadline: d.call.deadline } });
+    assert.deepEqual(res.body, { json: { userId: 'usr_pseudo1', callId: d.call.id, attempt: 1, app: { name: 'Claude', clientId: 'cli_1' }, deadline: d.call.deadline, session: null } });
+    const inSession = delivery('as_json');
+    (inSession.call as Record<string, unknown>).session = 'ses_abc';
+    assert.equal((await send(inSession)).body.json.session, 'ses_abc', 'ctx.session is the delivery’s call.session');
     const content = await send(delivery('as_content'));
     assert.deepEqual(content.body, { content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] });
   });

@@ -45,7 +45,7 @@ def build_addon(runs: list):
 
     @addon.tool(title="As JSON", summary="Returns the call context as JSON.")
     def as_json(args, ctx):
-        return {"userId": ctx.user_id, "callId": ctx.call_id, "attempt": ctx.attempt, "app": {"name": ctx.app.name, "clientId": ctx.app.client_id}, "webhookId": ctx.webhook_id, "deadline": support.iso(ctx.deadline), "left": ctx.seconds_left() > 0}
+        return {"userId": ctx.user_id, "callId": ctx.call_id, "attempt": ctx.attempt, "app": {"name": ctx.app.name, "clientId": ctx.app.client_id}, "webhookId": ctx.webhook_id, "deadline": support.iso(ctx.deadline), "left": ctx.seconds_left() > 0, "session": ctx.session}
 
     @addon.tool(title="A list", summary="Returns a list.")
     def as_list(args, ctx):
@@ -228,7 +228,10 @@ class Answers(HandlerTest):
         d = delivery("as_json")
         status, body, _ = self.send(d, webhook_id="msg_ctx")
         self.assertEqual(status, 200)
-        self.assertEqual(body, {"json": {"userId": "usr_pseudo1", "callId": d["call"]["id"], "attempt": 1, "app": {"name": "Claude", "clientId": "cli_1"}, "webhookId": "msg_ctx", "deadline": d["call"]["deadline"], "left": True}})
+        self.assertEqual(body, {"json": {"userId": "usr_pseudo1", "callId": d["call"]["id"], "attempt": 1, "app": {"name": "Claude", "clientId": "cli_1"}, "webhookId": "msg_ctx", "deadline": d["call"]["deadline"], "left": True, "session": None}})
+        in_session = delivery("as_json")
+        in_session["call"]["session"] = "ses_abc"
+        self.assertEqual(self.send(in_session)[1]["json"]["session"], "ses_abc")
         self.assertEqual(self.send(delivery("as_list"))[1], {"json": [1, "two", None]})
         self.assertEqual(self.send(delivery("as_number"))[1], {"json": 4.5})
         self.assertEqual(self.send(delivery("as_content"))[1], {"content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]})

@@ -59,6 +59,12 @@ export interface CallContext<S = { readonly [name: string]: SettingValue | undef
   signal: AbortSignal;
   /** The AI app that made the call, as it registered itself (unverified). */
   app: { name: string; clientId: string };
+  /**
+   * The app's session or conversation, when the app names one: stable across its calls in that
+   * session, different in another, and never the same value for two add-ons. Key per-conversation
+   * state by it (with `userId`); undefined when the app sent none.
+   */
+  session?: string;
   /** The raw `webhook-id` header. */
   webhookId: string;
   /**

@@ -124,7 +124,7 @@ interface Delivery {
   tool?: unknown;
   arguments?: unknown;
   challenge?: unknown;
-  call?: { id?: unknown; deadline?: unknown; attempt?: unknown; answerUrl?: unknown; answerBy?: unknown };
+  call?: { id?: unknown; deadline?: unknown; attempt?: unknown; answerUrl?: unknown; answerBy?: unknown; session?: unknown };
   user?: { id?: unknown };
   app?: { name?: unknown; clientId?: unknown };
   approval?: { id?: unknown; decidedAt?: unknown; channel?: unknown; argumentsHash?: unknown };
@@ -193,6 +193,7 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
         return (signal ??= abortAt(valid));
       },
       app: { name: String(d.app?.name ?? ''), clientId: String(d.app?.clientId ?? '') },
+      ...(typeof d.call?.session === 'string' ? { session: d.call.session } : {}),
       webhookId,
       approval: receiptOf(d),
       settings: settingsFrom(declaredSettings, d.settings),

@@ -15,6 +15,8 @@ export interface Secrets {
   signingKeyBox: SecretBox;
   /** Stable, per-add-on pseudonym of a person: what an add-on sees as `user.id`. Survives a master key rotation. */
   pseudonym(addonId: string, userId: string): string;
+  /** An app's session or conversation as one add-on sees it: stable for that app's session, unlinkable across add-ons and apps. */
+  sessionPseudonym(addonId: string, grantId: string, session: string): string;
   /** Digest of a call's arguments for the logs: comparable, not readable. Survives a master key rotation. */
   argsDigest(json: string): string;
   /** Encrypts service-wide secrets at rest (the Web Push VAPID private key, the pseudonym keys). */
@@ -109,6 +111,7 @@ export async function loadSecrets(config: Config, db: Db): Promise<Secrets> {
   return {
     ...boxes,
     pseudonym: (addonId, userId) => `usr_${createHmac('sha256', addonKey(addonId)).update(userId).digest('base64url').slice(0, 26)}`,
+    sessionPseudonym: (addonId, grantId, session) => `ses_${createHmac('sha256', addonKey(addonId)).update(`session\n${grantId}\n${session}`).digest('base64url').slice(0, 26)}`,
     argsDigest: (json) => `sha256:${createHmac('sha256', argsKey).update(json).digest('base64url').slice(0, 22)}`,
     approvalActionToken: (value) => actionToken(ring[0]!, value),
     approvalActionTokenValid: (value, token) => ring.some((m) => safeEqual(actionToken(m, value), token)),

@@ -81,6 +81,9 @@ class CallContext:
     deadline: datetime  # after it Toolport has stopped waiting for the answer (timezone-aware, UTC)
     app: App
     webhook_id: str  # the raw webhook-id header
+    # The app's session or conversation, when the app names one: stable across its calls in that
+    # session, different in another, never the same value for two add-ons. Key per-conversation state by it.
+    session: str | None = None
     approval: ApprovalReceipt | None = None  # set only when the receipt matches these arguments
     # The person's values for the add-on's settings (a read-only mapping); secrets too: never log them.
     settings: Mapping[str, Any] = field(default_factory=dict)

@@ -385,6 +385,7 @@ class Handler:
                 client_id="" if _field(app, "clientId") is None else _js_string_of(_field(app, "clientId")),
             ),
             webhook_id=wid,
+            session=session if isinstance(session := _field(call, "session"), str) else None,
             approval=_receipt_of(d),
             settings=settings_from(self.addon.settings, d.get("settings")),
             accounts=accounts,

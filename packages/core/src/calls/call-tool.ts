@@ -69,6 +69,8 @@ export interface CallToolInput {
   signal?: CancelSignal;
   /** The app's exchange watching the call: progress, a page to offer, held, its task. */
   watcher?: CallWatcher;
+  /** The app's own session or conversation id, as it sent it (the adapter bounds it); the add-on sees a pseudonym. */
+  session?: string;
 }
 
 /**
@@ -191,6 +193,8 @@ interface Checked {
   accountRows?: Map<string, AccountRow>;
   /** The app took a task for a tool that may outlast one request (calls/tasks.ts). */
   asTask: boolean;
+  /** The app's session as this add-on sees it (`call.session`). */
+  session?: string;
 }
 
 async function runCall(run: CallRun, input: CallToolInput, options: CallToolOptions): Promise<ToolResult> {
@@ -236,7 +240,15 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   }
   // A required setting unset: nothing is delivered, and the person is told where to set it.
   if (tool.settings?.missing.length) return needsSetup(run, tool, where, admitted.release);
-  const call: Checked = { tool, argumentsText, where, subject: svc.secrets.pseudonym(tool.addonId, actor.userId), slot: admitted.release, asTask };
+  const call: Checked = {
+    tool,
+    argumentsText,
+    where,
+    subject: svc.secrets.pseudonym(tool.addonId, actor.userId),
+    slot: admitted.release,
+    asTask,
+    ...(input.session ? { session: svc.secrets.sessionPseudonym(tool.addonId, actor.grantId, input.session) } : {}),
+  };
   // An account the tool needs is not connected (or failed): nothing is delivered, nobody is asked.
   if (tool.accounts) {
     let found: Awaited<ReturnType<typeof checkToolAccounts>>;
@@ -528,6 +540,7 @@ function jobOf(run: CallRun, call: Checked, decision: ApprovalDecision | undefin
     arguments: call.argumentsText,
     subject: call.subject,
     app: { name: run.actor.appName, clientId: run.actor.clientId },
+    ...(call.session ? { session: call.session } : {}),
     ...(decision?.status === 'allowed' ? { approval: receiptOf(run.svc, decision, call.argumentsText) } : {}),
     ...(tool.settings?.sealed ? { settings: tool.settings.sealed } : {}),
     ...(accounts ? { accounts } : {}),

@@ -258,6 +258,7 @@ const callJobSchema = z.object({
   arguments: z.string(),
   subject: z.string(),
   app: z.object({ name: z.string(), clientId: z.string() }),
+  session: hint(z.string().regex(/^ses_[\w-]{26}$/)),
   deadline: z.number(),
   answerBy: z.number().optional(),
   answerUrl: z.string().url().max(2048).optional(),

@@ -81,6 +81,7 @@ function webhookBody(job: CallJob, attempt: number, settings: string | undefined
     id: job.callId,
     deadline: new Date(job.deadline).toISOString(),
     attempt,
+    ...(job.session ? { session: job.session } : {}),
     ...(job.answerUrl && job.answerBy ? { answerUrl: job.answerUrl, answerBy: new Date(job.answerBy).toISOString() } : {}),
   });
   const { approval } = job;

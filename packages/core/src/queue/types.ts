@@ -14,6 +14,8 @@ export interface CallJob {
   /** The person's pseudonymous id for this add-on. */
   subject: string;
   app: { name: string; clientId: string };
+  /** The app's session or conversation, pseudonymous per add-on (`call.session`); absent when the app sent none. */
+  session?: string;
   /** Epoch ms after which nothing is delivered: each attempt is cut to it. */
   deadline: number;
   /** A task's call (calls/tasks.ts): the add-on may accept it (HTTP 202) and answer at `answerUrl` until `answerBy` (epoch ms). */

@@ -37,6 +37,8 @@ interface Call {
   requestId: string | number;
   name: string;
   rawArguments: unknown;
+  /** The app's session or conversation (appSession in tool-call.ts). */
+  session?: string;
 }
 
 const invalid = (c: Context<AppEnv>, id: string | number, message: string) => c.json(jsonRpcError(id, INVALID_PARAMS, `Invalid params: ${message}`));

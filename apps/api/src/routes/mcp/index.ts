@@ -13,7 +13,7 @@ import { answerModern } from './modern';
 import { answerDirect, answerStreamed } from './node-writers';
 import { routeGet, routeMessage, type RevisionHeaders } from './revisions';
 import { answerWithSdk } from './sdk-fallback';
-import { runToolCall } from './tool-call';
+import { appSession, runToolCall } from './tool-call';
 import { answerLegacyTasks, callOfferingTask, legacyCreated, legacyTaskRequired } from './tasks';
 import { jsonRpcAnswer } from './frames';
 
@@ -161,7 +161,8 @@ export function createMcpRoutes(svc: Services) {
     // Off Node (no response to write to) a tools/call is the SDK's, below.
     const outgoing = plain?.method === 'tools/call' ? nodeResponse(c) : undefined;
     if (plain?.method === 'tools/call' && outgoing) {
-      const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments, response: outgoing };
+      const session = appSession(c.req.header('mcp-session-id'), (body as { params?: { _meta?: unknown } }).params?._meta);
+      const call = { requestId: plain.id, name: plain.name, rawArguments: plain.arguments, response: outgoing, ...(session ? { session } : {}) };
       // A tool that may outlast one request runs as a task: the task is the answer; without `task`, -32601.
       if (aiAppsOn && (await runsAsTask(svc, identity, plain.name))) {
         if (!plain.task) return legacyTaskRequired(c, plain.id, plain.name);

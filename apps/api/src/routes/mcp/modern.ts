@@ -11,7 +11,7 @@ import { listFailed, toolList, type Listing } from './listing';
 import { answerDirect, answerStreamed, type EncodeResult } from './node-writers';
 import { callOfferingPage, answerRetry } from './held-call';
 import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
-import { runToolCall } from './tool-call';
+import { appSession, runToolCall } from './tool-call';
 import { answerModernTasks, callOfferingTask, declaresTasks, missingTasks, modernCreated, tasksRequired, TASKS_EXTENSION } from './tasks';
 
 /*
@@ -106,7 +106,8 @@ export async function answerModern(
       const retry = retryProblem(params);
       if (retry) return rpcError(c, 200, id, INVALID_PARAMS, `Invalid params: ${retry}.`);
       const meta = params._meta as { progressToken?: string | number } & Record<string, unknown>;
-      const call = { requestId: id, name: params.name, rawArguments: params.arguments };
+      const session = appSession(undefined, meta);
+      const call = { requestId: id, name: params.name, rawArguments: params.arguments, ...(session ? { session } : {}) };
       if (params.requestState !== undefined) return answerRetry(c, svc, identity, call, params, encodeCall);
       // A tool that may outlast one request runs as a task (io.modelcontextprotocol/tasks), or not at all.
       if (aiAppsOn && (await runsAsTask(svc, identity, params.name))) {

@@ -9,7 +9,7 @@ import { withArgumentsForSdk } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
 import { listFailed, serverIcons, toolList } from './listing';
 import { instructionsFor, SERVER_CAPABILITIES, SERVER_INFO } from './revisions';
-import { runToolCall } from './tool-call';
+import { appSession, runToolCall } from './tool-call';
 import { LEGACY_TASKS_CAPABILITY } from './tasks';
 
 const PRE_TASKS_REVISIONS = new Set(['2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
@@ -21,7 +21,7 @@ const sharedValidator = new AjvJsonSchemaValidator();
  * `rawArguments` are the arguments as the app sent them (our own JSON.parse): the SDK's schema parsing
  * rebuilds objects and would turn a `__proto__` key into a prototype instead of refusing it.
  */
-function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown, tasks: boolean) {
+function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, inflight: InFlight, requestSignal: AbortSignal, rawArguments: unknown, tasks: boolean, sessionHeader: string | undefined) {
   const server = new Server({ ...SERVER_INFO, icons: serverIcons(svc) }, {
     capabilities: tasks ? { ...SERVER_CAPABILITIES, tasks: LEGACY_TASKS_CAPABILITY } : SERVER_CAPABILITIES,
     jsonSchemaValidator: sharedValidator,
@@ -56,6 +56,7 @@ function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, in
       rawArguments,
       signals: [extra.signal, requestSignal],
       watcher,
+      session: appSession(sessionHeader, request.params._meta),
     })) as never;
   });
   return server;
@@ -76,7 +77,7 @@ export async function answerWithSdk(
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
   // Tasks exist from 2025-11-25 on: an app asking for an earlier revision is not offered them.
   const tasks = !(message.method === 'initialize' && typeof message.params?.protocolVersion === 'string' && PRE_TASKS_REVISIONS.has(message.params.protocolVersion));
-  const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments, tasks);
+  const server = buildServer(svc, identity, aiAppsOn, inflight, c.req.raw.signal, message.params?.arguments, tasks, c.req.header('mcp-session-id'));
   await server.connect(transport);
   const response = await transport.handleRequest(c.req.raw, {
     parsedBody: withArgumentsForSdk(body),

@@ -53,6 +53,8 @@ interface Call {
   requestId: string | number;
   name: string;
   rawArguments: unknown;
+  /** The app's session or conversation (appSession in tool-call.ts). */
+  session?: string;
 }
 
 /**

@@ -29,6 +29,20 @@ export function failedCall(err: unknown): ToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** Up to 200 visible ASCII characters: what the SDKs' session ids and common conversation ids are. */
+const SESSION_ID = /^[\x21-\x7e]{1,200}$/;
+
+/**
+ * The app's session or conversation, so an add-on can keep state per conversation (`call.session`):
+ * 2025-11-25's `Mcp-Session-Id` (issued at initialize, echoed by the app), else a string the app
+ * puts in the call's `_meta` as `conversationId` or `sessionId`. Anything else is no session.
+ */
+export function appSession(header: string | undefined, meta: unknown): string | undefined {
+  const m = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>) : {};
+  for (const v of [header, m.conversationId, m.sessionId]) if (typeof v === 'string' && SESSION_ID.test(v)) return v;
+  return undefined;
+}
+
 /** Never rejects. Reactions, not async: a call waiting for approval keeps no frame of it. */
 export function runToolCall(
   svc: Services,
@@ -45,6 +59,8 @@ export function runToolCall(
     response?: ServerResponse;
     /** The exchange watching the call (node-writers.ts, held-call.ts, tasks.ts). */
     watcher?: CallWatcher;
+    /** The app's session or conversation (appSession). */
+    session?: string;
   },
 ): Promise<ToolResult> {
   if (!aiAppsOn) return Promise.resolve(AI_APPS_OFF_RESULT);
@@ -67,6 +83,7 @@ export function runToolCall(
         arguments: call.rawArguments,
         signal: mine,
         watcher: call.watcher,
+        ...(call.session ? { session: call.session } : {}),
       },
     });
   } catch (err) {
