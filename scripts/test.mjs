@@ -104,7 +104,7 @@ const TIERS = {
   metrics: 'surface',
   'multi-process': 'hosted',
   'oauth-cimd': 'surface',
-  'oauth-refresh-race': 'both',
+  'oauth-refresh-race': 'surface', // OAuth's refresh rule; real concurrency only on Postgres
   'oauth-tokens': 'both',
   oauth: 'surface',
   operators: 'browser-services', // operators review the listings of a hosted deployment
@@ -143,9 +143,10 @@ const TIERS = {
  * a pass does not end waiting on one long file that started last.
  */
 const LONG = [
-  'load-smoke', 'dashboard-axe-desktop', 'dashboard-axe-phone',
-  'faults', 'multi-process', 'call-budget', 'account-tokens', 'dispatch-bullmq', 'connected-accounts', 'approvals-in-app',
-  'conformance', 'packages', 'mcp-list-changed', 'faults-lease', 'dashboard-keyboard', 'graceful-stop',
+  'load-smoke', 'packages', 'dashboard-axe-desktop', 'dashboard-axe-phone',
+  'faults', 'approval-rules', 'account-recovery', 'account-tokens', 'key-rotation', 'oauth-refresh-race', 'connected-accounts',
+  'dashboard-layout', 'dashboard-keyboard', 'mcp-list-changed', 'approvals-in-app', 'conformance', 'dispatch-bullmq',
+  'multi-process', 'call-budget', 'faults-lease', 'graceful-stop',
 ];
 const longFirst = (file) => {
   const i = LONG.indexOf(nameOf(file));

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { notesManifest, startAddonServer } from './helpers/addon-server';
-import { launchBrowser, screenshots } from './helpers/browser';
+import { launchBrowser, SAVE_SCREENSHOTS, screenshots } from './helpers/browser';
 import { dashboardAs, insideViewport, SIZES, sidewaysScroll, type Size } from './helpers/dashboard';
 import { installFor, listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
@@ -78,7 +78,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
           if (p.path === '/addons') {
             for (const sw of await insideViewport(page, '[role=switch]')) assert.ok(sw.inside, `a switch is off screen: ${JSON.stringify(sw)}`);
           }
-          await page.screenshot({ path: `test-results/screenshots/long-text${typeof p.path === 'string' ? p.path.replace(/\//g, '-') : '-developer-addon'}-${size}.png`, fullPage: true });
+          if (SAVE_SCREENSHOTS) await page.screenshot({ path: `test-results/screenshots/long-text${typeof p.path === 'string' ? p.path.replace(/\//g, '-') : '-developer-addon'}-${size}.png`, fullPage: true });
           assert.deepEqual(errors, []);
         } finally {
           await close();

@@ -7,7 +7,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
-import { launchBrowser, newContext, screenshots } from './helpers/browser';
+import { launchBrowser, newContext, SAVE_SCREENSHOTS, screenshots } from './helpers/browser';
 import { axeSerious, dashboardAs, SIZES, type Size } from './helpers/dashboard';
 import { Client, newPerson } from './helpers/http';
 import { TestOAuthProvider } from './helpers/mcp';
@@ -108,7 +108,7 @@ for (const scheme of ['light', 'dark'] as const) {
         const consent = await lookOf(page, 'main', 'button.primary');
         assert.deepEqual(consent, dashboard);
         assert.deepEqual(await axeSerious(page), []);
-        await page.screenshot({ path: `test-results/screenshots/consent-${size}-${scheme}.png`, fullPage: true });
+        if (SAVE_SCREENSHOTS) await page.screenshot({ path: `test-results/screenshots/consent-${size}-${scheme}.png`, fullPage: true });
       } finally {
         await close();
         await anon.close();
