@@ -27,6 +27,29 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []) {
   return { ...state, reload, setData };
 }
 
+/** Runs `read` one at a time: asked again while it runs, it runs once more after, not once per ask. */
+export function oneAtATime(read: () => Promise<unknown>): () => void {
+  let running = false;
+  let again = false;
+  const run = (): void => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    void read()
+      .catch(() => {})
+      .finally(() => {
+        running = false;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  };
+  return run;
+}
+
 export const toApiError = (err: unknown) => (err instanceof ApiError ? err : new ApiError(0, 'Something went wrong in the dashboard.'));
 
 /** What a failed form action shows: its sentence, the fields to fix, and the field to focus first. */

@@ -81,9 +81,6 @@ class CallContext:
     deadline: datetime  # after it Toolport has stopped waiting for the answer (timezone-aware, UTC)
     app: App
     webhook_id: str  # the raw webhook-id header
-    # The app's session or conversation, when the app names one: stable across its calls in that
-    # session, different in another, never the same value for two add-ons. Key per-conversation state by it.
-    session: str | None = None
     approval: ApprovalReceipt | None = None  # set only when the receipt matches these arguments
     # The person's values for the add-on's settings (a read-only mapping); secrets too: never log them.
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -91,6 +88,9 @@ class CallContext:
     # fresh ``access_token``: ``ctx.accounts["github"].access_token``. A tool's run is never called
     # without every one of them; a confirm handler may get them or not. Never log them.
     accounts: Mapping[str, Account] = field(default_factory=dict)
+    # The app's session or conversation, when the app names one: stable across its calls in that
+    # session, different in another, never the same value for two add-ons. Key per-conversation state by it.
+    session: str | None = None
     _deadline_monotonic: float = field(default=0.0, repr=False, compare=False)
     # A task's call (a tool whose timeout_seconds is over 30): where its progress and answer go.
     _send_later: Callable[[dict[str, Any]], bool] | None = field(default=None, repr=False, compare=False)

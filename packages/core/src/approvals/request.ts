@@ -23,7 +23,7 @@ import {
   type UserEvent,
 } from './records';
 import { forgetHeldResults } from './held';
-import { forgetEndedTasks } from '../calls/tasks';
+import { endLapsedTasks, forgetEndedTasks } from '../calls/tasks';
 import { endLostCalls } from '../calls/call-log';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
@@ -317,6 +317,7 @@ class ApprovalsImpl implements ApprovalsService {
       // The process's one periodic sweep also drops tasks kept past their time (calls/tasks.ts)
       // and ends the calls a stopped process left running (calls/call-log.ts).
       await forgetEndedTasks(this.svc);
+      await endLapsedTasks(this.svc);
       await endLostCalls(this.svc);
     } catch (err) {
       this.svc.log.warn('approval sweep failed', { err });
@@ -413,6 +414,7 @@ class ApprovalsImpl implements ApprovalsService {
             arguments: req.argumentsText,
             subject: req.subject,
             app: { name: req.appName, clientId: req.clientId },
+            ...(req.session ? { session: req.session } : {}),
             deadline: this.svc.clock.now().getTime() + this.confirmDeadlineMs,
             ...(req.tool.settings?.sealed ? { settings: req.tool.settings.sealed } : {}),
           },

@@ -5,6 +5,7 @@ import { validation } from '../errors';
 import type { Json } from '../json';
 import type { Services } from '../services';
 import { calls } from '../db/schema/index';
+import { announceCallChange } from './watch';
 
 export type CallOutcomeName =
   | 'ok'
@@ -66,10 +67,12 @@ const LOST_AFTER_BUDGET_S = 60;
 
 /** Running rows left by a process that stopped mid-call end as lost (the periodic sweep's, any process). */
 export async function endLostCalls(svc: Services): Promise<void> {
-  await svc.db
+  const ended = await svc.db
     .update(calls)
     .set({ outcome: 'lost', detail: 'process_stopped' })
-    .where(and(eq(calls.outcome, 'running'), sql`${calls.createdAt} < now() - ${`${svc.config.callBudgetSeconds + LOST_AFTER_BUDGET_S} seconds`}::interval`));
+    .where(and(eq(calls.outcome, 'running'), sql`${calls.createdAt} < now() - ${`${svc.config.callBudgetSeconds + LOST_AFTER_BUDGET_S} seconds`}::interval`))
+    .returning({ id: calls.id, userId: calls.userId });
+  for (const c of ended) announceCallChange(svc, c.userId, c.id);
 }
 
 /** The person's calls at their add-on now, in any process, newest first. */

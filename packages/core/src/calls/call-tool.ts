@@ -137,8 +137,8 @@ class CallRun {
   /** Epoch ms by which the app is answered, whatever happens (config.callBudgetSeconds). */
   readonly budgetEnd: number;
   private running: ReturnType<typeof setTimeout> | undefined;
-  /** Its running row was written: its ending is announced too. */
-  private shownRunning = false;
+  /** The person may be watching it (shown running, or waiting for them): its ending is announced too. */
+  shown = false;
   constructor(
     readonly svc: Services,
     readonly actor: AppActor,
@@ -153,8 +153,8 @@ class CallRun {
     const { svc, actor } = this;
     this.running = setTimeout(() => {
       recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, outcome: 'running', latencyMs: performance.now() - this.started });
-      this.shownRunning = true;
-      void announceCallChange(svc, actor.userId, this.id);
+      this.shown = true;
+      announceCallChange(svc, actor.userId, this.id);
     }, RUNNING_AFTER_MS);
     this.running.unref();
   }
@@ -175,8 +175,7 @@ class CallRun {
     // An unknown tool's name is the app's input: never a metric label (unbounded cardinality).
     svc.metrics.toolCall(rec.outcome === 'unknown_tool' ? 'unknown' : rec.addonId, rec.outcome, latencyMs / 1000);
     recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, latencyMs });
-    // Only a call the person may be watching: one shown running, or one that waited for them.
-    if (this.shownRunning || rec.decision) void announceCallChange(svc, actor.userId, this.id);
+    if (this.shown) announceCallChange(svc, actor.userId, this.id);
   }
 }
 
@@ -307,6 +306,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   }
   // Returned, not awaited, and one callback rather than async functions: while the person decides
   // (up to 30 s) no frame of the call stays alive, only its records and this one reaction.
+  run.shown = true;
   const waiting = tracer().startSpan('approval wait', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } });
   let decided: Promise<ApprovalDecision>;
   try {
@@ -320,6 +320,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
         tool,
         argumentsText,
         subject: call.subject,
+        ...(call.session ? { session: call.session } : {}),
         signal: input.signal,
         watcher: input.watcher,
         ...(mustAsk ? { mustAsk } : {}),

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { CallCancel } from '../cancel';
 import { tasks } from '../db/schema/index';
 import { TASKS_CHANNEL } from '../events/channels';
@@ -111,7 +111,7 @@ export async function createTask(svc: Services, t: NewTask): Promise<TaskView | 
       expiresAt: new Date(answerBy.getTime() + KEPT_AFTER_MS),
     })
     .returning();
-  void announceCallChange(svc, row!.userId, row!.callId);
+  announceCallChange(svc, row!.userId, row!.callId);
   return viewOf(row!);
 }
 
@@ -225,7 +225,7 @@ export async function settle(svc: Services, callId: string, e: Ending): Promise<
     latencyMs: now.getTime() - row.createdAt.getTime(),
   });
   await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id, ...(e.reason === 'cancelled' ? { cancel: true } : {}) }).catch(() => {});
-  void announceCallChange(svc, row.userId, callId);
+  announceCallChange(svc, row.userId, callId);
   return row;
 }
 
@@ -271,7 +271,7 @@ async function noteAccepted(svc: Services, callId: string): Promise<void> {
     .returning({ id: tasks.id, userId: tasks.userId });
   if (!row) return;
   await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
-  void announceCallChange(svc, row.userId, callId);
+  announceCallChange(svc, row.userId, callId);
 }
 
 /** A working task's new status message: how far the add-on says it is. */
@@ -285,7 +285,7 @@ export async function noteProgress(svc: Services, callId: string, statusMessage:
     .returning({ id: tasks.id, userId: tasks.userId });
   if (!row) return false;
   await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
-  void announceCallChange(svc, row.userId, callId);
+  announceCallChange(svc, row.userId, callId);
   return true;
 }
 
@@ -310,6 +310,22 @@ export async function cancelTask(svc: Services, who: { grantId: string } | { use
 }
 
 /** Ended tasks past their time are deleted (the periodic sweep's, any process). */
+/** Part of the periodic sweep: a task past its time ends even when nobody is reading it. */
+export async function endLapsedTasks(svc: Services): Promise<void> {
+  const now = svc.clock.now();
+  const due = await svc.db
+    .select()
+    .from(tasks)
+    .where(
+      and(
+        eq(tasks.status, 'working'),
+        or(lte(tasks.answerBy, now), and(isNull(tasks.acceptedAt), lte(tasks.createdAt, new Date(now.getTime() - UNTAKEN_AFTER_MS)))),
+      ),
+    )
+    .limit(SWEEP_BATCH);
+  for (const row of due) await endIfLapsed(svc, row);
+}
+
 export async function forgetEndedTasks(svc: Services): Promise<void> {
   await svc.db.delete(tasks).where(inArray(tasks.id, svc.db.select({ id: tasks.id }).from(tasks).where(lt(tasks.expiresAt, svc.clock.now())).limit(SWEEP_BATCH)));
 }

@@ -21,6 +21,8 @@ export interface ApprovalRequest {
   argumentsText: string;
   /** The person's pseudonym for this add-on (for the tool.confirm delivery). */
   subject: string;
+  /** The app's session as this add-on sees it (for the tool.confirm delivery). */
+  session?: string;
   signal?: CancelSignal;
   /** The app's exchange watching this call. */
   watcher?: CallWatcher;

@@ -11,15 +11,24 @@ export function tell(svc: Services, watcher: CallWatcher, event: CallEvent) {
   }
 }
 
+/** A call's changes within this long go out as one: an add-on may report progress as often as it likes. */
+const ANNOUNCE_AFTER_MS = 250;
+const announcing = new WeakMap<Services, Set<string>>();
+
 /**
- * The person's dashboards hear that a call of theirs changed (Running now, the call's page), once
- * its rows are written, so what they read back shows the change.
+ * The person's dashboards hear that a call of theirs changed (Running now, the call's page): a
+ * moment later, once this process's rows of it are written, so what they read back shows it.
  */
-export async function announceCallChange(svc: Services, userId: string, callId: string): Promise<void> {
-  try {
-    await svc.logs.flushed();
-    await svc.bus.publish(userChannel(userId), { event: 'call.changed', id: `${callId}.changed`, data: { callId } });
-  } catch (err) {
-    svc.log.warn('cannot announce a call change', { err, callId });
-  }
+export function announceCallChange(svc: Services, userId: string, callId: string): void {
+  let calls = announcing.get(svc);
+  if (!calls) announcing.set(svc, (calls = new Set()));
+  if (calls.has(callId)) return;
+  calls.add(callId);
+  setTimeout(() => {
+    calls.delete(callId);
+    svc.logs
+      .flushed()
+      .then(() => svc.bus.publish(userChannel(userId), { event: 'call.changed', id: `${callId}.changed`, data: { callId } }))
+      .catch((err: unknown) => svc.log.warn('cannot announce a call change', { err, callId }));
+  }, ANNOUNCE_AFTER_MS).unref();
 }

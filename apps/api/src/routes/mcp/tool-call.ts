@@ -34,12 +34,13 @@ const SESSION_ID = /^[\x21-\x7e]{1,200}$/;
 
 /**
  * The app's session or conversation, so an add-on can keep state per conversation (`call.session`):
- * 2025-11-25's `Mcp-Session-Id` (issued at initialize, echoed by the app), else a string the app
- * puts in the call's `_meta` as `conversationId` or `sessionId`. Anything else is no session.
+ * a string the app puts in the call's `_meta` as `conversationId` or `sessionId` (one connection may
+ * carry many conversations), else 2025-11-25's `Mcp-Session-Id` (issued at initialize, echoed by
+ * the app). Anything else is no session.
  */
 export function appSession(header: string | undefined, meta: unknown): string | undefined {
   const m = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>) : {};
-  for (const v of [header, m.conversationId, m.sessionId]) if (typeof v === 'string' && SESSION_ID.test(v)) return v;
+  for (const v of [m.conversationId, m.sessionId, header]) if (typeof v === 'string' && SESSION_ID.test(v)) return v;
   return undefined;
 }
 

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, query, type Activity, type Call, type CallPage, type RunningCall } from '../api';
 import { CallsChart, kindOf, LatencyChart } from '../chart';
 import { onCallChanged } from '../store';
-import { html, Notice, NotAvailable, PageHeader, Revealed, When } from '../ui';
+import { html, Notice, NotAvailable, oneAtATime, PageHeader, Revealed, When } from '../ui';
 import { OUTCOME_WORDS, outcomeWords } from './call';
 
 const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
@@ -25,27 +25,12 @@ function RunningCalls() {
   const [problem, setProblem] = useState<string | null>(null);
   const [stopping, setStopping] = useState<string | null>(null);
   useEffect(() => {
-    // One read at a time; a change heard meanwhile reads once more after it.
-    let reading: Promise<void> | undefined;
-    let again = false;
-    const refresh = (): void => {
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = get<RunningCall[]>('/api/calls/running')
-        .then(setRunning, (err: unknown) => {
-          // An older API without running calls: the section stays hidden.
-          if (!(err instanceof ApiError && err.routeMissing)) setProblem(err instanceof ApiError ? err.message : 'The running calls could not be loaded.');
-        })
-        .finally(() => {
-          reading = undefined;
-          if (again) {
-            again = false;
-            refresh();
-          }
-        });
-    };
+    const refresh = oneAtATime(() =>
+      get<RunningCall[]>('/api/calls/running').then(setRunning, (err: unknown) => {
+        // An older API without running calls: the section stays hidden.
+        if (!(err instanceof ApiError && err.routeMissing)) setProblem(err instanceof ApiError ? err.message : 'The running calls could not be loaded.');
+      }),
+    );
     refresh();
     // A call that is not shown yet may be the one that changed: any call's change reads the list again.
     return onCallChanged((change) => {

@@ -1,7 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { get, type CallLife, type CallStep } from '../api';
 import { kindOf } from '../chart';
-import { html, Notice, PageHeader, Revealed, revealedText, useLoad, When } from '../ui';
+import { html, Notice, oneAtATime, PageHeader, Revealed, revealedText, useLoad, When } from '../ui';
 import { byWhom } from './approvals';
 import { onCallChanged } from '../store';
 
@@ -101,15 +101,17 @@ const STATE_WORDS: Record<string, string> = {
 /** One call's whole life: asked, decided, each attempt at the add-on, its progress, how it ended. */
 export function CallLifePage({ id }: { id: string }) {
   const state = useLoad(() => get<CallLife>(`/api/calls/${encodeURIComponent(id)}`), [id]);
-  const { reload } = state;
+  const { setData } = state;
   const shown = state.data;
-  // A call still under way is read again as it changes: its approval decided, its progress, its end.
+  // A call still under way is read again as it changes (its approval decided, its progress, its
+  // end), one read at a time; a read that fails leaves what is shown.
   useEffect(() => {
     if (!shown || shown.state === 'ended') return;
+    const reread = oneAtATime(() => get<CallLife>(`/api/calls/${encodeURIComponent(id)}`).then((life) => setData(() => life)));
     return onCallChanged((change) => {
-      if (!change || ('callId' in change ? change.callId === id : change.approvalId === shown.approvalId)) void reload();
+      if (!change || ('callId' in change ? change.callId === id : change.approvalId === shown.approvalId)) reread();
     });
-  }, [id, shown?.state, shown?.approvalId, reload]);
+  }, [id, shown?.state, shown?.approvalId]);
   if (state.error?.status === 404) {
     return html`<${PageHeader} title="Call not found" lead=${html`There is no call of yours at this address. <a href="/activity">See your activity</a>.`} />`;
   }
