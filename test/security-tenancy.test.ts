@@ -374,6 +374,11 @@ const cases: Record<string, Check> = {
     await is404(B.client.get(`/api/approvals/${A.approvalId}`), 'read one approval');
     assert.equal((await A.client.get(`/api/approvals/${A.approvalId}`)).status, 200, 'A reads their own');
   },
+  'GET /api/approvals/:id/image': async () => {
+    // A's approval here has no picture (dashboard-approval-card reads one): B hears the same 404 either way.
+    await is404(B.client.get(`/api/approvals/${A.approvalId}/image`), 'read an approval’s picture');
+    assert.equal((await A.client.get(`/api/approvals/${A.approvalId}/image`)).status, 404, 'none to show');
+  },
   'POST /api/approvals/:id/decision': async () => {
     await is404(B.client.post(`/api/approvals/${A.approvalId}/decision`, { decision: 'allow' }), 'decide');
     const pending = (await A.client.get('/api/approvals?status=pending')).body as Array<{ id: string }>;

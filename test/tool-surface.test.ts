@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deflateSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { defineAddon, GENERIC_FAILURE, serveNode, text, tool } from '@toolport/addon-kit';
 import { notesManifest, personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, watchErrors } from './helpers/browser';
 import { Client, installFor, listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
+import { png } from './helpers/png';
 import { startToolport, type Toolport } from './helpers/target';
 
 /**
@@ -20,35 +20,6 @@ import { startToolport, type Toolport } from './helpers/target';
 // ---------------------------------------------------------------------------------------------
 // Images, made here byte by byte
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-const crc32 = (b: Buffer) => {
-  let c = 0xffffffff;
-  for (const x of b) c = CRC_TABLE[(c ^ x) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-};
-function chunk(type: string, data: Buffer) {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 0);
-  head.write(type, 4, 'latin1');
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-  return Buffer.concat([head, data, crc]);
-}
-/** A real PNG of one colour: width x height, RGB. */
-function png(width: number, height: number, rgb: [number, number, number] = [40, 120, 200], pad = 0) {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
-  const idat = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
-  const extra = pad ? [chunk('tEXt', Buffer.alloc(pad, 0x61))] : [];
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), ...extra, chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
-}
 /** The header of a JPEG (SOI, JFIF, a baseline frame of 16x16): enough to be read as one. */
 const jpeg = Buffer.from([
   0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,

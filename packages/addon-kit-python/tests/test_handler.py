@@ -97,7 +97,7 @@ def build_addon(runs: list):
             raise AddOnError("Cannot describe that.")
         if args["id"] == "crash":
             raise KeyError("secret detail")
-        return Confirm(message=f"Remove {args['id']}?", info=[("Id", args["id"])], style="destructive")
+        return Confirm(message=f"Remove {args['id']}?", info=[("Id", args["id"])], style="destructive", image=f"https://pictures.example/{args['id']}.png")
 
     @addon.tool(title="Plain", summary="Destructive without a confirm handler.", destructive=True)
     def no_confirm(args, ctx):
@@ -271,7 +271,7 @@ class Answers(HandlerTest):
 
 class Confirms(HandlerTest):
     def test_dispatches_tool_confirm_to_the_confirm_handler(self):
-        self.assertEqual(self.send(delivery("remove", {"id": "a1"}, "tool.confirm"))[1], {"confirm": {"message": "Remove a1?", "info": [{"name": "Id", "value": "a1"}], "style": "destructive"}})
+        self.assertEqual(self.send(delivery("remove", {"id": "a1"}, "tool.confirm"))[1], {"confirm": {"message": "Remove a1?", "info": [{"name": "Id", "value": "a1"}], "style": "destructive", "image": "https://pictures.example/a1.png"}})
         self.assertEqual(self.send(delivery("remove", {"id": "dict"}, "tool.confirm"))[1], {"confirm": {"message": "As a dict.", "style": "default"}})
         self.assertEqual(self.send(delivery("remove", {"id": "none"}, "tool.confirm"))[1], {"confirm": None})
 

@@ -31,6 +31,8 @@ export interface ConfirmDescriptor {
   /** A line without a value is not shown (as Raycast has it). */
   info?: Array<{ name: string; value?: string }>;
   style?: 'destructive' | 'default';
+  /** An https URL of a picture of what the call will do (PNG, JPEG, WebP or GIF, up to 512 KB): Toolport shows its own copy. */
+  image?: string;
 }
 
 /** Who and what a delivery is about. Identity comes from here, never from the arguments. */

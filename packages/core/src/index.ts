@@ -118,4 +118,5 @@ export type { EnabledToolSet } from './calls/enabled-tools';
 export type { CallEvent, CallWatcher, ElicitationLink, ToolResult, Approvals } from './calls/types';
 export { runCheckScript } from './addons/check';
 export { listRules, setRule, removeRule } from './approvals/rules';
+export { getConfirmImage } from './approvals/confirm-images';
 export type { RuleMode, RuleView } from './approvals/rules';

@@ -42,6 +42,9 @@ class Confirm:
     message: str
     info: Iterable[tuple[str, str] | Mapping[str, str]] = ()
     style: str | None = None  # "destructive" or "default"
+    # An https URL of a picture of what the call will do (PNG, JPEG, WebP or GIF, up to 512 KB):
+    # Toolport fetches it once and shows its own copy to the person.
+    image: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"message": self.message}
@@ -50,6 +53,8 @@ class Confirm:
             out["info"] = lines
         if self.style is not None:
             out["style"] = self.style
+        if self.image is not None:
+            out["image"] = self.image
         return out
 
 

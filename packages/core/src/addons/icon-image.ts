@@ -92,9 +92,9 @@ const looksLikeSvg = (b: Buffer) => {
 };
 
 /** By magic number; a string is a phrase to follow "The icon ". */
-export function readIconImage(b: Buffer): IconImage | string {
+export function readIconImage(b: Buffer, limits: { bytes: number; dimension: number } = ICON_LIMITS, what = 'an icon'): IconImage | string {
   if (b.length === 0) return 'is empty';
-  if (b.length > ICON_LIMITS.bytes) return `is larger than ${ICON_LIMITS.bytes / 1024} KB (${Math.ceil(b.length / 1024)} KB); give a smaller image`;
+  if (b.length > limits.bytes) return `is larger than ${limits.bytes / 1024} KB (${Math.ceil(b.length / 1024)} KB); give a smaller image`;
   let image: { mimeType: IconType; width: number; height: number } | undefined;
   if (b.length >= 24 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) && b.toString('latin1', 12, 16) === 'IHDR') {
     image = { mimeType: 'image/png', width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
@@ -114,8 +114,8 @@ export function readIconImage(b: Buffer): IconImage | string {
     return 'is not an image: its bytes are not a PNG, JPEG, WebP or GIF';
   }
   const { width, height } = image;
-  if (width < 1 || height < 1 || width > ICON_LIMITS.dimension || height > ICON_LIMITS.dimension) {
-    return `is ${width}x${height} pixels; an icon is at most ${ICON_LIMITS.dimension}x${ICON_LIMITS.dimension} (64x64 is plenty)`;
+  if (width < 1 || height < 1 || width > limits.dimension || height > limits.dimension) {
+    return `is ${width}x${height} pixels; ${what} is at most ${limits.dimension}x${limits.dimension}${limits === ICON_LIMITS ? ' (64x64 is plenty)' : ''}`;
   }
   return image;
 }

@@ -24,6 +24,7 @@ import {
 } from './records';
 import { forgetHeldResults } from './held';
 import { endLapsedTasks, forgetEndedTasks } from '../calls/tasks';
+import { forgetConfirmImages } from './confirm-images';
 import { endLostCalls } from '../calls/call-log';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
@@ -319,6 +320,7 @@ class ApprovalsImpl implements ApprovalsService {
       await forgetEndedTasks(this.svc);
       await endLapsedTasks(this.svc);
       await endLostCalls(this.svc);
+      await forgetConfirmImages(this.svc);
     } catch (err) {
       this.svc.log.warn('approval sweep failed', { err });
     } finally {

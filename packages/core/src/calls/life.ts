@@ -1,3 +1,4 @@
+import type { ConfirmDescriptor } from '../outbound/types';
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import { currentTaskOf } from './tasks';
 import { withNames } from '../approvals/names';
@@ -114,10 +115,17 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
     state,
     outcome: logged?.outcome ?? (state === 'ended' && approval && approval.status !== 'allowed' ? (approval.status === 'pending' ? 'expired' : approval.status) : null),
     approvalId: approval?.id ?? null,
+    /** The add-on's picture of the call, shown with its approval (`GET /api/approvals/{approvalId}/image`). */
+    image: pictureOf(approval?.confirm),
     taskId: task?.status === 'working' ? task.id : null,
     statusMessage: task?.status === 'working' ? task.statusMessage : null,
     startedAt,
     endedAt: logged?.createdAt ?? null,
     steps,
   };
+}
+
+function pictureOf(confirm: unknown): { width: number; height: number } | null {
+  const image = (confirm as ConfirmDescriptor | null | undefined)?.image;
+  return image ? { width: image.width, height: image.height } : null;
 }

@@ -4,6 +4,7 @@ import type { ConfirmDescriptor } from './types';
 const MAX_CONFIRM_MESSAGE = 500;
 const MAX_CONFIRM_INFO = 20;
 const MAX_CONFIRM_TEXT = 200;
+const MAX_IMAGE_URL = 2048;
 /**
  * How much of a `tool.confirm` answer is read. Far more than a bounded descriptor needs: one far
  * over its bounds is still shown, cut, rather than dropped for the plain approval.
@@ -47,7 +48,7 @@ const rowList = (rows: number[]) =>
  * Raycast's Tool.Confirmation shape. Too long is cut, never refused; only a wrong shape is refused
  * (a string saying why), which falls back to the plain approval.
  */
-export function readConfirm(c: unknown): { confirm: ConfirmDescriptor | null; cut?: string } | string {
+export function readConfirm(c: unknown): { confirm: ConfirmDescriptor | null; cut?: string; imageUrl?: string } | string {
   if (c === null) return { confirm: null };
   if (!isObject(c)) return 'confirm must be null or an object';
   if (typeof c.message !== 'string') return 'confirm.message must be a string';
@@ -87,5 +88,13 @@ export function readConfirm(c: unknown): { confirm: ConfirmDescriptor | null; cu
     if (c.style !== 'destructive' && c.style !== 'default') return 'confirm.style must be "destructive" or "default"';
     out.style = c.style;
   }
-  return cuts.length ? { confirm: out, cut: `Shown cut to fit: ${cuts.join('; ')}.` } : { confirm: out };
+  // A picture that cannot be shown is left out, not the description: the person still sees the rest.
+  let imageUrl: string | undefined;
+  const notes: string[] = [];
+  if (c.image !== undefined && c.image !== null) {
+    if (typeof c.image === 'string' && c.image.length <= MAX_IMAGE_URL && /^https?:\/\/[^\s]+$/i.test(c.image)) imageUrl = c.image;
+    else notes.push(`confirm.image left out: it must be an http or https URL of at most ${MAX_IMAGE_URL} characters.`);
+  }
+  const cut = [...(cuts.length ? [`Shown cut to fit: ${cuts.join('; ')}.`] : []), ...notes].join(' ');
+  return { confirm: out, ...(cut ? { cut } : {}), ...(imageUrl ? { imageUrl } : {}) };
 }

@@ -44,6 +44,16 @@ export interface ConfirmDescriptor {
   /** Info rows past the first 20, left out (the person is told how many). */
   infoOmitted?: number;
   style?: 'destructive' | 'default';
+  /** The add-on's picture of what the call will do, fetched and kept by Toolport (approvals/confirm-images.ts). */
+  image?: ConfirmImage;
+}
+
+export interface ConfirmImage {
+  /** SHA-256 of the bytes, hex: where they are kept. */
+  hash: string;
+  mimeType: string;
+  width: number;
+  height: number;
 }
 
 /** MCP content blocks as an add-on may return them. */
@@ -60,8 +70,10 @@ export type WebhookAnswer =
   | {
       kind: 'confirm';
       confirm: ConfirmDescriptor | null;
-      /** For the developer's delivery log: what was cut to fit the bounds. */
+      /** For the developer's delivery log: what was cut to fit the bounds, or left out. */
       cut?: string;
+      /** `confirm.image` as the add-on gave it: fetched by the delivery before the person is asked. */
+      imageUrl?: string;
     }
   | {
       kind: 'failure';

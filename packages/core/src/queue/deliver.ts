@@ -15,6 +15,7 @@ import type { CallJob, CallOutcome } from './types';
 import { settingsJson } from '../installs/settings';
 import { accountsJson } from '../installs/account-tokens';
 import { recordDelivery } from '../calls/tasks';
+import { keepConfirmImage } from '../approvals/confirm-images';
 
 import type { CancelSignal } from '../cancel';
 
@@ -211,6 +212,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       record(svc, job, attempt, span, { status, latencyMs, outcome: 'late', errorClass: 'deadline', detail: 'The add-on answered after the call had ended; the app was told it timed out.' });
       return { outcome: tooLate(), retryable: false };
     }
+    if (answer.kind === 'confirm') return confirmed(svc, job, attempt, span, { status, latencyMs }, answer);
     const failed = answer.kind === 'refusal' && answer.failed;
     const isError = answer.kind === 'result' && answer.isError;
     record(svc, job, attempt, span, {
@@ -218,7 +220,6 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       latencyMs,
       outcome: failed ? 'addon_failed' : isError ? 'tool_error' : answer.kind,
       ...(failed ? { errorClass: 'addon_failed', detail: `The add-on's code failed while handling the call and answered “${answer.message.replace(/[.!?]+$/, '')}”. Its own logs have the details.` } : {}),
-      ...(answer.kind === 'confirm' && answer.cut ? { detail: answer.cut } : {}),
       // A refusal's sentence: without it the log showed a 200 with nothing wrong.
       ...(answer.kind === 'refusal' && !failed ? { detail: answer.message } : {}),
     });
@@ -233,6 +234,26 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
   }
   record(svc, job, attempt, span, { status: status ?? answer.status, latencyMs, errorClass: answer.errorClass, detail, outcome: 'failure' });
   return { outcome: toOutcome(answer), retryable: answer.retryable };
+}
+
+/** A confirm's picture is fetched and kept before the person is asked; one that cannot be is left out, and logged why. */
+async function confirmed(
+  svc: Services,
+  job: CallJob,
+  attempt: number,
+  span: Span,
+  took: { status: number | undefined; latencyMs: number },
+  answer: Extract<WebhookAnswer, { kind: 'confirm' }>,
+): Promise<AttemptResult> {
+  let { confirm } = answer;
+  const notes = answer.cut ? [answer.cut] : [];
+  if (confirm && answer.imageUrl) {
+    const image = await keepConfirmImage(svc, answer.imageUrl, job.deadline);
+    if (typeof image === 'string') notes.push(image);
+    else confirm = { ...confirm, image };
+  }
+  record(svc, job, attempt, span, { ...took, outcome: 'confirm', ...(notes.length ? { detail: notes.join(' ') } : {}) });
+  return { outcome: { kind: 'confirm', confirm }, retryable: false };
 }
 
 /** Full jitter: a random wait up to an exponentially growing cap (AWS architecture blog). */

@@ -133,7 +133,7 @@ export function ApprovalPage({ id }: { id: string }) {
         <div><dt>Add-on</dt><dd data-fact="addon"><${Revealed} text=${addon} identifier /></dd></div>
         <div><dt>Tool</dt><dd data-fact="tool"><${Revealed} text=${tool} identifier /></dd></div>
       </dl>
-      <${ConfirmDescription} confirm=${a.confirm} />
+      <${ConfirmDescription} confirm=${a.confirm} approvalId=${a.id} />
       <h3 class="small-h">${pending ? 'Arguments, exactly as they will be sent' : 'Arguments'}</h3>
       <${Arguments} args=${a.arguments} />
       ${pending ? html`<${Countdown} expiresAt=${a.expiresAt} />` : null}

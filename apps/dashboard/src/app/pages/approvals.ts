@@ -48,10 +48,15 @@ export function namesOf(a: Approval) {
 const omittedSentence = (n: number) => `${n} more ${n === 1 ? 'detail was' : 'details were'} left out by Toolport (too many to show).`;
 
 /** The add-on's own description of the call (`confirm`), every hidden character spelled out. */
-export function ConfirmDescription({ confirm }: { confirm: Approval['confirm'] }) {
+export function ConfirmDescription({ confirm, approvalId }: { confirm: Approval['confirm']; approvalId: string }) {
   if (!confirm) return null;
+  const image = confirm.image;
   return html`<div class=${`confirm confirm-${confirm.style === 'destructive' ? 'danger' : 'info'}`}>
       ${confirm.message && html`<p><${Revealed} text=${confirm.message} /></p>`}
+      ${image
+        ? html`<img class="confirm-image" src=${`/api/approvals/${encodeURIComponent(approvalId)}/image`} width=${image.width} height=${image.height}
+            alt="The add-on’s picture of what this call will do" loading="lazy" />`
+        : null}
       ${confirm.info?.length ? html`<dl class="info">${confirm.info.map((i) => html`<div><dt><${Revealed} text=${String(i.name)} /></dt><dd><${Revealed} text=${String(i.value)} /></dd></div>`)}</dl>` : null}
       ${confirm.infoOmitted ? html`<p class="omitted muted small" data-info-omitted>${omittedSentence(confirm.infoOmitted)}</p>` : null}
     </div>`;
@@ -84,7 +89,7 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
     <h2 class="h3" id=${`apr-${a.id}`}>
       <span class="who"><${Revealed} text=${app} identifier /></span>${' wants to run '}<span class="tool-name" data-tool-name><strong><${Revealed} text=${tool} identifier /></strong>${' · '}<${Revealed} text=${addon} identifier /></span>
     </h2>
-    <${ConfirmDescription} confirm=${confirm} />
+    <${ConfirmDescription} confirm=${confirm} approvalId=${a.id} />
     <h3 class="small-h">Arguments, exactly as they will be sent</h3>
     <${Arguments} args=${a.arguments} />
     <${Countdown} expiresAt=${a.expiresAt} />

@@ -126,6 +126,10 @@ export function CallLifePage({ id }: { id: string }) {
         <div><dt>Outcome</dt><dd data-fact="outcome">${c.outcome ? html`<span class=${`badge badge-${kindOf(c.outcome)}`}>${outcomeWords(c.outcome)}</span>` : STATE_WORDS[c.state]}</dd></div>
         ${c.statusMessage ? html`<div><dt>Now</dt><dd><${Revealed} text=${c.statusMessage} /></dd></div>` : null}
       </dl>
+      ${c.image && c.approvalId
+        ? html`<img class="confirm-image" src=${`/api/approvals/${encodeURIComponent(c.approvalId)}/image`} width=${c.image.width} height=${c.image.height}
+            alt="The add-on’s picture of what this call would do" loading="lazy" />`
+        : null}
       ${c.state === 'waiting' && c.approvalId ? html`<p><a class="btn btn-primary" href=${`/approvals/${encodeURIComponent(c.approvalId)}`}>Decide</a></p>` : null}
       ${c.taskId ? html`<p class="small">It runs until its add-on answers; you can stop it from <a href="/activity">Activity</a>.</p>` : null}
       <h3 class="small-h">What happened</h3>

@@ -181,3 +181,17 @@ export const icons = pgTable('icons', {
   bytes: bytea('bytes').notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
 });
+
+/** Images an add-on's confirm showed the person (approvals' `confirm.image`), by SHA-256, kept 30 days. */
+export const confirmImages = pgTable(
+  'confirm_images',
+  {
+    hash: text('hash').primaryKey(),
+    mimeType: text('mime_type').notNull(),
+    width: integer('width').notNull(),
+    height: integer('height').notNull(),
+    bytes: bytea('bytes').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('confirm_images_created_idx').on(t.createdAt)],
+);
