@@ -172,8 +172,8 @@ export const toolSwitches = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.addonId, t.toolName] })],
 );
 
-/** By SHA-256, served from Toolport's own origin so an app never fetches an add-on's URL. */
-export const icons = pgTable('icons', {
+/** An image kept by the SHA-256 of its bytes: icons, confirmation pictures. */
+const imageColumns = () => ({
   hash: text('hash').primaryKey(),
   mimeType: text('mime_type').notNull(),
   width: integer('width').notNull(),
@@ -182,16 +182,8 @@ export const icons = pgTable('icons', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 
+/** Served from Toolport's own origin so an app never fetches an add-on's URL. */
+export const icons = pgTable('icons', imageColumns());
+
 /** Images an add-on's confirm showed the person (approvals' `confirm.image`), by SHA-256, kept 30 days. */
-export const confirmImages = pgTable(
-  'confirm_images',
-  {
-    hash: text('hash').primaryKey(),
-    mimeType: text('mime_type').notNull(),
-    width: integer('width').notNull(),
-    height: integer('height').notNull(),
-    bytes: bytea('bytes').notNull(),
-    createdAt: ts('created_at').notNull().defaultNow(),
-  },
-  (t) => [index('confirm_images_created_idx').on(t.createdAt)],
-);
+export const confirmImages = pgTable('confirm_images', imageColumns(), (t) => [index('confirm_images_created_idx').on(t.createdAt)]);
