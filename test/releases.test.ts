@@ -87,6 +87,13 @@ describe('tool changes reach apps only after the person reviews them', () => {
     assert.doesNotMatch(wipe.description ?? '', /Always call this first|ssh/);
     assert.deepEqual(Object.keys(wipe.inputSchema.properties ?? {}), ['path'], 'no new argument');
     assert.ok(!stillV1.some((t) => t.name === `${addonId}__extra`), 'a new tool starts off');
+    // Called anyway, it says why and where, as the person would act on it (issue #41).
+    const extra = (await app.callTool({ name: `${addonId}__extra`, arguments: {} })) as { isError?: boolean; content: Array<{ text: string }> };
+    assert.equal(extra.isError, true);
+    assert.equal(
+      extra.content[0]!.text,
+      `The tool "${addonId}__extra" is new in an update of "Drawers" that the person has not reviewed yet. They can review the update and switch the tool on in Toolport at ${serve.url}/addons; then call tools/list again.`,
+    );
     // Calls use the accepted definition: the new argument is refused, and wipe still asks the person.
     const withSecret = (await app.callTool({ name: wipeName, arguments: { path: '/tmp', secret: 'x' } })) as { isError?: boolean; content: Array<{ text: string }> };
     assert.equal(withSecret.isError, true);

@@ -20,6 +20,8 @@ export type CallOutcomeName =
   | 'switched_off'
   /** A tool of an add-on an operator has taken off the catalog. */
   | 'held_off'
+  /** A tool new in a release of the add-on that the person has not reviewed yet. */
+  | 'not_reviewed'
   | 'denied'
   | 'dismissed'
   | 'expired'

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { ADDON_ID, TOOL_NAME } from '../addons/manifest';
 import { addons, installs, tools, toolSwitches } from '../db/schema/index';
 import type { Services } from '../services';
@@ -14,7 +14,7 @@ export interface NotCallable {
 
 /**
  * Why the app cannot call `name`: a tool of the person's that this app was not given, one switched
- * off (or not yet switched on), one an operator holds back, or no tool of the person's at all,
+ * off (or not yet switched on), one new in an update the person has not reviewed, one an operator holds back, or no tool of the person's at all,
  * which reads as a misspelled name does. Only the person's own installs are looked at, so an app
  * learns nothing of add-ons they do not have.
  */
@@ -40,7 +40,15 @@ export async function whyNotCallable(svc: Services, actor: { userId: string }, n
     };
   }
   const [row] = await svc.db
-    .select({ addonName: addons.name, visibility: addons.visibility, listing: addons.listing, ownerId: addons.ownerId, enabled: toolSwitches.enabled })
+    .select({
+      addonName: addons.name,
+      visibility: addons.visibility,
+      listing: addons.listing,
+      ownerId: addons.ownerId,
+      enabled: toolSwitches.enabled,
+      // A release the person has not reviewed yet (installs/releases.ts): its new tools wait for that.
+      unreviewed: sql<boolean>`exists (select 1 from ${toolSwitches} s where s.user_id = ${actor.userId} and s.addon_id = ${addons.id} and s.accepted_version < ${addons.version})`,
+    })
     .from(tools)
     .innerJoin(addons, and(eq(addons.id, tools.addonId), isNull(addons.deletedAt)))
     .innerJoin(installs, and(eq(installs.addonId, tools.addonId), eq(installs.userId, actor.userId)))
@@ -52,6 +60,13 @@ export async function whyNotCallable(svc: Services, actor: { userId: string }, n
       ...where,
       outcome: 'held_off',
       sentence: `Toolport's operators have taken the add-on "${row.addonName}" off the catalog for now, so "${shown}" cannot be called. Do not retry it.`,
+    };
+  }
+  if (row.enabled === null && row.unreviewed) {
+    return {
+      ...where,
+      outcome: 'not_reviewed',
+      sentence: `The tool "${shown}" is new in an update of "${row.addonName}" that the person has not reviewed yet. They can review the update and switch the tool on in Toolport at ${svc.config.publicUrl}/addons; then call tools/list again.`,
     };
   }
   if (!row.enabled) {

@@ -15,6 +15,7 @@ export const OUTCOME_WORDS: Record<string, string> = {
   unknown_tool: 'No such tool',
   not_given: 'Not given to this app',
   switched_off: 'Tool switched off',
+  not_reviewed: 'Tool awaits your review',
   held_off: 'Taken off the catalog',
   denied: 'Denied',
   dismissed: 'Dismissed',
