@@ -17,7 +17,9 @@ import { startToolport, type Toolport } from './helpers/target';
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
 before(async () => {
-  tp = await startToolport();
+  // 20 runs of a burst of up to 20 calls and one more call go past the 300 calls a minute one app
+  // may make (600 a person) within a minute; those limits are not what this file is about.
+  tp = await startToolport({ env: { LIMIT_CALLS_PER_APP: '5000', LIMIT_CALLS_PER_PERSON: '5000' } });
   hook = await startAddonServer({ search_notes: (body) => ({ content: [{ type: 'text', text: `found ${body.arguments.query}` }] }) });
 });
 after(async () => {
@@ -59,8 +61,8 @@ const sdks = [
   },
 ];
 
-/** Runs of each burst: the straggler that lost a connection showed in about 1 run of 9. */
-const RUNS = 10;
+/** Runs of each burst, as issue #41 asks: the straggler that lost a connection showed in about 1 run of 9. */
+const RUNS = 20;
 
 for (const sdk of sdks) {
   describe(`parallel refreshes by the ${sdk.name} client`, () => {
