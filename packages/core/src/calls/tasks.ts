@@ -309,7 +309,6 @@ export async function cancelTask(svc: Services, who: { grantId: string } | { use
   return true;
 }
 
-/** Ended tasks past their time are deleted (the periodic sweep's, any process). */
 /** Part of the periodic sweep: a task past its time ends even when nobody is reading it. */
 export async function endLapsedTasks(svc: Services): Promise<void> {
   const now = svc.clock.now();
@@ -326,6 +325,7 @@ export async function endLapsedTasks(svc: Services): Promise<void> {
   for (const row of due) await endIfLapsed(svc, row);
 }
 
+/** Ended tasks past their time are deleted (the periodic sweep's, any process). */
 export async function forgetEndedTasks(svc: Services): Promise<void> {
   await svc.db.delete(tasks).where(inArray(tasks.id, svc.db.select({ id: tasks.id }).from(tasks).where(lt(tasks.expiresAt, svc.clock.now())).limit(SWEEP_BATCH)));
 }
