@@ -304,9 +304,9 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     run.log({ ...where, outcome: 'denied', decision: 'unavailable' });
     return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
   }
+  run.shown = true;
   // Returned, not awaited, and one callback rather than async functions: while the person decides
   // (up to 30 s) no frame of the call stays alive, only its records and this one reaction.
-  run.shown = true;
   const waiting = tracer().startSpan('approval wait', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } });
   let decided: Promise<ApprovalDecision>;
   try {

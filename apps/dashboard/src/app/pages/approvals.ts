@@ -47,16 +47,18 @@ export function namesOf(a: Approval) {
 
 const omittedSentence = (n: number) => `${n} more ${n === 1 ? 'detail was' : 'details were'} left out by Toolport (too many to show).`;
 
+/** Toolport's copy of the picture an add-on gave with its description of the call (`confirm.image`). */
+export function ConfirmPicture({ approvalId, image, alt }: { approvalId: string; image: { width: number; height: number }; alt: string }) {
+  return html`<img class="confirm-image" src=${`/api/approvals/${encodeURIComponent(approvalId)}/image`} width=${image.width} height=${image.height} alt=${alt} loading="lazy" />`;
+}
+
 /** The add-on's own description of the call (`confirm`), every hidden character spelled out. */
 export function ConfirmDescription({ confirm, approvalId }: { confirm: Approval['confirm']; approvalId: string }) {
   if (!confirm) return null;
-  const image = confirm.image;
+  const { image } = confirm;
   return html`<div class=${`confirm confirm-${confirm.style === 'destructive' ? 'danger' : 'info'}`}>
       ${confirm.message && html`<p><${Revealed} text=${confirm.message} /></p>`}
-      ${image
-        ? html`<img class="confirm-image" src=${`/api/approvals/${encodeURIComponent(approvalId)}/image`} width=${image.width} height=${image.height}
-            alt="The add-on’s picture of what this call will do" loading="lazy" />`
-        : null}
+      ${image ? html`<${ConfirmPicture} approvalId=${approvalId} image=${image} alt="The add-on’s picture of what this call will do" />` : null}
       ${confirm.info?.length ? html`<dl class="info">${confirm.info.map((i) => html`<div><dt><${Revealed} text=${String(i.name)} /></dt><dd><${Revealed} text=${String(i.value)} /></dd></div>`)}</dl>` : null}
       ${confirm.infoOmitted ? html`<p class="omitted muted small" data-info-omitted>${omittedSentence(confirm.infoOmitted)}</p>` : null}
     </div>`;

@@ -2,7 +2,7 @@ import { useEffect } from 'preact/hooks';
 import { get, type CallLife, type CallStep } from '../api';
 import { kindOf } from '../chart';
 import { html, Notice, oneAtATime, PageHeader, Revealed, revealedText, useLoad, When } from '../ui';
-import { byWhom } from './approvals';
+import { byWhom, ConfirmPicture } from './approvals';
 import { onCallChanged } from '../store';
 
 /** How each call ended, in the person's words (the call log's outcomes, packages/core/src/calls/call-log.ts). */
@@ -127,10 +127,7 @@ export function CallLifePage({ id }: { id: string }) {
         <div><dt>Outcome</dt><dd data-fact="outcome">${c.outcome ? html`<span class=${`badge badge-${kindOf(c.outcome)}`}>${outcomeWords(c.outcome)}</span>` : STATE_WORDS[c.state]}</dd></div>
         ${c.statusMessage ? html`<div><dt>Now</dt><dd><${Revealed} text=${c.statusMessage} /></dd></div>` : null}
       </dl>
-      ${c.image && c.approvalId
-        ? html`<img class="confirm-image" src=${`/api/approvals/${encodeURIComponent(c.approvalId)}/image`} width=${c.image.width} height=${c.image.height}
-            alt="The add-on’s picture of what this call would do" loading="lazy" />`
-        : null}
+      ${c.image && c.approvalId ? html`<${ConfirmPicture} approvalId=${c.approvalId} image=${c.image} alt="The add-on’s picture of what this call would do" />` : null}
       ${c.state === 'waiting' && c.approvalId ? html`<p><a class="btn btn-primary" href=${`/approvals/${encodeURIComponent(c.approvalId)}`}>Decide</a></p>` : null}
       ${c.taskId ? html`<p class="small">It runs until its add-on answers; you can stop it from <a href="/activity">Activity</a>.</p>` : null}
       <h3 class="small-h">What happened</h3>
