@@ -46,7 +46,8 @@ const TIERS = {
   'approvals-in-app': 'browser-services', // also decides across API processes
   'approvals-in-app-modern': 'browser-embedded',
   'call-page': 'browser-embedded',
-  'call-session': 'both', // the session rides the BullMQ job on services
+  'call-session': 'both',
+  'exclusive-tools': 'both', // the line is on Redis on services, in memory on the embedded default
   'approvals-live': 'both',
   approvals: 'both',
   arguments: 'unit',

@@ -116,6 +116,8 @@ def create_notes_addon(store: NoteStore | None = None, webhook: str = DEFAULT_WE
     @notes.tool(
         title="Add a note",
         summary="Saves a new note; its first line is the title. Returns the new note's id and title.",
+        # The note limit is checked, then the note written: one person's adds must not overlap.
+        exclusive=True,
         arguments={
             "text": text(max_length=5000, summary="The note, in Markdown; the first line becomes its title."),
             "pinned": boolean(summary="Keep it at the top of searches.", required=False),

@@ -27,6 +27,7 @@ export function destructiveTool(over: Partial<EnabledTool> = {}): EnabledTool {
     readOnly: false,
     confirm: false,
     alwaysAsk: false,
+    exclusive: false,
     timeoutSeconds: null,
     inputSchema: { type: 'object' },
     webhookDisabled: false,

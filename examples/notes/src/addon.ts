@@ -85,6 +85,8 @@ export function createNotesAddon(store = new NoteStore(), webhook = DEFAULT_WEBH
       add_note: notesSettings.tool({
         title: 'Add a note',
         summary: "Saves a new note; its first line is the title. Returns the new note's id and title.",
+        // The note limit is checked, then the note written: one person's adds must not overlap.
+        exclusive: true,
         arguments: {
           text: text({ maxLength: 5000, summary: 'The note, in Markdown; the first line becomes its title.' }),
         },

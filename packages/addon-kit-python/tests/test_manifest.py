@@ -98,6 +98,14 @@ class Manifest(unittest.TestCase):
         self.assertIs(tools["peek"]["alwaysAsk"], True)
         self.assertNotIn("alwaysAsk", tools["look"])
 
+    def test_exclusive_reaches_the_manifest_only_when_true(self):
+        addon = AddOn(id="x", name="x", description="x", webhook="https://x")
+        addon.tool(name="write", title="Write", summary="Writes the draft.", exclusive=True)(lambda a, c: "x")
+        addon.tool(name="read", title="Read", summary="Returns the draft.")(lambda a, c: "x")
+        tools = {t["name"]: t for t in addon.manifest()["tools"]}
+        self.assertIs(tools["write"]["exclusive"], True)
+        self.assertNotIn("exclusive", tools["read"])
+
     def test_a_tool_is_still_its_function(self):
         addon = kit_addon()
         self.assertEqual(addon.tools["remove"]({"id": "a"}, None), "removed a")

@@ -111,6 +111,11 @@ export interface ToolDefinition<A extends ArgMap, S = CallContext['settings'], P
   destructive?: boolean;
   /** Every call asks the person, destructive or not, and no rule of theirs can let it run unasked. */
   alwaysAsk?: boolean;
+  /**
+   * One call at a time for each person, with this add-on's other exclusive tools: later calls wait
+   * their turn, in order, within the call's time. For tools that change state that must not overlap.
+   */
+  exclusive?: boolean;
   readOnly?: boolean;
   /** Calling it twice with the same arguments does no more than once (MCP `idempotentHint`). */
   idempotent?: boolean;
@@ -208,6 +213,7 @@ export interface ManifestTool {
   openWorld?: boolean;
   confirm?: boolean;
   alwaysAsk?: boolean;
+  exclusive?: boolean;
   timeoutSeconds?: number;
   icons?: Icon[];
   /** Providers of the manifest's `accounts` whose token this tool's deliveries carry. */
@@ -252,6 +258,7 @@ function manifestTool(name: string, t: Tool<any, any>): ManifestTool {
   if (t.openWorld !== undefined) out.openWorld = t.openWorld;
   if (t.confirm) out.confirm = true;
   if (t.alwaysAsk) out.alwaysAsk = true;
+  if (t.exclusive) out.exclusive = true;
   if (t.timeoutSeconds !== undefined) out.timeoutSeconds = t.timeoutSeconds;
   if (t.icons?.length) out.icons = t.icons;
   if (t.accounts?.length) out.accounts = [...t.accounts];

@@ -13,6 +13,12 @@ export interface Limiter {
   hitAndAcquire(windows: RateWindow[], slot: Slot): Promise<{ over: number; retryAfterMs: number; release?: () => Promise<void> }>;
   /** A lease a crashed process stops renewing frees itself, which a counter cannot do. */
   lease(key: string, max: number, ttlMs: number): Promise<Lease | undefined>;
+  /**
+   * A place in `key`'s line, in the order of joining: 'first' (kept `holdMs` from now), 'waiting'
+   * (kept `waitMs`: a waiter that stops asking drops out), or 'full' (`max` in line, not joined).
+   */
+  line(key: string, id: string, o: { waitMs: number; holdMs: number; max: number }): Promise<'first' | 'waiting' | 'full'>;
+  leaveLine(key: string, id: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,6 +73,7 @@ function createMemoryLimiter(): Limiter {
   const windows = new Map<string, { count: number; resetAt: number }>();
   const slots = new Map<string, number>();
   const leases = new Map<string, Map<string, number>>();
+  const lines = new Map<string, Map<string, number>>();
   const sweep = setInterval(() => {
     const now = performance.now();
     for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
@@ -110,6 +117,25 @@ function createMemoryLimiter(): Limiter {
       const id = flatUuid();
       held.set(id, now + ttlMs);
       return new MemoryLease(leases, key, id, ttlMs);
+    },
+    async line(key, id, { waitMs, holdMs, max }) {
+      const now = performance.now();
+      let line = lines.get(key);
+      if (!line) lines.set(key, (line = new Map()));
+      for (const [other, until] of line) if (until <= now) line.delete(other);
+      if (!line.has(id)) {
+        if (line.size >= max) return 'full';
+        line.set(id, now + waitMs);
+      }
+      // A Map keeps its order of insertion, and setting a present key keeps its place.
+      const first = line.keys().next().value === id;
+      line.set(id, now + (first ? holdMs : waitMs));
+      return first ? 'first' : 'waiting';
+    },
+    async leaveLine(key, id) {
+      const line = lines.get(key);
+      line?.delete(id);
+      if (line && !line.size) lines.delete(key);
     },
     async close() {
       clearInterval(sweep);
@@ -156,6 +182,26 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
+// A line: KEYS[1] a sorted set of ids by when they joined (Redis's microseconds, then the id),
+// KEYS[2] their expiries. ARGV: id, wait ms, hold ms, max. 1: first, 0: waiting, -1: full.
+const LINE = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
+  redis.call('ZREM', KEYS[1], gone)
+  redis.call('ZREM', KEYS[2], gone)
+end
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return -1 end
+  redis.call('ZADD', KEYS[1], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[1])
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0)[1] == ARGV[1]
+local keep = tonumber(first and ARGV[3] or ARGV[2])
+redis.call('ZADD', KEYS[2], now + keep, ARGV[1])
+local longest = math.max(tonumber(ARGV[2]), tonumber(ARGV[3]))
+redis.call('PEXPIRE', KEYS[1], longest)
+redis.call('PEXPIRE', KEYS[2], longest)
+return first and 1 or 0`;
+
 /** The limiter's connection with its scripts (defineCommand sends EVALSHA, the text once per connection). */
 type LimiterRedis = Redis & {
   tpHit(n: number, ...args: string[]): Promise<[number, number]>;
@@ -163,6 +209,7 @@ type LimiterRedis = Redis & {
   tpHitAcquire(n: number, ...args: string[]): Promise<[number, number, number]>;
   tpLeaseTake(key: string, id: string, max: string, ttl: string): Promise<number>;
   tpLeaseRenew(key: string, id: string, ttl: string): Promise<number>;
+  tpLine(line: string, expiries: string, id: string, waitMs: string, holdMs: string, max: string): Promise<number>;
 };
 
 /** One id in a lease set on Redis (see MemoryLease for why a class). */
@@ -198,6 +245,7 @@ function createRedisLimiter(url: string, prefix: string): Limiter {
   redis.defineCommand('tpHitAcquire', { lua: HIT_ACQUIRE });
   redis.defineCommand('tpLeaseTake', { numberOfKeys: 1, lua: LEASE_TAKE });
   redis.defineCommand('tpLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
+  redis.defineCommand('tpLine', { numberOfKeys: 2, lua: LINE });
   const scripts = redis as LimiterRedis;
   const k = (key: string) => `${prefix}:limit:${key}`;
   const releaser = (key: string) => {
@@ -230,6 +278,13 @@ function createRedisLimiter(url: string, prefix: string): Limiter {
       const set = k(`lease:${key}`);
       if (!(await scripts.tpLeaseTake(set, id, String(max), String(ttlMs)))) return undefined;
       return new RedisLease(scripts, set, id, ttlMs);
+    },
+    async line(key, id, { waitMs, holdMs, max }) {
+      const got = await scripts.tpLine(k(`line:${key}`), k(`line:${key}:until`), id, String(waitMs), String(holdMs), String(max));
+      return got === 1 ? 'first' : got === 0 ? 'waiting' : 'full';
+    },
+    async leaveLine(key, id) {
+      await redis.multi().zrem(k(`line:${key}`), id).zrem(k(`line:${key}:until`), id).exec();
     },
     async close() {
       redis.disconnect();

@@ -138,6 +138,7 @@ class Tool:
         arguments: Mapping[str, Arg],
         always_ask: bool = False,
         accounts: Iterable[str] = (),
+        exclusive: bool = False,
     ) -> None:
         self.run = run
         self.name = name
@@ -146,6 +147,7 @@ class Tool:
         self.destructive = destructive
         self.read_only = read_only
         self.always_ask = always_ask
+        self.exclusive = exclusive
         self.require_approval = require_approval
         self.timeout_seconds = timeout_seconds
         self.arguments = dict(arguments)
@@ -178,6 +180,8 @@ class Tool:
             out["confirm"] = True
         if self.always_ask:
             out["alwaysAsk"] = True
+        if self.exclusive:
+            out["exclusive"] = True
         if self.timeout_seconds is not None:
             out["timeoutSeconds"] = self.timeout_seconds
         if self.accounts:
@@ -235,6 +239,7 @@ class AddOn:
         destructive: bool = False,
         read_only: bool = False,
         always_ask: bool = False,
+        exclusive: bool = False,
         require_approval: bool = False,
         timeout_seconds: int | None = None,
         arguments: Mapping[str, Arg] | None = None,
@@ -246,7 +251,8 @@ class AddOn:
         person's approval of exactly these arguments (for destructive tools whose confirm never
         returns None; a call a rule of the person allowed carries one too, channel "rule").
         ``always_ask`` makes every call ask the person, and no rule of theirs can let it run
-        unasked. ``timeout_seconds`` (1 to 3600) goes to the manifest; over 30 the tool runs as an MCP
+        unasked. ``exclusive`` runs one call at a time for each person, with the add-on's other
+        exclusive tools (later calls wait their turn, in order). ``timeout_seconds`` (1 to 3600) goes to the manifest; over 30 the tool runs as an MCP
         task: the kit takes each call at once and answers it when ``run`` returns. ``accounts`` lists the
         providers (of the add-on's ``accounts``) whose connected account the tool acts on, at most
         5: ``ctx.accounts["github"].access_token`` in the tool, and only those tokens reach it.
@@ -277,6 +283,7 @@ class AddOn:
                 destructive=bool(destructive),
                 read_only=bool(read_only),
                 always_ask=bool(always_ask),
+                exclusive=bool(exclusive),
                 require_approval=bool(require_approval),
                 timeout_seconds=timeout_seconds,
                 arguments=arguments or {},

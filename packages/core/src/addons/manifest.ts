@@ -42,7 +42,7 @@ const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visib
 /** Release notes: shown to people reviewing the update, never to apps. */
 const RELEASE_NOTES_MAX = 1000;
 const TOOL_KEYS = [
-  'name', 'title', 'summary', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm', 'alwaysAsk', 'timeoutSeconds', 'icons',
+  'name', 'title', 'summary', 'destructive', 'readOnly', 'idempotent', 'openWorld', 'confirm', 'alwaysAsk', 'exclusive', 'timeoutSeconds', 'icons',
   'accounts', 'arguments', 'inputSchema', 'outputSchema',
 ];
 const ICON_KEYS = ['src', 'mimeType', 'sizes', 'theme'];
@@ -604,6 +604,8 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   const confirm = bool(v, 'confirm', at, p) ?? false;
   // Any tool may say it: every call then asks the person, and no rule of theirs can let it run unasked.
   const alwaysAsk = bool(v, 'alwaysAsk', at, p) ?? false;
+  // The add-on's exclusive tools run one call at a time for each person (calls/call-tool.ts).
+  const exclusive = bool(v, 'exclusive', at, p) ?? false;
   // Only what is declared: MCP gives each its own default (idempotent false, open world true).
   const idempotent = bool(v, 'idempotent', at, p);
   const openWorld = bool(v, 'openWorld', at, p);
@@ -662,6 +664,7 @@ function checkTool(v: unknown, at: string, p: Problems, schemas: SchemaCheckStat
   if (p.list.length !== before || !toolName || title === undefined || summary === undefined) return undefined;
   const tool: ManifestTool = { name: toolName, title, summary, destructive, readOnly, confirm };
   if (alwaysAsk) tool.alwaysAsk = true;
+  if (exclusive) tool.exclusive = true;
   if (idempotent !== undefined) tool.idempotent = idempotent;
   if (openWorld !== undefined) tool.openWorld = openWorld;
   if (typeof timeoutSeconds === 'number') tool.timeoutSeconds = timeoutSeconds;
@@ -754,6 +757,7 @@ export function checkManifest(input: unknown): ManifestCheck {
         name: t.name, title: t.title, summary: t.summary,
         destructive: t.destructive ?? false, readOnly: t.readOnly ?? false, confirm: t.confirm ?? false,
         ...(t.alwaysAsk ? { alwaysAsk: true } : {}),
+        ...(t.exclusive ? { exclusive: true } : {}),
         ...(t.idempotent !== undefined ? { idempotent: t.idempotent } : {}),
         ...(t.openWorld !== undefined ? { openWorld: t.openWorld } : {}),
         ...(t.timeoutSeconds ? { timeoutSeconds: t.timeoutSeconds } : {}),

@@ -41,6 +41,8 @@ export interface ManifestTool {
   confirm?: boolean;
   /** Every call asks the person, destructive or not, and no allow rule of theirs applies to it. */
   alwaysAsk?: boolean;
+  /** With the add-on's other exclusive tools, runs one call at a time for each person, in order. */
+  exclusive?: boolean;
   /** MCP `idempotentHint`, when declared. */
   idempotent?: boolean;
   /** MCP `openWorldHint`, when declared. */
@@ -119,6 +121,7 @@ export interface CompiledTool {
   confirm: boolean;
   /** Only when true (releases stored before it have no such field). */
   alwaysAsk?: boolean;
+  exclusive?: boolean;
   timeoutSeconds?: number;
   /** The providers whose accounts the tool needs; only when some (releases stored before it have none). */
   accounts?: string[];

@@ -32,7 +32,8 @@ import {
 } from '../installs/account-tokens';
 import { grantDeclaresUrlElicitation } from '../oauth/elicitation';
 import { newToken } from '../ids';
-import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, settle, taskSignal, type TaskView } from './tasks';
+import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, settle, taskOfCall, taskSignal, type TaskView } from './tasks';
+import { endTurn, exclusiveLine, waitTurn } from '../turns';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 const CALL_DEADLINE_MS = 30_000;
@@ -490,7 +491,78 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     accounts = got.sealed;
   }
 
-  if (call.asTask && input.watcher?.task) return deliverAsTask(run, input.watcher, call, decision, accounts);
+  // An exclusive tool's call waits here, holding nothing else, for the calls before it to end.
+  let endMyTurn: (() => Promise<void>) | undefined;
+  if (tool.exclusive) {
+    const turn = await myTurn(run, input, call, decided);
+    if ('content' in turn) return turn;
+    endMyTurn = turn.end;
+  }
+  try {
+    if (call.asTask && input.watcher?.task) return await deliverAsTask(run, input.watcher, call, decision, accounts);
+    return await deliverNow(run, input, call, decision, accounts);
+  } finally {
+    await endMyTurn?.();
+  }
+}
+
+/** At most this many calls wait in one person's line for an add-on's exclusive tools. */
+const EXCLUSIVE_LINE_MAX = 32;
+
+/**
+ * The call's turn among the person's calls of the add-on's exclusive tools, waited for within the
+ * call's budget; a task's call keeps it until its add-on answers (tasks.ts settle ends it).
+ */
+async function myTurn(run: CallRun, input: CallToolInput, call: Checked, decided: Partial<Logged>): Promise<ToolResult | { end: () => Promise<void> }> {
+  const { svc, actor } = run;
+  const { tool, where } = call;
+  const key = exclusiveLine(actor.userId, tool.addonId);
+  // The add-on's slot is not held while waiting: it is taken again when the turn comes.
+  if (call.slot) void call.slot().catch(() => {});
+  call.slot = undefined;
+  const holdSeconds = call.asTask ? tool.timeoutSeconds! : (tool.timeoutSeconds ?? CALL_DEADLINE_MS / 1000);
+  const waited = await waitTurn(svc.limiter, key, run.id, {
+    waitMs: run.budgetEnd - MIN_DELIVERY_MS - svc.clock.now().getTime(),
+    holdMs: holdSeconds * 1000 + 5_000,
+    max: EXCLUSIVE_LINE_MAX,
+    signal: input.signal,
+  });
+  if (waited.kind === 'turn') {
+    let kept = false;
+    return {
+      end: async () => {
+        if (kept) return;
+        kept = true;
+        // An accepted task's call ends its turn when it settles.
+        if (call.asTask && (await taskOfCall(svc, run.id))?.status === 'working') return;
+        await endTurn(svc.limiter, key, run.id).catch((err: unknown) => svc.log.warn('cannot end an exclusive turn', { err, callId: run.id }));
+      },
+    };
+  }
+  switch (waited.kind) {
+    case 'cancelled':
+      run.log({ ...where, ...decided, outcome: 'cancelled' });
+      return text('The call was cancelled while it waited for this add-on’s other calls to finish, so it did not run.', true);
+    case 'full':
+      run.log({ ...where, ...decided, outcome: 'limited', detail: 'exclusive_line' });
+      return text(
+        `The tool "${tool.name}" of "${tool.addonName}" runs one call at a time, and ${EXCLUSIVE_LINE_MAX} of this person's calls are already waiting for it, so this one did not run. Try again when they have finished.`,
+        true,
+      );
+    default:
+      run.log({ ...where, ...decided, outcome: 'timed_out', detail: 'exclusive' });
+      return text(
+        `The tool "${tool.name}" of "${tool.addonName}" runs one call at a time, and this person's earlier calls kept it busy for all of this call's time (a call has ${svc.config.callBudgetSeconds} seconds in all), so it did not run. Try again when they have finished.`,
+        true,
+      );
+  }
+}
+
+/** Sends the call within the request: the add-on's answer is the app's. */
+async function deliverNow(run: CallRun, input: CallToolInput, call: Checked, decision: ApprovalDecision | undefined, accounts: string | undefined): Promise<ToolResult> {
+  const { svc } = run;
+  const { tool, where } = call;
+  const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
 
   // Delivery gets the tool's time or what is left of the call's budget, whichever ends first.
   const now = svc.clock.now().getTime();

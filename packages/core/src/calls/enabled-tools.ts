@@ -22,6 +22,8 @@ export interface EnabledTool {
   confirm: boolean;
   /** The add-on says every call asks the person: no rule of theirs lets it run unasked. */
   alwaysAsk: boolean;
+  /** Runs one call at a time for the person with the add-on's other exclusive tools. */
+  exclusive: boolean;
   /** The tool's own delivery timeout, when shorter than a call's 30 s. */
   timeoutSeconds: number | null;
   inputSchema: JsonSchema;
@@ -206,6 +208,7 @@ export function toEnabledTool(tool: typeof tools.$inferSelect, addonName: string
     readOnly: tool.readOnly,
     confirm: tool.confirm,
     alwaysAsk: tool.alwaysAsk,
+    exclusive: tool.exclusive,
     timeoutSeconds: tool.timeoutSeconds,
     inputSchema: tool.inputSchema as JsonSchema,
     outputSchema: (tool.outputSchema as JsonSchema | null) ?? null,

@@ -1,4 +1,5 @@
 import { and, desc, eq, gt, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { endTurn, exclusiveLine } from '../turns';
 import { CallCancel } from '../cancel';
 import { tasks } from '../db/schema/index';
 import { TASKS_CHANNEL } from '../events/channels';
@@ -226,6 +227,8 @@ export async function settle(svc: Services, callId: string, e: Ending): Promise<
   });
   await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id, ...(e.reason === 'cancelled' ? { cancel: true } : {}) }).catch(() => {});
   announceCallChange(svc, row.userId, callId);
+  // An exclusive tool's task held the person's turn until now (a no-op for any other).
+  await endTurn(svc.limiter, exclusiveLine(row.userId, row.addonId), callId).catch(() => {});
   return row;
 }
 

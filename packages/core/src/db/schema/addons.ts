@@ -65,6 +65,8 @@ export const tools = pgTable(
     confirm: boolean('confirm').notNull().default(false),
     /** The add-on asks that every call be approved: no rule of the person's may allow it without asking. */
     alwaysAsk: boolean('always_ask').notNull().default(false),
+    /** With the add-on's other exclusive tools, one call at a time per person. */
+    exclusive: boolean('exclusive').notNull().default(false),
     /** The tool's own delivery timeout, shorter than the 30 s a call may take; null: 30 s. */
     timeoutSeconds: integer('timeout_seconds'),
     inputSchema: jsonb('input_schema').notNull(),

@@ -1,0 +1,1 @@
+ALTER TABLE "tools" ADD COLUMN "exclusive" boolean DEFAULT false NOT NULL;
