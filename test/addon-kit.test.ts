@@ -42,7 +42,10 @@ const addon = defineAddon({
     as_content: tool({
       title: 'As content',
       summary: 'Returns MCP content blocks.',
-      run: () => ({ content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] }),
+      run: (_args, ctx) =>
+        ctx.callId.endsWith('files')
+          ? { content: [{ type: 'text', text: 'one' }], files: [{ name: 'a.csv', mediaType: 'text/csv', data: 'a,b\n' }, { name: 'b.bin', mediaType: 'application/octet-stream', data: new Uint8Array([0, 1]) }] }
+          : { content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] },
     }),
     refuse: tool({ title: 'Refuse', summary: 'Always refuses.', run: () => { throw new AddOnError('No, and here is why.'); } }),
     crash: tool({ title: 'Crash', summary: 'Always crashes.', run: () => { throw new Error('db password is hunter2'); } }),
@@ -199,6 +202,14 @@ describe('addon-kit handler', () => {
     assert.equal((await send(inSession)).body.json.session, 'ses_abc', 'ctx.session is the delivery’s call.session');
     const content = await send(delivery('as_content'));
     assert.deepEqual(content.body, { content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] });
+    const withFiles = await send(delivery('as_content', {}, 'tool.call', `call_${randomUUID()}_files`));
+    assert.deepEqual(withFiles.body, {
+      content: [{ type: 'text', text: 'one' }],
+      artifacts: [
+        { name: 'a.csv', mediaType: 'text/csv', data: 'YSxiCg==' },
+        { name: 'b.bin', mediaType: 'application/octet-stream', data: 'AAE=' },
+      ],
+    });
   });
 
   it('maps AddOnError to its sentence and hides unexpected errors', async () => {

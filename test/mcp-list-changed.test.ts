@@ -94,7 +94,7 @@ describe('the SDK clients on both revisions, one process', () => {
     const modern = (await connectAppV2(person.user.mcpUrl, person.client, { mode: 'auto' })).client;
     assert.equal(legacy.getNegotiatedProtocolVersion(), '2025-11-25');
     assert.equal(modern.getNegotiatedProtocolVersion(), '2026-07-28');
-    assert.deepEqual(v1.getServerCapabilities(), { tools: { listChanged: true }, tasks: { cancel: {}, requests: { tools: { call: {} } } } });
+    assert.deepEqual(v1.getServerCapabilities(), { tools: { listChanged: true }, resources: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } });
     const expected = [`${person.addonId}__search_notes`, `${person.addonId}__add_note`];
     for (const [name, client] of [['v1', v1], ['v2 legacy', legacy], ['v2 auto', modern]] as const) {
       assert.deepEqual((await client.listTools()).tools.map((t) => t.name), expected, name);

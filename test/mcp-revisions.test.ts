@@ -119,13 +119,13 @@ describe('version negotiation', () => {
       assert.equal(init.json.result.protocolVersion, version);
       // Tasks came with 2025-11-25 (the tasks on tools/call Toolport serves; tasks.test.ts).
       const tasks = version === '2025-11-25' ? { tasks: { cancel: {}, requests: { tools: { call: {} } } } } : {};
-      assert.deepEqual(init.json.result.capabilities, { tools: { listChanged: true }, ...tasks });
+      assert.deepEqual(init.json.result.capabilities, { tools: { listChanged: true }, resources: {}, ...tasks });
       assert.equal((await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-protocol-version': version })).status, 200);
     }
     const discover = await modern('d', 'server/discover');
     assert.equal(discover.status, 200);
     assert.deepEqual(discover.json.result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
-    assert.deepEqual(discover.json.result.capabilities, { tools: { listChanged: true }, extensions: { 'io.modelcontextprotocol/tasks': {} } });
+    assert.deepEqual(discover.json.result.capabilities, { tools: { listChanged: true }, resources: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
     assert.equal(discover.json.result.resultType, 'complete');
     assert.deepEqual(discover.json.result._meta, { 'io.modelcontextprotocol/serverInfo': { name: 'Toolport', version: '0.1.0' } });
     assert.match(discover.json.result.instructions, /add-ons/);
@@ -163,7 +163,7 @@ describe('2026-07-28 requests', () => {
   });
 
   it('answers a method this revision removed or Toolport does not offer with 404 and -32601, keeping the id', async () => {
-    for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/list', 'resources/subscribe', 'prompts/list', 'completion/complete', 'tasks/list', 'unknown/method']) {
+    for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'prompts/list', 'completion/complete', 'tasks/list', 'unknown/method']) {
       const res = await modern(`m-${method}`, method);
       assert.equal(res.status, 404, `${method}: ${res.text}`);
       assert.equal(res.json.error.code, -32601, method);

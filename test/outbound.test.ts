@@ -306,13 +306,16 @@ describe('answers', () => {
 
   it('refuses a result over the limit as too_large, and accepts one at the limit even when escaping inflates it', async () => {
     const limit = 64 * 1024;
-    assertFailure((await answerTo(json(200, { text: 'a'.repeat(limit + 1) }))).answer, 'too_large', false);
+    // A text over the inline limit becomes a preview and a file (artifacts.test.ts); past 4 MB it is refused.
+    const over = (await answerTo(json(200, { text: 'a'.repeat(limit + 1) }))).answer;
+    assert.equal(over.kind === 'result' && over.files?.[0]?.bytes.length, limit + 1);
+    assertFailure((await answerTo(json(200, { text: 'a'.repeat(4 * 1024 * 1024 + 1) }))).answer, 'too_large', false);
     assertFailure((await answerTo(json(200, { json: { a: 'b'.repeat(limit) } }))).answer, 'too_large', false);
     const quoted = '"'.repeat(limit); // 128 KB on the wire, 64 KB of text
     const { answer } = await answerTo(json(200, { text: quoted }));
     assert.equal(answer.kind, 'result');
     assert.equal(answer.kind === 'result' && answer.content[0]!.text, quoted);
-    assertFailure((await answerTo(json(200, { text: 'abcdef' }), 'tool.call', { maxResultBytes: 5 })).answer, 'too_large', false);
+    assertFailure((await answerTo(json(200, { json: 'abcdef' }), 'tool.call', { maxResultBytes: 5 })).answer, 'too_large', false);
   });
 });
 
@@ -415,7 +418,8 @@ describe('failure classes', () => {
       assertFailure(answer, 'too_large', false);
       assert.equal(sockets.length, 1);
       const read = sockets[0]!.bytesRead;
-      const cap = 2 * 64 * 1024 + 4096;
+      // The inline result (JSON may double it) and 4 MB of files in base64 (MAX_ANSWER_WIRE_BYTES).
+      const cap = 2 * 64 * 1024 + Math.ceil((4 * 1024 * 1024) / 3) * 4 + 64 * 1024;
       assert.ok(read > cap && read < cap + 256 * 1024, `the client read ${read} bytes for a cap of ${cap}`);
       assert.ok(written < 10 * 1024 * 1024, `the server wrote only ${written} bytes before the client hung up`);
       assert.ok(Date.now() - started < 10_000);
@@ -501,7 +505,7 @@ describe('failure classes', () => {
     const expect: Array<[WebhookAnswer, string]> = [
       [f('timeout'), 'The add-on took too long to answer.'],
       [f('deadline'), 'The add-on took too long to answer.'],
-      [f('too_large'), "The add-on's result is larger than 64 KB."],
+      [f('too_large'), "The add-on's result is larger than Toolport takes (64 KB inline, and 4 MB of files or of text, whose first part is then shown)."],
       [f('connect'), 'The add-on could not be reached.'],
       [f('dns'), 'The add-on could not be reached.'],
       [f('tls'), 'The add-on could not be reached.'],

@@ -283,6 +283,19 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     assert.equal(textOf((await wire.call('tasks/get', { taskId })).result.result), 'Found 2 notes about milk.', 'the first answer stands');
   });
 
+  it('keeps the files of a later answer for the task’s app, which reads them with resources/read', async () => {
+    const { wire, taskId, answerUrl } = await started();
+    const csv = 'note,words\nmilk,2\n';
+    const answered = await answer(answerUrl, secret, { text: 'Found 1 note.', artifacts: [{ name: 'found.csv', mediaType: 'text/csv', data: Buffer.from(csv).toString('base64') }] });
+    assert.equal(answered.status, 204, JSON.stringify(answered.body));
+    const done = (await wire.call('tasks/get', { taskId })).result;
+    assert.equal(done.status, 'completed');
+    const link = done.result.content.find((b: { type: string }) => b.type === 'resource_link');
+    assert.equal(link?.name, 'found.csv', JSON.stringify(done.result));
+    const read = await wire.call('resources/read', { uri: link.uri });
+    assert.deepEqual(read.result?.contents, [{ uri: link.uri, mimeType: 'text/csv', text: csv }], JSON.stringify(read));
+  });
+
   it('tells an app listening for its task (subscriptions/listen) of each change and of its answer', async () => {
     const { person, provider, taskId, answerUrl } = await started();
     const stream = await listen(person.user.mcpUrl, provider, { taskIds: [taskId, 'task_not_mine'] });

@@ -8,7 +8,7 @@ import uuid
 import support
 from support import delivery, encode, new_secret, sign, signed_headers
 
-from toolport_addon_kit import GENERIC_FAILURE, NOT_APPROVED, AddOn, AddOnError, Confirm, Content, Json, boolean, choice, number, text
+from toolport_addon_kit import GENERIC_FAILURE, NOT_APPROVED, AddOn, AddOnError, Confirm, Content, File, Json, Text, boolean, choice, number, text
 
 SECRET_A = new_secret()
 SECRET_B = new_secret()
@@ -58,6 +58,14 @@ def build_addon(runs: list):
     @addon.tool(title="As content", summary="Returns MCP content blocks.")
     def as_content(args, ctx):
         return Content([{"type": "text", "text": "one"}, {"type": "text", "text": "two"}])
+
+    @addon.tool(title="With files", summary="Returns text and two files.")
+    def with_files(args, ctx):
+        return Text("The report.", files=[File("report.csv", "text/csv", "a,b\n1,2\n"), File("dot.bin", "application/octet-stream", b"\x00\x01")])
+
+    @addon.tool(title="Json with a file", summary="Returns JSON and a file.")
+    def json_with_file(args, ctx):
+        return Json({"rows": 1}, files=[File("r.json", "application/json", '{"a": 1}')])
 
     @addon.tool(title="Refuse", summary="Always refuses.")
     def refuse(args, ctx):
@@ -235,6 +243,22 @@ class Answers(HandlerTest):
         self.assertEqual(self.send(delivery("as_list"))[1], {"json": [1, "two", None]})
         self.assertEqual(self.send(delivery("as_number"))[1], {"json": 4.5})
         self.assertEqual(self.send(delivery("as_content"))[1], {"content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]})
+
+    def test_files_ride_the_answer_as_base64_artifacts(self):
+        self.assertEqual(
+            self.send(delivery("with_files"))[1],
+            {
+                "text": "The report.",
+                "artifacts": [
+                    {"name": "report.csv", "mediaType": "text/csv", "data": "YSxiCjEsMgo="},
+                    {"name": "dot.bin", "mediaType": "application/octet-stream", "data": "AAE="},
+                ],
+            },
+        )
+        self.assertEqual(
+            self.send(delivery("json_with_file"))[1],
+            {"json": {"rows": 1}, "artifacts": [{"name": "r.json", "mediaType": "application/json", "data": "eyJhIjogMX0="}]},
+        )
 
     def test_add_on_error_is_its_sentence_and_anything_else_is_logged_and_hidden(self):
         self.assertEqual(self.send(delivery("refuse"))[1], {"error": "No, and here is why."})

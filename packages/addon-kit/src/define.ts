@@ -6,8 +6,23 @@ import { manifestSettings, type ManifestSetting, type SettingMap, type SettingsS
 /** MCP content blocks, as an add-on may return them. */
 export type ContentBlock = { type: string; [key: string]: unknown };
 
-/** What `run` may return: a string (sent as text), `{ json }`, `{ content }`, or `{ text }`. */
-export type ToolAnswer = string | { text: string } | { json: unknown } | { content: ContentBlock[] };
+/**
+ * A file returned with an answer (`files`): Toolport keeps it 24 hours for the app that made the
+ * call, which reads it through the link in the result. `data` as bytes, or text sent as UTF-8.
+ * Up to 5 files and 4 MB in all, of the types docs/addons.md "Files" lists.
+ */
+export interface AnswerFile {
+  name: string;
+  mediaType: string;
+  data: Uint8Array | string;
+}
+
+/** What `run` may return: a string (sent as text), `{ json }`, `{ content }`, or `{ text }`; the objects may carry `files`. */
+export type ToolAnswer =
+  | string
+  | { text: string; files?: AnswerFile[] }
+  | { json: unknown; files?: AnswerFile[] }
+  | { content: ContentBlock[]; files?: AnswerFile[] };
 
 /**
  * An icon (MCP's Icon): an https URL of a PNG, JPEG, WebP or GIF of at most 64 KB and 1024x1024, or

@@ -2,7 +2,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { accountsFrom, accountsProblemSentence } from './accounts';
 import { checkArguments } from './arguments';
-import { settingMapOf, type AddonDefinition, type ApprovalReceipt, type CallContext, type ConfirmDescriptor, type Tool, type ToolAnswer } from './define';
+import { settingMapOf, type AddonDefinition, type AnswerFile, type ApprovalReceipt, type CallContext, type ConfirmDescriptor, type Tool, type ToolAnswer } from './define';
 import { settingsFrom } from './settings';
 import { isAddOnError } from './errors';
 
@@ -112,12 +112,19 @@ function signatureMatches(webhooks: Webhook[], id: string, timestamp: number, bo
 function answerOf(result: ToolAnswer): Record<string, unknown> | undefined {
   if (typeof result === 'string') return { text: result };
   if (result && typeof result === 'object') {
-    if ('json' in result) return { json: result.json === undefined ? null : result.json };
-    if ('content' in result && Array.isArray(result.content)) return { content: result.content };
-    if ('text' in result && typeof result.text === 'string') return { text: result.text };
+    const artifacts = Array.isArray(result.files) && result.files.length ? { artifacts: result.files.map(artifactOf) } : {};
+    if ('json' in result) return { json: result.json === undefined ? null : result.json, ...artifacts };
+    if ('content' in result && Array.isArray(result.content)) return { content: result.content, ...artifacts };
+    if ('text' in result && typeof result.text === 'string') return { text: result.text, ...artifacts };
   }
   return undefined;
 }
+
+const artifactOf = (f: AnswerFile) => ({
+  name: f.name,
+  mediaType: f.mediaType,
+  data: (typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : Buffer.from(f.data.buffer, f.data.byteOffset, f.data.byteLength)).toString('base64'),
+});
 
 interface Delivery {
   type?: unknown;

@@ -7,6 +7,7 @@ export type {
   CallContext,
   ConfirmContext,
   ConfirmDescriptor,
+  AnswerFile,
   ContentBlock,
   Icon,
   JsonSchema,

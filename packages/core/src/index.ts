@@ -109,6 +109,7 @@ export { getInstallSettings, setInstallSettings } from './installs/settings';
 export { disconnectAccount, finishAccountLink, listConnectedAccounts, listInstallAccounts, startAccountLink } from './installs/connected-accounts';
 export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';
+export { readArtifact } from './calls/artifacts';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
 export { callLife } from './calls/life';

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from ._json import to_json
 from .accounts import Account, Provider, tool_accounts_problem
@@ -17,10 +17,22 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class File:
+    """A file returned with an answer (``files=``): Toolport keeps it 24 hours for the app that made
+    the call, which reads it through the link in the result. ``data`` as bytes, or text sent as UTF-8.
+    Up to 5 files and 4 MB in all, of the types docs/addons.md "Files" lists."""
+
+    name: str
+    media_type: str
+    data: bytes | str
+
+
+@dataclass(frozen=True)
 class Json:
     """Answer with JSON: the app gets it as text and as structuredContent. A dict or a list returned as is means the same."""
 
     value: Any
+    files: Sequence[File] = ()
 
 
 @dataclass(frozen=True)
@@ -28,6 +40,15 @@ class Content:
     """Answer with MCP content blocks, e.g. ``Content([{"type": "text", "text": "..."}])``."""
 
     blocks: list[dict[str, Any]]
+    files: Sequence[File] = ()
+
+
+@dataclass(frozen=True)
+class Text:
+    """Answer with text and files; a plain string returned means the text alone."""
+
+    text: str
+    files: Sequence[File] = ()
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from ._json import js_number, to_json
 from .accounts import accounts_from, accounts_problem_sentence
-from .addon import App, ApprovalReceipt, CallContext, Confirm, Content, Json, Tool
+from .addon import App, ApprovalReceipt, CallContext, Confirm, Content, File, Json, Text, Tool
 from .arguments import check_arguments
 from .errors import is_addon_error
 from .settings import settings_from
@@ -168,13 +168,30 @@ def _receipt_of(d: dict[str, Any]) -> ApprovalReceipt | None:
     return ApprovalReceipt(id=rid, decided_at=decided_at, channel=channel, arguments_hash=sent)
 
 
+def _artifacts(files: Sequence[File]) -> dict[str, Any]:
+    if not files:
+        return {}
+    return {
+        "artifacts": [
+            {
+                "name": f.name,
+                "mediaType": f.media_type,
+                "data": base64.b64encode(f.data.encode("utf-8") if isinstance(f.data, str) else bytes(f.data)).decode("ascii"),
+            }
+            for f in files
+        ]
+    }
+
+
 def _answer_of(result: Any) -> dict[str, Any] | None:
     if isinstance(result, str):
         return {"text": result}
+    if isinstance(result, Text):
+        return {"text": result.text, **_artifacts(result.files)}
     if isinstance(result, Json):
-        return {"json": result.value}
+        return {"json": result.value, **_artifacts(result.files)}
     if isinstance(result, Content):
-        return {"content": list(result.blocks)}
+        return {"content": list(result.blocks), **_artifacts(result.files)}
     if isinstance(result, (dict, list, tuple)):
         return {"json": result}
     return None

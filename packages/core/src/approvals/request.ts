@@ -25,6 +25,7 @@ import {
 import { forgetHeldResults } from './held';
 import { endLapsedTasks, forgetEndedTasks } from '../calls/tasks';
 import { forgetConfirmImages } from './confirm-images';
+import { forgetArtifacts } from '../calls/artifacts';
 import { endLostCalls } from '../calls/call-log';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
@@ -321,6 +322,7 @@ class ApprovalsImpl implements ApprovalsService {
       await endLapsedTasks(this.svc);
       await endLostCalls(this.svc);
       await forgetConfirmImages(this.svc);
+      await forgetArtifacts(this.svc);
     } catch (err) {
       this.svc.log.warn('approval sweep failed', { err });
     } finally {

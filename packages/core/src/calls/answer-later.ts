@@ -4,7 +4,8 @@ import { systemClock } from '../clock';
 import { ToolportError } from '../errors';
 import { newId } from '../ids';
 import { signatureProblem, type SignedMessage } from '../outbound/signing';
-import { MAX_RESULT_BYTES, readLaterAnswer } from '../outbound/webhook';
+import { MAX_ANSWER_WIRE_BYTES, readLaterAnswer } from '../outbound/webhook';
+import { keepArtifacts } from './artifacts';
 import type { Services } from '../services';
 import { cleanSentence } from '../text/sentence';
 import { answerTask, currentTaskOf, noteProgress, taskOfCall, type EndReason } from './tasks';
@@ -19,7 +20,7 @@ import { answerTask, currentTaskOf, noteProgress, taskOfCall, type EndReason } f
  */
 
 /** A later answer is read like one in the webhook's response, and may be as large. */
-export const MAX_ANSWER_BODY = MAX_RESULT_BYTES * 2 + 4096;
+export const MAX_ANSWER_BODY = MAX_ANSWER_WIRE_BYTES;
 const MAX_PROGRESS_CHARS = 200;
 
 const ENDED: Record<Exclude<EndReason, 'answered'>, string> = {
@@ -104,7 +105,10 @@ async function take(
   const answer = readLaterAnswer(msg.body);
   if (answer.kind === 'failure') throw new ToolportError('VALIDATION', `The answer cannot be read: ${answer.detail}`);
   if (answer.kind === 'confirm' || answer.kind === 'accepted') throw new ToolportError('VALIDATION', 'Answer with {"text"}, {"json"}, {"content"} or {"error"}.');
-  const outcome = answer.kind === 'refusal' && answer.failed ? { kind: 'failure' as const, errorClass: 'addon_failed', message: answer.message } : answer;
+  const outcome =
+    answer.kind === 'refusal' && answer.failed
+      ? { kind: 'failure' as const, errorClass: 'addon_failed', message: answer.message }
+      : await keepArtifacts(svc, { callId, userId: task.userId, grantId: task.grantId, addonId: task.addonId }, answer);
   const ended = await answerTask(svc, task, outcome);
   if (!ended) throw new ToolportError('CONFLICT', 'This call has its answer already; an answer counts once.');
   logged('tool.answer', answer.kind === 'refusal' ? 'refusal' : answer.kind === 'result' && answer.isError ? 'tool_error' : 'result');

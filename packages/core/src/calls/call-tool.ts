@@ -613,6 +613,7 @@ function jobOf(run: CallRun, call: Checked, decision: ApprovalDecision | undefin
     arguments: call.argumentsText,
     subject: call.subject,
     app: { name: run.actor.appName, clientId: run.actor.clientId },
+    ...(run.actor.grantId ? { owner: { userId: run.actor.userId, grantId: run.actor.grantId } } : {}),
     ...(call.session ? { session: call.session } : {}),
     ...(decision?.status === 'allowed' ? { approval: receiptOf(run.svc, decision, call.argumentsText) } : {}),
     ...(tool.settings?.sealed ? { settings: tool.settings.sealed } : {}),

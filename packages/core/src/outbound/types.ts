@@ -1,3 +1,4 @@
+import type { AnswerFile } from './files';
 import type { CancelSignal } from '../cancel';
 
 /** Why an outbound request failed; stored as the delivery's error class. */
@@ -62,7 +63,15 @@ export type ContentBlock = Record<string, unknown> & { type: string };
 /** What an add-on's answer means, after parsing and checking it. */
 export type WebhookAnswer =
   /** `isError`: the tool reported that it failed, as MCP's CallToolResult says it. */
-  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown>; isError?: boolean }
+  | {
+      kind: 'result';
+      content: ContentBlock[];
+      structuredContent?: Record<string, unknown>;
+      isError?: boolean;
+      /** Files to keep (calls/artifacts.ts), each checked; what was not kept is said in `notKept`. */
+      files?: AnswerFile[];
+      notKept?: string[];
+    }
   /** `failed`: not a refusal but the add-on's own code failing (the kit says so with `"failed": true`). */
   | { kind: 'refusal'; message: string; failed?: boolean }
   /** HTTP 202 to a task's call: the add-on answers later at the call's answer URL. */

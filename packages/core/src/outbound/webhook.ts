@@ -6,6 +6,7 @@ import { ToolportError } from '../errors';
 import { inSpan } from '../tracing';
 import { OutboundError } from './http-client';
 import { signatureHeaders } from './signing';
+import { ARTIFACT_LIMITS, bareMediaType, fileProblem, nameProblem, PREVIEW_CHARS, type AnswerFile } from './files';
 import { MAX_CONFIRM_BYTES, readConfirm } from './confirm';
 import { cleanSentence } from '../text/sentence';
 import type { ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
@@ -43,6 +44,8 @@ export interface WebhookDelivery {
 }
 
 export const MAX_RESULT_BYTES = 64 * 1024;
+/** A tool call's answer as read off the wire: the inline result (JSON may double it), and files in base64. */
+export const MAX_ANSWER_WIRE_BYTES = MAX_RESULT_BYTES * 2 + Math.ceil(ARTIFACT_LIMITS.bytes / 3) * 4 + 64 * 1024;
 const MAX_SENTENCE = 500;
 const DETAIL_SNIPPET = 200;
 const USER_AGENT = 'Toolport-Webhooks/1';
@@ -140,6 +143,10 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
   if (!isObject(parsed)) return bad('the answer is not a JSON object');
   const has = (k: string) => Object.hasOwn(parsed as object, k);
   const keys = (kind === 'ping' ? ['challenge'] : kind === 'tool.confirm' ? ['confirm', 'error'] : ['text', 'json', 'content', 'error']).filter(has);
+  const files = kind === 'tool.call' && has('artifacts') ? readFiles(parsed.artifacts) : undefined;
+  if (typeof files === 'string') return bad(files);
+  if (files && (has('error') || parsed.isError === true)) return bad('artifacts come only with a result (text, json or content), not with an error');
+  const withFiles = <T extends Extract<WebhookAnswer, { kind: 'result' }>>(r: T): T => (files ? { ...r, ...files } : r);
   if (keys.length !== 1) {
     const expected = kind === 'ping' ? '{"challenge"}' : kind === 'tool.confirm' ? '{"confirm"} or {"error"}' : 'exactly one of {"text"}, {"json"}, {"content"}, {"error"}';
     return bad(`expected ${expected}, got keys ${cleanSentence(Object.keys(parsed).slice(0, 5).join(', '), 80) || 'none'}`);
@@ -153,14 +160,16 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
       return { kind: 'result', content: [{ type: 'text', text: parsed.challenge }] };
     case 'text': {
       if (typeof parsed.text !== 'string') return bad('text must be a string');
-      return tooLarge(Buffer.byteLength(parsed.text)) ?? { kind: 'result', content: [{ type: 'text', text: parsed.text }] };
+      const bytes = Buffer.byteLength(parsed.text);
+      if (bytes > maxResultBytes && kind === 'tool.call' && bytes <= ARTIFACT_LIMITS.bytes) return withFiles(previewed(parsed.text, bytes, maxResultBytes));
+      return tooLarge(bytes) ?? withFiles({ kind: 'result', content: [{ type: 'text', text: parsed.text }] });
     }
     case 'json': {
       const text = JSON.stringify(parsed.json);
       const value = parsed.json;
       // structuredContent must be an object in MCP; any other JSON value is wrapped as { "result": value }.
       const structuredContent = isObject(value) ? value : { result: value };
-      return tooLarge(Buffer.byteLength(text)) ?? { kind: 'result', content: [{ type: 'text', text }], structuredContent };
+      return tooLarge(Buffer.byteLength(text)) ?? withFiles({ kind: 'result', content: [{ type: 'text', text }], structuredContent });
     }
     case 'content': {
       if (!Array.isArray(parsed.content)) return bad('content must be a list of content blocks');
@@ -171,7 +180,7 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
         if (typeof checked === 'string') return bad(checked);
         blocks.push(checked);
       }
-      if (parsed.isError !== true) return tooLarge(Buffer.byteLength(JSON.stringify(blocks))) ?? { kind: 'result', content: blocks };
+      if (parsed.isError !== true) return tooLarge(Buffer.byteLength(JSON.stringify(blocks))) ?? withFiles({ kind: 'result', content: blocks });
       // A tool error: the model still needs a sentence to act on when the add-on gave none.
       const said = blocks.some((b) => b.type === 'text' && typeof b.text === 'string' && b.text.trim());
       if (!said) blocks.unshift({ type: 'text', text: 'The tool reported an error without saying what went wrong.' });
@@ -190,6 +199,48 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
     default:
       return bad('unexpected answer');
   }
+}
+
+/**
+ * A text answer over the inline limit: a preview for the model, the whole text kept as a file (the
+ * link is added where it is kept, calls/artifacts.ts).
+ */
+function previewed(text: string, bytes: number, maxResultBytes: number): Extract<WebhookAnswer, { kind: 'result' }> {
+  let preview = text.slice(0, PREVIEW_CHARS);
+  // Never half of a surrogate pair.
+  if (/[\uD800-\uDBFF]$/.test(preview)) preview = preview.slice(0, -1);
+  const said =
+    `The result is ${kb(bytes)}, more than the ${kb(maxResultBytes)} an answer may hold inline, so only its first ${PREVIEW_CHARS.toLocaleString('en')} ` +
+    'characters follow; the whole text is in the file "result.txt" linked below.';
+  return { kind: 'result', content: [{ type: 'text', text: `${said}\n\n${preview}` }], files: [{ name: 'result.txt', mediaType: 'text/plain', bytes: Buffer.from(text, 'utf8') }] };
+}
+
+/**
+ * `artifacts`: [{name, mediaType, data (base64)}]. A malformed list is a bad answer; a file that is
+ * well formed but not kept (its type, its size, bytes that are not what it says) is said in `notKept`.
+ */
+function readFiles(v: unknown): { files: AnswerFile[]; notKept?: string[] } | string {
+  if (!Array.isArray(v)) return 'artifacts must be a list of {"name", "mediaType", "data"}';
+  if (v.length > ARTIFACT_LIMITS.files) return `artifacts may hold at most ${ARTIFACT_LIMITS.files} files (got ${v.length})`;
+  const files: AnswerFile[] = [];
+  const notKept: string[] = [];
+  let total = 0;
+  for (const [i, f] of v.entries()) {
+    const at = `artifacts[${i}]`;
+    if (!isObject(f)) return `${at} is not an object`;
+    const named = nameProblem(f.name);
+    if (named) return `${at}: ${named}`;
+    if (typeof f.mediaType !== 'string' || !/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/.test(f.mediaType)) return `${at}.mediaType must be a media type such as "text/csv"`;
+    if (typeof f.data !== 'string' || !BASE64.test(f.data)) return `${at}.data must be base64`;
+    const file = { name: f.name as string, mediaType: bareMediaType(f.mediaType), bytes: Buffer.from(f.data, 'base64') };
+    const problem = fileProblem(file) ?? (total + file.bytes.length > ARTIFACT_LIMITS.bytes ? `The file "${file.name}" would take the answer's files past ${ARTIFACT_LIMITS.bytes / 1024 / 1024} MB in all.` : null);
+    if (problem) notKept.push(problem);
+    else {
+      total += file.bytes.length;
+      files.push(file);
+    }
+  }
+  return notKept.length ? { files, notKept } : { files };
 }
 
 function classifyStatus(res: OutboundResponse): Failure {
@@ -248,7 +299,7 @@ async function sendWebhook(input: PostWebhookInput): Promise<WebhookDelivery> {
   try {
     // JSON escaping can double a text on the wire, so read more than the result cap to tell "too large" apart.
     // A confirm is read whole up to its own cap and cut to its bounds after (outbound/confirm.ts).
-    const maxBytes = kind === 'tool.confirm' ? MAX_CONFIRM_BYTES : maxResultBytes * 2 + 4096;
+    const maxBytes = kind === 'tool.confirm' ? MAX_CONFIRM_BYTES : kind === 'tool.call' ? MAX_ANSWER_WIRE_BYTES : maxResultBytes * 2 + 4096;
     res = await client.request({ url, method: 'POST', headers, body, deadline, maxBytes, signal });
   } catch (err) {
     if (!(err instanceof OutboundError)) throw err;
@@ -270,7 +321,9 @@ export function safeSentence(answer: WebhookAnswer, maxResultBytes = MAX_RESULT_
     case 'deadline':
       return 'The add-on took too long to answer.';
     case 'too_large':
-      return `The add-on's result is larger than ${kb(maxResultBytes)}.`;
+      return maxResultBytes === MAX_RESULT_BYTES
+        ? `The add-on's result is larger than Toolport takes (${kb(maxResultBytes)} inline, and ${ARTIFACT_LIMITS.bytes / 1024 / 1024} MB of files or of text, whose first part is then shown).`
+        : `The add-on's result is larger than ${kb(maxResultBytes)}.`;
     case 'cancelled':
       return 'The call was cancelled.';
     case 'gone':

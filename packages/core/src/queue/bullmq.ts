@@ -259,6 +259,7 @@ const callJobSchema = z.object({
   subject: z.string(),
   app: z.object({ name: z.string(), clientId: z.string() }),
   session: hint(z.string().regex(/^ses_[\w-]{26}$/)),
+  owner: hint(z.object({ userId: z.string().max(64), grantId: z.string().max(64) })),
   deadline: z.number(),
   answerBy: z.number().optional(),
   answerUrl: z.string().url().max(2048).optional(),

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { keepArtifacts } from '../calls/artifacts';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { and, eq, isNull } from 'drizzle-orm';
 import { publishLiveDelivery } from '../addons/live-deliveries';
@@ -283,7 +284,7 @@ function sleep(ms: number, signal?: CancelSignal): Promise<void> {
  * outcome to the task here, in the worker, whatever became of the process that queued it.
  */
 export async function deliverCall(svc: Services, job: CallJob, opts: { signal?: CancelSignal; firstAttempt?: number } = {}): Promise<CallOutcome> {
-  const outcome = await attempts(svc, job, opts);
+  const outcome = await keepArtifacts(svc, job.owner && { ...job.owner, callId: job.callId, addonId: job.addonId }, await attempts(svc, job, opts));
   if (job.answerUrl) {
     await recordDelivery(svc, job, outcome).catch((err: unknown) => svc.log.error('cannot record a task’s delivery', { err, callId: job.callId }));
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
 import type { CancelSignal } from '../cancel';
+import type { AnswerFile } from '../outbound/files';
 
 /** Never a secret in clear: settings and account tokens travel sealed; only the worker opens them. */
 export interface CallJob {
@@ -16,6 +17,8 @@ export interface CallJob {
   app: { name: string; clientId: string };
   /** The app's session or conversation, pseudonymous per add-on (`call.session`); absent when the app sent none. */
   session?: string;
+  /** Whose the answer's files are (calls/artifacts.ts): the person and the app that made the call. */
+  owner?: { userId: string; grantId: string };
   /** Epoch ms after which nothing is delivered: each attempt is cut to it. */
   deadline: number;
   /** A task's call (calls/tasks.ts): the add-on may accept it (HTTP 202) and answer at `answerUrl` until `answerBy` (epoch ms). */
@@ -50,7 +53,15 @@ export const argumentsHash = (argumentsText: string) => `sha256:${createHash('sh
 
 /** What the waiting caller learns. `failure.message` is a short, safe sentence for the app. */
 export type CallOutcome =
-  | { kind: 'result'; content: ContentBlock[]; structuredContent?: Record<string, unknown>; isError?: boolean }
+  | {
+      kind: 'result';
+      content: ContentBlock[];
+      structuredContent?: Record<string, unknown>;
+      isError?: boolean;
+      /** Until kept (calls/artifacts.ts): an outcome leaves the worker with links in their place. */
+      files?: AnswerFile[];
+      notKept?: string[];
+    }
   | { kind: 'refusal'; message: string }
   | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
   | { kind: 'failure'; errorClass: string; message: string }

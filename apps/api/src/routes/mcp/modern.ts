@@ -12,6 +12,7 @@ import { answerDirect, answerStreamed, type EncodeResult } from './node-writers'
 import { callOfferingPage, answerRetry } from './held-call';
 import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
 import { appSession, runToolCall } from './tool-call';
+import { answerResources } from './resources';
 import { answerModernTasks, callOfferingTask, declaresTasks, missingTasks, modernCreated, tasksRequired, TASKS_EXTENSION } from './tasks';
 
 /*
@@ -129,6 +130,14 @@ export async function answerModern(
         return answerStreamed(c, outgoing, id, token, (watcher) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, watcher }), encodeCall);
       }
       return answerDirect(c, outgoing, id, (watcher) => runToolCall(svc, identity, aiAppsOn, inflight, { ...direct, watcher }), encodeCall);
+    }
+
+    case 'resources/read':
+    case 'resources/list':
+    case 'resources/templates/list': {
+      const answer = await answerResources(svc, identity, aiAppsOn, { method, params, modern: true });
+      if ('error' in answer) return c.json(jsonRpcError(id, answer.error.code, answer.error.message, answer.error.data));
+      return jsonRpcAnswer(c, id, JSON.stringify({ ...COMPLETE, ...answer.result, ...CACHE_HINTS, _meta: RESULT_META }));
     }
 
     case 'subscriptions/listen': {

@@ -16,7 +16,8 @@ export const SUPPORTED_REVISIONS: readonly string[] = [MODERN_REVISION, ...LEGAC
 
 export const SERVER_INFO = { name: 'Toolport', version: '0.1.0' };
 /** Tools only, and apps are told when the list changes: a GET stream (legacy), subscriptions/listen (modern). */
-export const SERVER_CAPABILITIES = { tools: { listChanged: true } };
+/** `resources`: the files tool results link to are read with resources/read (routes/mcp/resources.ts). */
+export const SERVER_CAPABILITIES = { tools: { listChanged: true }, resources: {} };
 export const instructionsFor = (aiAppsOn: boolean) =>
   aiAppsOn ? 'Tools from the add-ons this person switched on in Toolport. Destructive tools ask the person first.' : AI_APPS_OFF.instructions;
 

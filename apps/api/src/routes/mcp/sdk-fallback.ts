@@ -2,7 +2,15 @@ import type { Context } from 'hono';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { TOOLS_SCOPE, type AppIdentity, type CallWatcher, type Services } from '@toolport/core';
 import type { AppEnv } from '../../http/env';
 import { withArgumentsForSdk } from '../../http/json-rpc';
@@ -11,6 +19,7 @@ import { listFailed, serverIcons, toolList } from './listing';
 import { instructionsFor, SERVER_CAPABILITIES, SERVER_INFO } from './revisions';
 import { appSession, runToolCall } from './tool-call';
 import { LEGACY_TASKS_CAPABILITY } from './tasks';
+import { answerResources } from './resources';
 
 const PRE_TASKS_REVISIONS = new Set(['2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
 
@@ -34,6 +43,13 @@ function buildServer(svc: Services, identity: AppIdentity, aiAppsOn: boolean, in
       throw new McpError(ErrorCode.InternalError, listFailed(svc, identity, err));
     }
   });
+  for (const schema of [ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ReadResourceRequestSchema]) {
+    server.setRequestHandler(schema, async (request) => {
+      const answer = await answerResources(svc, identity, aiAppsOn, { method: request.method, params: request.params as Record<string, unknown> | undefined, modern: false });
+      if ('error' in answer) throw new McpError(answer.error.code, answer.error.message, answer.error.data);
+      return answer.result as never;
+    });
+  }
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const progressToken = request.params._meta?.progressToken;
     let step = 0;

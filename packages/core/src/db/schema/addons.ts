@@ -5,7 +5,7 @@ import { users } from './accounts';
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /** Raw bytes: PGlite reads bytea as a Uint8Array, postgres.js as a Buffer. */
-const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+export const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
   dataType: () => 'bytea',
   fromDriver: (v) => Buffer.from(v),
 });

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './accounts';
 import { oauthGrants } from './oauth';
+import { bytea } from './addons';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -169,4 +170,26 @@ export const tasks = pgTable(
     index('tasks_user_working_idx').on(t.userId).where(sql`status = 'working'`),
     index('tasks_expires_idx').on(t.expiresAt),
   ],
+);
+
+/**
+ * Files an add-on returned with a call's answer (or the whole of a text answer too large to give
+ * inline): readable by the app that made the call (`resources/read`) until they expire.
+ */
+export const artifacts = pgTable(
+  'artifacts',
+  {
+    id: text('id').primaryKey(),
+    callId: text('call_id').notNull(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    grantId: text('grant_id').notNull().references(() => oauthGrants.id, { onDelete: 'cascade' }),
+    addonId: text('addon_id').notNull(),
+    name: text('name').notNull(),
+    mediaType: text('media_type').notNull(),
+    size: integer('size').notNull(),
+    bytes: bytea('bytes').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('artifacts_expires_idx').on(t.expiresAt), index('artifacts_user_idx').on(t.userId, t.createdAt)],
 );
