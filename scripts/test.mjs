@@ -47,6 +47,7 @@ const TIERS = {
   'approvals-in-app-modern': 'browser-embedded',
   'call-page': 'browser-embedded',
   'call-session': 'both',
+  'tool-lists': 'both', // stored lists shared by every process on services
   'artifacts': 'both', // on services the worker keeps the files before the outcome crosses Redis
   'exclusive-tools': 'both', // the line is on Redis on services, in memory on the embedded default
   'approvals-live': 'both',

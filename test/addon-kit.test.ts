@@ -338,6 +338,39 @@ describe('addon-kit handler', () => {
     }
   });
 
+  it('answers tools.list: every tool without toolsFor; with it, the names it chooses for the person', async () => {
+    const listing = (extra: Record<string, unknown> = {}) => ({ type: 'tools.list', addon: 'kit-test', user: { id: 'usr_pseudo1' }, call: { id: 'call_l1', deadline: new Date().toISOString() }, tools: ['echo', 'remove'], accounts: [], ...extra });
+    assert.deepEqual((await send(listing())).body, { tools: ['echo', 'remove'] });
+    const seen: unknown[] = [];
+    const chooser = defineAddon({
+      id: 'chooser',
+      name: 'c',
+      description: 'c',
+      webhook: 'https://c',
+      tools: { echo: tool({ title: 'Echo', summary: 'Echoes.', run: () => 'x' }), remove: tool({ title: 'Remove', summary: 'Removes.', destructive: true, run: () => 'x' }) },
+      toolsFor: async (who) => {
+        seen.push(who);
+        if (who.settings.plan === 'broken') throw new Error('plan lookup failed');
+        return who.tools.filter((n) => who.settings.plan === 'pro' || n !== 'remove');
+      },
+    });
+    assert.deepEqual(Object.keys(chooser.manifest()).slice(0, 5), ['id', 'name', 'description', 'webhook', 'toolsPerPerson']);
+    const errors: unknown[] = [];
+    const h = chooser.handler({ secrets: [secretA], onError: (err) => errors.push(err) });
+    const ask = async (d: unknown) => {
+      const raw = JSON.stringify(d);
+      const id = `msg_${randomUUID()}`;
+      const at = new Date();
+      const res = await h(new Request('http://x/', { method: 'POST', body: raw, headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secretA).sign(id, at, raw) } }));
+      return { status: res.status, body: await res.json() };
+    };
+    assert.deepEqual((await ask(listing({ settings: { plan: 'free' } }))).body, { tools: ['echo'] });
+    assert.deepEqual((await ask(listing({ settings: { plan: 'pro' }, accounts: ['github'] }))).body, { tools: ['echo', 'remove'] });
+    assert.deepEqual(seen.at(-1), { userId: 'usr_pseudo1', settings: { plan: 'pro' }, accounts: ['github'], tools: ['echo', 'remove'] });
+    assert.equal((await ask(listing({ settings: { plan: 'broken' } }))).status, 500);
+    assert.match(String(errors.at(-1)), /plan lookup failed/);
+  });
+
   it('answers through the web-standard handler exactly as through serveNode', async () => {
     const h = addon.handler({ secrets: [secretA] });
     for (const [d, tamper] of [[delivery('echo', { text: 'web' })], [delivery('echo', { text: 12 })], [delivery('echo', { text: 'x' }), true]] as const) {

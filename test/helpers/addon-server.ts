@@ -18,6 +18,7 @@ export async function startAddonServer(handlers: Record<string, ToolHandler> = {
   const received: Delivery[] = [];
   const secrets: string[] = [];
   let confirm: ToolHandler | undefined;
+  let toolsList: ToolHandler | undefined;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -48,6 +49,10 @@ export async function startAddonServer(handlers: Record<string, ToolHandler> = {
       received.push({ headers: req.headers, raw, body });
       if (body.type === 'ping') return reply(200, { challenge: body.challenge });
       if (body.type === 'tool.confirm') return reply(200, confirm ? await confirm(body) : { confirm: null });
+      if (body.type === 'tools.list') {
+        const out = toolsList ? await toolsList(body) : { tools: body.tools };
+        return out && typeof out === 'object' && 'status' in out ? reply((out as any).status, (out as any).body ?? {}) : reply(200, out);
+      }
       const handler = handlers[body.tool];
       if (!handler) return reply(200, { error: `Unknown tool ${body.tool}.` });
       try {
@@ -69,6 +74,8 @@ export async function startAddonServer(handlers: Record<string, ToolHandler> = {
     calls: () => received.filter((d) => d.body.type === 'tool.call'),
     setSecret(s: string) { secrets.push(s); },
     onConfirm(h: ToolHandler) { confirm = h; },
+    /** Answers `tools.list` deliveries (toolsPerPerson); by default every tool is offered. */
+    onToolsList(h: ToolHandler) { toolsList = h; },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }

@@ -147,6 +147,36 @@ class HandlerTest(unittest.TestCase):
         return answer.status, parsed, answer.body
 
 
+class ToolsList(HandlerTest):
+    def listing(self, **extra):
+        return {"type": "tools.list", "addon": "kit-test", "user": {"id": "usr_pseudo1"}, "call": {"id": "call_l1", "deadline": "2026-01-01T00:00:03Z"}, "tools": ["echo", "remove"], "accounts": [], **extra}
+
+    def test_without_tools_for_every_tool_is_offered(self):
+        self.assertEqual(self.send(self.listing())[:2], (200, {"tools": ["echo", "remove"]}))
+
+    def test_tools_for_chooses_by_the_person_and_its_failure_is_reported(self):
+        addon = AddOn(id="kit-test", name="Kit", description="x", webhook="https://kit.example.com/hook")
+        addon.tool(name="echo", title="Echo", summary="Echoes.")(lambda a, c: "x")
+        addon.tool(name="remove", title="Remove", summary="Removes.", destructive=True)(lambda a, c: "x")
+        seen = []
+
+        @addon.tools_for
+        def offered(who):
+            seen.append(who)
+            if who.settings.get("plan") == "broken":
+                raise RuntimeError("plan lookup failed")
+            return [n for n in who.tools if who.settings.get("plan") == "pro" or n != "remove"]
+
+        self.assertIs(addon.manifest()["toolsPerPerson"], True)
+        self.assertEqual(list(addon.manifest())[:5], ["id", "name", "description", "webhook", "toolsPerPerson"])
+        h = addon.handler(secrets=[SECRET_A], on_error=self.errors)
+        self.assertEqual(self.send(self.listing(settings={"plan": "free"}), handler=h)[:2], (200, {"tools": ["echo"]}))
+        self.assertEqual(self.send(self.listing(settings={"plan": "pro"}, accounts=["github"]), handler=h)[:2], (200, {"tools": ["echo", "remove"]}))
+        self.assertEqual((seen[-1].user_id, seen[-1].accounts), ("usr_pseudo1", ["github"]))
+        self.assertEqual(self.send(self.listing(settings={"plan": "broken"}), handler=h)[0], 500)
+        self.assertIn("plan lookup failed", str(self.errors.errors[-1][0]))
+
+
 class Ping(HandlerTest):
     def test_echoes_a_ping_challenge(self):
         self.assertEqual(self.send({"type": "ping", "challenge": "abc123"})[:2], (200, {"challenge": "abc123"}))

@@ -209,6 +209,24 @@ export interface AddonDefinition<P extends string = string> {
    * the manifest as they are. Store each provider's OAuth client through the developer API.
    */
   accounts?: readonly AccountDeclaration<P>[];
+  /**
+   * Which of the tools this person is offered now (the manifest's `toolsPerPerson`): names among
+   * `tools`, by their settings, connected accounts or your own records of them. Toolport asks
+   * with a 3 s bound and keeps the answer 5 minutes; a tool left out is hidden from their apps.
+   */
+  toolsFor?: (who: ToolsForContext) => readonly string[] | Promise<readonly string[]>;
+}
+
+/** What `toolsFor` is told of the person. */
+export interface ToolsForContext {
+  /** Their pseudonymous id, as in their calls (`ctx.userId`). */
+  userId: string;
+  /** Their install's settings (absent ones left out). */
+  settings: Record<string, unknown>;
+  /** The providers whose account they have connected. */
+  accounts: string[];
+  /** Every tool of the manifest, in order: the names you may offer. */
+  tools: string[];
 }
 
 export interface ManifestArgument {
@@ -245,6 +263,7 @@ export interface AddonManifest {
   webhook: string;
   visibility?: 'private' | 'public';
   icons?: Icon[];
+  toolsPerPerson?: true;
   tools: ManifestTool[];
   settings?: ManifestSetting[];
   accounts?: ManifestAccount[];
@@ -334,6 +353,7 @@ export function defineAddon<P extends string = never>(def: AddonDefinition<P>): 
         webhook,
         ...(visibility ? { visibility } : {}),
         ...(def.icons?.length ? { icons: def.icons } : {}),
+        ...(def.toolsFor ? { toolsPerPerson: true as const } : {}),
         tools: Object.entries(def.tools).map(([name, t]) => manifestTool(name, t)),
         ...(declared && Object.keys(declared).length ? { settings: manifestSettings(declared) } : {}),
         ...(def.accounts?.length ? { accounts: def.accounts.map(manifestAccount) } : {}),

@@ -137,6 +137,8 @@ interface Delivery {
   approval?: { id?: unknown; decidedAt?: unknown; channel?: unknown; argumentsHash?: unknown };
   settings?: unknown;
   accounts?: unknown;
+  /** A tools.list delivery: the manifest's tool names. */
+  tools?: unknown;
 }
 
 /**
@@ -168,6 +170,14 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
   const providerTitles = new Map<string, string>((def.accounts ?? []).map((a) => [a.provider, a.title]));
   const declaredSettings = settingMapOf(def);
   const webhookCache = new Map<string, Webhook>();
+  /** A tools.list delivery's answer: every tool without `toolsFor`; a failure keeps the person's last list at Toolport. */
+  const toolsFor = async (d: Delivery): Promise<readonly string[]> => {
+    const tools = Array.isArray(d.tools) ? d.tools.filter((n): n is string => typeof n === 'string') : [];
+    if (!def.toolsFor) return tools;
+    const settings = d.settings && typeof d.settings === 'object' ? (d.settings as Record<string, unknown>) : {};
+    const accounts = Array.isArray(d.accounts) ? d.accounts.filter((n): n is string => typeof n === 'string') : [];
+    return def.toolsFor({ userId: typeof d.user?.id === 'string' ? d.user.id : '', settings, accounts, tools });
+  };
   const remembered = new Map<string, { expires: number; answer: Promise<Record<string, unknown>> }>();
 
   const webhooksFor = (): Webhook[] => {
@@ -307,6 +317,14 @@ export function createHandler(def: AddonDefinition<any>, options: HandlerOptions
     if (!verified && !(isPing && !options.strictPing)) return unauthorized();
     if (!d || typeof d !== 'object') return json(400, { error: 'The delivery is not a JSON object.' });
     if (isPing) return json(200, { challenge: d.challenge });
+    if (d.type === 'tools.list') {
+      try {
+        return json(200, { tools: await toolsFor(d) });
+      } catch (err) {
+        onError(err, {});
+        return json(500, { error: 'toolsFor failed.' });
+      }
+    }
     if (d.type !== 'tool.call' && d.type !== 'tool.confirm') return json(400, { error: `Unknown delivery type.` });
 
     const name = typeof d.tool === 'string' ? d.tool : '';

@@ -100,8 +100,8 @@ export {
   listAddonVersions,
   deleteAddon,
   rotateAddonSecret,
-  liveSecrets,
 } from './addons/registry';
+export { liveSecrets } from './addons/signing-secrets';
 export { deleteAddonOauthClient, listAddonOauthClients, setAddonOauthClient } from './addons/oauth-clients';
 export { getCatalogEntry, listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';
 export { acceptUpdate } from './installs/releases';
@@ -110,6 +110,7 @@ export { disconnectAccount, finishAccountLink, listConnectedAccounts, listInstal
 export { decideListing, listListings } from './addons/listings';
 export { callTool } from './calls/call-tool';
 export { readArtifact } from './calls/artifacts';
+export { toolListsChanged } from './installs/tool-lists';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
 export { callLife } from './calls/life';

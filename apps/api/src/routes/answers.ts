@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { answerLater, MAX_ANSWER_BODY, ToolportError } from '@toolport/core';
+import { answerLater, MAX_ANSWER_BODY, toolListsChanged, ToolportError } from '@toolport/core';
 import { limitBody } from '../http/body';
 import type { AppEnv } from '../http/env';
 
@@ -7,14 +7,28 @@ import type { AppEnv } from '../http/env';
  * A task's add-on answers later here (the `answerUrl` its webhook received): signed with its own
  * secret, never a person's session. 204 once taken; problem+json saying why otherwise.
  */
-export const answerRoutes = new Hono<AppEnv>().post('/answers/:callId', async (c) => {
-  await limitBody(c, MAX_ANSWER_BODY, () => new ToolportError('PAYLOAD_TOO_LARGE', `An answer is at most ${Math.round(MAX_ANSWER_BODY / 1024)} KB, as in a webhook's response.`));
-  const body = Buffer.from(await c.req.raw.arrayBuffer());
-  await answerLater(c.get('svc'), c.req.param('callId'), {
-    id: c.req.header('webhook-id'),
-    timestamp: c.req.header('webhook-timestamp'),
-    signature: c.req.header('webhook-signature'),
-    body,
+export const answerRoutes = new Hono<AppEnv>()
+  .post('/answers/:callId', async (c) => {
+    await limitBody(c, MAX_ANSWER_BODY, () => new ToolportError('PAYLOAD_TOO_LARGE', `An answer is at most ${Math.round(MAX_ANSWER_BODY / 1024)} KB, as in a webhook's response.`));
+    const body = Buffer.from(await c.req.raw.arrayBuffer());
+    await answerLater(c.get('svc'), c.req.param('callId'), {
+      id: c.req.header('webhook-id'),
+      timestamp: c.req.header('webhook-timestamp'),
+      signature: c.req.header('webhook-signature'),
+      body,
+    });
+    return c.body(null, 204);
+  })
+  // An add-on with toolsPerPerson says whose tool lists changed (installs/tool-lists.ts), signed likewise.
+  .post('/tool-lists/:addonId', async (c) => {
+    await limitBody(c, 64 * 1024, () => new ToolportError('PAYLOAD_TOO_LARGE', 'Name at most 1,000 users in one message.'));
+    const body = Buffer.from(await c.req.raw.arrayBuffer());
+    return c.json(
+      await toolListsChanged(c.get('svc'), c.req.param('addonId'), {
+        id: c.req.header('webhook-id'),
+        timestamp: c.req.header('webhook-timestamp'),
+        signature: c.req.header('webhook-signature'),
+        body,
+      }),
+    );
   });
-  return c.body(null, 204);
-});

@@ -10,7 +10,7 @@ if sys.version_info < (3, 11):  # pragma: no cover
 
 from ._json import to_json  # noqa: E402
 from .accounts import Account, Provider  # noqa: E402
-from .addon import AddOn, App, ApprovalReceipt, CallContext, Confirm, Content, File, Json, Text, Tool  # noqa: E402
+from .addon import AddOn, App, ApprovalReceipt, CallContext, Confirm, Content, File, Json, Text, Tool, ToolsFor  # noqa: E402
 from .arguments import Arg, boolean, check_arguments, choice, number, text  # noqa: E402
 from .errors import AddOnError, is_addon_error  # noqa: E402
 from .handler import GENERIC_FAILURE, NOT_APPROVED, Answer, Handler, Where, arguments_hash  # noqa: E402
@@ -39,6 +39,7 @@ __all__ = [
     "Provider",
     "Text",
     "Tool",
+    "ToolsFor",
     "Where",
     "arguments_hash",
     "boolean",

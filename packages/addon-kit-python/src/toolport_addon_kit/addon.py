@@ -44,6 +44,16 @@ class Content:
 
 
 @dataclass(frozen=True)
+class ToolsFor:
+    """What a ``tools_for`` function is told of the person Toolport asks about."""
+
+    user_id: str
+    settings: dict[str, Any]
+    accounts: list[str]
+    tools: list[str]
+
+
+@dataclass(frozen=True)
 class Text:
     """Answer with text and files; a plain string returned means the text alone."""
 
@@ -237,6 +247,7 @@ class AddOn:
         self.webhook = webhook
         self.visibility = visibility
         self.tools: dict[str, Tool] = {}
+        self.tools_for_handler: Callable[[ToolsFor], Iterable[str]] | None = None
         for setting_name, s in (settings or {}).items():
             if not isinstance(s, Setting):
                 raise TypeError(f"settings.{setting_name} must be made with setting.text(), setting.secret() or another setting builder.")
@@ -315,6 +326,17 @@ class AddOn:
 
         return decorate
 
+    def tools_for(self, fn: Callable[[ToolsFor], Iterable[str]]) -> Callable[[ToolsFor], Iterable[str]]:
+        """Decorates the function that says which tools a person is offered now (``"toolsPerPerson": true``).
+
+        It gets a ToolsFor (their user id, settings, connected providers and every tool name) and
+        returns the names to offer; Toolport asks with a 3 s bound and keeps the answer 5 minutes.
+        """
+        if not callable(fn):
+            raise TypeError("tools_for needs a function.")
+        self.tools_for_handler = fn
+        return fn
+
     def manifest(self, *, webhook: str | None = None, visibility: str | None = None) -> dict[str, Any]:
         """The addon.json object, in the TypeScript kit's format; the overrides replace top-level fields."""
         vis = visibility if visibility is not None else self.visibility
@@ -326,6 +348,8 @@ class AddOn:
         }
         if vis:
             m["visibility"] = vis
+        if self.tools_for_handler is not None:
+            m["toolsPerPerson"] = True
         m["tools"] = [t.manifest() for t in self.tools.values()]
         if self.settings:
             m["settings"] = [s.manifest(n) for n, s in self.settings.items()]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, 
 
 from ._json import js_number, to_json
 from .accounts import accounts_from, accounts_problem_sentence
-from .addon import App, ApprovalReceipt, CallContext, Confirm, Content, File, Json, Text, Tool
+from .addon import App, ApprovalReceipt, CallContext, Confirm, Content, File, Json, Text, Tool, ToolsFor
 from .arguments import check_arguments
 from .errors import is_addon_error
 from .settings import settings_from
@@ -345,6 +345,8 @@ class Handler:
         if is_ping:
             return _json_answer(200, {"challenge": d["challenge"]})
         kind = d.get("type") if isinstance(d, dict) else None
+        if kind == "tools.list":
+            return self._tools_list(d)
         if kind not in ("tool.call", "tool.confirm"):
             return _json_answer(400, {"error": "Unknown delivery type."})
 
@@ -607,6 +609,23 @@ class Handler:
             return Answer(200, "application/json", await asyncio.wait_for(waiter, _wait_for(decided.ctx)))
         except asyncio.TimeoutError:
             return self._late(decided)
+
+    def _tools_list(self, d: dict[str, Any]) -> Answer:
+        """Which tools the person is offered: every one without ``tools_for``; a failure keeps their last list at Toolport."""
+        listed = d.get("tools")
+        tools = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+        fn = self.addon.tools_for_handler
+        if fn is None:
+            return _json_answer(200, {"tools": tools})
+        user = d.get("user") if isinstance(d.get("user"), dict) else {}
+        settings = d.get("settings") if isinstance(d.get("settings"), dict) else {}
+        accounts = [n for n in d.get("accounts") or [] if isinstance(n, str)] if isinstance(d.get("accounts"), list) else []
+        who = ToolsFor(user_id=user.get("id") if isinstance(user.get("id"), str) else "", settings=settings, accounts=accounts, tools=tools)
+        try:
+            return _json_answer(200, {"tools": [str(n) for n in fn(who)]})
+        except Exception as err:  # noqa: BLE001 - the developer's code; reported, never shown
+            self._report(err, Where())
+            return _json_answer(500, {"error": "tools_for failed."})
 
     def handle(self, method: str, headers: Mapping[str, str], body: bytes) -> Answer:
         """The whole exchange for a server of your own: any-case header names, the whole body read."""

@@ -38,7 +38,7 @@ const ARGUMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 /** Problems listed in one refusal; a manifest with more gets one last line counting the rest. */
 const MAX_LISTED = 200;
 
-const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'releaseNotes', 'icons', 'tools', 'settings', 'accounts'];
+const MANIFEST_KEYS = ['$schema', 'id', 'name', 'description', 'webhook', 'visibility', 'releaseNotes', 'icons', 'toolsPerPerson', 'tools', 'settings', 'accounts'];
 /** Release notes: shown to people reviewing the update, never to apps. */
 const RELEASE_NOTES_MAX = 1000;
 const TOOL_KEYS = [
@@ -698,6 +698,8 @@ export function checkManifest(input: unknown): ManifestCheck {
     if (input.visibility === 'private' || input.visibility === 'public') visibility = input.visibility;
     else p.add('/visibility', `\`visibility\` must be "private" or "public" (got ${show(input.visibility)}).`);
   }
+  // The add-on narrows the tools per person (installs/tool-lists.ts).
+  const toolsPerPerson = bool(input, 'toolsPerPerson', '', p) ?? false;
   const icons: IconSource[] = [];
   const addonIcons = input.icons === undefined ? undefined : checkIcons(input.icons, '/icons', p, icons);
 
@@ -772,6 +774,7 @@ export function checkManifest(input: unknown): ManifestCheck {
   const manifest: Manifest = { id: id!, name: addonName!, description: description!, webhook: webhook!, visibility, tools };
   if (releaseNotes) manifest.releaseNotes = releaseNotes;
   if (addonIcons?.length) manifest.icons = addonIcons;
+  if (toolsPerPerson) manifest.toolsPerPerson = true;
   if (settings?.length) manifest.settings = settings;
   if (accounts?.length) manifest.accounts = accounts;
   return { manifest, tools: compiled, warnings: lintManifest(manifest), icons };

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { conflict, notFound, validation, type FieldError } from '../errors';
@@ -11,6 +11,7 @@ import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } fr
 import { newSigningSecret } from '../outbound/signing';
 import { pingWebhook } from '../outbound/webhook';
 import { checkManifest } from './manifest';
+import { liveSecrets } from './signing-secrets';
 import { acceptedCounts } from '../installs/releases';
 import { listingAfterPush } from './listings';
 import { iconUrl, resolveIcons, storeIcons, type ResolvedIcons } from './icons';
@@ -19,21 +20,6 @@ import type { CompiledTool, ManifestCheck, StoredIcon } from './types';
 /** How long a rotated-out signing secret keeps signing alongside the new one. */
 const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 const PING_TIMEOUT_MS = 10_000;
-
-/** Live signing secrets of an add-on, newest first, in clear (for signing only). */
-export async function liveSecrets(svc: Services, addonId: string): Promise<string[]> {
-  const rows = await svc.db
-    .select({ secretEnc: addonSecrets.secretEnc })
-    .from(addonSecrets)
-    .where(
-      and(
-        eq(addonSecrets.addonId, addonId),
-        or(isNull(addonSecrets.expiresAt), sql`${addonSecrets.expiresAt} > ${svc.clock.now().toISOString()}::timestamptz`),
-      ),
-    )
-    .orderBy(desc(addonSecrets.createdAt));
-  return rows.map((r) => svc.secrets.webhookBox.open(r.secretEnc));
-}
 
 async function ping(svc: Services, url: string, secrets: string[]) {
   await pingWebhook({ client: svc.outbound, url, secrets, deadline: svc.clock.now().getTime() + PING_TIMEOUT_MS, clock: svc.clock });

@@ -68,6 +68,8 @@ export interface Manifest {
   /** What changed in this release, for the people who review it (up to 1,000 characters). */
   releaseNotes?: string;
   icons?: ManifestIcon[];
+  /** Each person's tools are the ones the add-on names for them (`tools.list`), among `tools`. */
+  toolsPerPerson?: boolean;
   tools: ManifestTool[];
   /** What the person fills in per install (API keys, preferences), sent in every delivery. */
   settings?: ManifestSetting[];

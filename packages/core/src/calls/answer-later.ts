@@ -1,5 +1,5 @@
 import { publishLiveDelivery } from '../addons/live-deliveries';
-import { liveSecrets } from '../addons/registry';
+import { liveSecrets } from '../addons/signing-secrets';
 import { systemClock } from '../clock';
 import { ToolportError } from '../errors';
 import { newId } from '../ids';
@@ -104,7 +104,7 @@ async function take(
 
   const answer = readLaterAnswer(msg.body);
   if (answer.kind === 'failure') throw new ToolportError('VALIDATION', `The answer cannot be read: ${answer.detail}`);
-  if (answer.kind === 'confirm' || answer.kind === 'accepted') throw new ToolportError('VALIDATION', 'Answer with {"text"}, {"json"}, {"content"} or {"error"}.');
+  if (answer.kind === 'confirm' || answer.kind === 'accepted' || answer.kind === 'tools') throw new ToolportError('VALIDATION', 'Answer with {"text"}, {"json"}, {"content"} or {"error"}.');
   const outcome =
     answer.kind === 'refusal' && answer.failed
       ? { kind: 'failure' as const, errorClass: 'addon_failed', message: answer.message }

@@ -22,6 +22,8 @@ export type CallOutcomeName =
   | 'held_off'
   /** A tool new in a release of the add-on that the person has not reviewed yet. */
   | 'not_reviewed'
+  /** A tool its add-on does not offer this person now (installs/tool-lists.ts). */
+  | 'not_offered'
   | 'denied'
   | 'dismissed'
   | 'expired'

@@ -7,6 +7,7 @@ import { toolDigest } from '../installs/releases';
 import { BoundedMap } from '../caches';
 import { cachedToolChoice, grantToolChoice, type ToolChoice } from '../oauth/verify';
 import { toolSettings, type ToolSettings } from '../installs/settings';
+import { toolsOffered } from '../installs/tool-lists';
 
 /** A tool as an app sees it: switched on, of an installed add-on the person may use. */
 export interface EnabledTool {
@@ -128,12 +129,16 @@ export class EnabledToolsCache {
   }
 }
 
-/** The person's switched-on tools read now, not from the cache: what a consent or an app's choice may name. */
+/**
+ * The person's switched-on tools read now, not from the cache: what a consent or an app's choice
+ * may name. An add-on's narrowing for the person is not applied: it hides tools from apps for now,
+ * it does not take them out of what the person gave.
+ */
 export async function switchedOnTools(svc: Services, userId: string): Promise<EnabledTool[]> {
-  return (await loadEnabledTools(svc, userId)).list;
+  return (await loadEnabledTools(svc, userId, false)).list;
 }
 
-async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledToolSet> {
+async function loadEnabledTools(svc: Services, userId: string, narrowed = true): Promise<EnabledToolSet> {
   const rows = await svc.db
     .select({
       tool: tools,
@@ -147,6 +152,7 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
       // The accounts the current release's tool names (never the accepted release's: see releases.ts REVIEWED), and the providers it declares.
       namedAccounts: sql<unknown>`(select e->'accounts' from jsonb_array_elements(case when jsonb_typeof(${currentRelease.tools}) = 'array' then ${currentRelease.tools} else '[]'::jsonb end) e where e->>'name' = ${tools.name} limit 1)`,
       declaredAccounts: sql<unknown>`${currentRelease.manifest}->'accounts'`,
+      perPerson: sql<string | null>`${currentRelease.manifest}->>'toolsPerPerson'`,
     })
     .from(toolSwitches)
     .innerJoin(installs, and(eq(installs.userId, toolSwitches.userId), eq(installs.addonId, toolSwitches.addonId)))
@@ -167,8 +173,15 @@ async function loadEnabledTools(svc: Services, userId: string): Promise<EnabledT
     )
     .orderBy(asc(tools.addonId), asc(tools.position));
   const settingsOf = new Map<string, ToolSettings>();
+  // An add-on that narrows its tools per person (installs/tool-lists.ts) offers this person these.
+  const offered = new Map<string, Set<string>>();
+  for (const r of rows) {
+    if (!narrowed || r.perPerson !== 'true' || offered.has(r.tool.addonId)) continue;
+    offered.set(r.tool.addonId, await toolsOffered(svc, { userId, addonId: r.tool.addonId, settingsSealed: r.settingsEnc }));
+  }
   return toolSet(
-    rows.map(({ tool, addonName, addonIcons, webhookDisabledAt, accepted, settingsEnc, declaredSettings, namedAccounts, declaredAccounts }) => {
+    rows.flatMap(({ tool, addonName, addonIcons, webhookDisabledAt, accepted, settingsEnc, declaredSettings, namedAccounts, declaredAccounts }) => {
+      if (offered.get(tool.addonId)?.has(tool.name) === false) return [];
       let settings = settingsOf.get(tool.addonId);
       if (!settings) settingsOf.set(tool.addonId, (settings = toolSettings(svc, settingsEnc, declaredSettings)));
       const accounts = toolAccounts(namedAccounts, declaredAccounts);

@@ -47,6 +47,8 @@ export async function whyNotCallable(svc: Services, actor: { userId: string }, n
       ownerId: addons.ownerId,
       enabled: toolSwitches.enabled,
       // A release the person has not reviewed yet (installs/releases.ts): its new tools wait for that.
+      // The add-on narrows its tools per person (installs/tool-lists.ts).
+      perPerson: sql<string | null>`(select v.manifest->>'toolsPerPerson' from addon_versions v where v.addon_id = ${addons.id} and v.version = ${addons.version})`,
       unreviewed: sql<boolean>`exists (select 1 from ${toolSwitches} s where s.user_id = ${actor.userId} and s.addon_id = ${addons.id} and s.accepted_version < ${addons.version})`,
     })
     .from(tools)
@@ -74,6 +76,13 @@ export async function whyNotCallable(svc: Services, actor: { userId: string }, n
       ...where,
       outcome: 'switched_off',
       sentence: `The tool "${shown}" is switched off in the person's Toolport. They can switch it on at ${svc.config.publicUrl}/addons; then call tools/list again.`,
+    };
+  }
+  if (row.perPerson === 'true') {
+    return {
+      ...where,
+      outcome: 'not_offered',
+      sentence: `The add-on "${row.addonName}" does not offer the tool "${shown}" to this person right now (it chooses each person's tools, by their plan, settings or accounts). Call tools/list for the tools they have.`,
     };
   }
   // Switched on a moment ago, and not yet in this process's copy of the person's tools.

@@ -74,6 +74,8 @@ export type WebhookAnswer =
     }
   /** `failed`: not a refusal but the add-on's own code failing (the kit says so with `"failed": true`). */
   | { kind: 'refusal'; message: string; failed?: boolean }
+  /** A `tools.list` answer, as sent: installs/tool-lists.ts checks it against the manifest. */
+  | { kind: 'tools'; tools: unknown; ttlSeconds: unknown }
   /** HTTP 202 to a task's call: the add-on answers later at the call's answer URL. */
   | { kind: 'accepted' }
   | {

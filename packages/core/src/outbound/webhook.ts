@@ -12,7 +12,7 @@ import { cleanSentence } from '../text/sentence';
 import type { ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
 import type { CancelSignal } from '../cancel';
 
-export type WebhookKind = 'tool.call' | 'tool.confirm' | 'ping';
+export type WebhookKind = 'tool.call' | 'tool.confirm' | 'tools.list' | 'ping';
 type Failure = Extract<WebhookAnswer, { kind: 'failure' }>;
 
 export interface PostWebhookInput {
@@ -142,13 +142,14 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
   }
   if (!isObject(parsed)) return bad('the answer is not a JSON object');
   const has = (k: string) => Object.hasOwn(parsed as object, k);
-  const keys = (kind === 'ping' ? ['challenge'] : kind === 'tool.confirm' ? ['confirm', 'error'] : ['text', 'json', 'content', 'error']).filter(has);
+  const keys = (kind === 'ping' ? ['challenge'] : kind === 'tool.confirm' ? ['confirm', 'error'] : kind === 'tools.list' ? ['tools'] : ['text', 'json', 'content', 'error']).filter(has);
   const files = kind === 'tool.call' && has('artifacts') ? readFiles(parsed.artifacts) : undefined;
   if (typeof files === 'string') return bad(files);
   if (files && (has('error') || parsed.isError === true)) return bad('artifacts come only with a result (text, json or content), not with an error');
   const withFiles = <T extends Extract<WebhookAnswer, { kind: 'result' }>>(r: T): T => (files ? { ...r, ...files } : r);
   if (keys.length !== 1) {
-    const expected = kind === 'ping' ? '{"challenge"}' : kind === 'tool.confirm' ? '{"confirm"} or {"error"}' : 'exactly one of {"text"}, {"json"}, {"content"}, {"error"}';
+    const expected =
+      kind === 'ping' ? '{"challenge"}' : kind === 'tool.confirm' ? '{"confirm"} or {"error"}' : kind === 'tools.list' ? '{"tools": [names]}' : 'exactly one of {"text"}, {"json"}, {"content"}, {"error"}';
     return bad(`expected ${expected}, got keys ${cleanSentence(Object.keys(parsed).slice(0, 5).join(', '), 80) || 'none'}`);
   }
   const tooLarge = (bytes: number) =>
@@ -192,6 +193,9 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
       if (!message) return bad('error is empty');
       return parsed.failed === true ? { kind: 'refusal', message, failed: true } : { kind: 'refusal', message };
     }
+    case 'tools':
+      // Checked against the manifest where it is asked for (installs/tool-lists.ts).
+      return { kind: 'tools', tools: parsed.tools, ttlSeconds: parsed.ttlSeconds };
     case 'confirm': {
       const read = readConfirm(parsed.confirm);
       return typeof read === 'string' ? bad(read) : { kind: 'confirm', ...read };

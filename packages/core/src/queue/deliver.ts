@@ -3,7 +3,7 @@ import { keepArtifacts } from '../calls/artifacts';
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { and, eq, isNull } from 'drizzle-orm';
 import { publishLiveDelivery } from '../addons/live-deliveries';
-import { liveSecrets } from '../addons/registry';
+import { liveSecrets } from '../addons/signing-secrets';
 import { cacheKind, type BoundedMap } from '../caches';
 import { addons } from '../db/schema/index';
 import type { DeliveryRow } from '../db/log-writer';
@@ -153,6 +153,8 @@ async function disableWebhook(svc: Services, addonId: string) {
 
 function toOutcome(answer: WebhookAnswer): CallOutcome {
   if (answer.kind === 'failure') return { kind: 'failure', errorClass: answer.errorClass, message: safeSentence(answer) };
+  // Never for a call (only a tools.list delivery is answered so).
+  if (answer.kind === 'tools') return { kind: 'failure', errorClass: 'bad_answer', message: 'The add-on answered with something Toolport could not read.' };
   return answer;
 }
 
@@ -224,7 +226,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       // A refusal's sentence: without it the log showed a 200 with nothing wrong.
       ...(answer.kind === 'refusal' && !failed ? { detail: answer.message } : {}),
     });
-    return { outcome: failed ? { kind: 'failure', errorClass: 'addon_failed', message: answer.message } : answer, retryable: false };
+    return { outcome: failed ? { kind: 'failure', errorClass: 'addon_failed', message: answer.message } : toOutcome(answer), retryable: false };
   }
   // The app hanging up is not the add-on failing.
   if (answer.errorClass !== 'cancelled') svc.metrics.webhookFailure(job.addonId, answer.errorClass);

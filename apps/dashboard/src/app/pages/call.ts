@@ -16,6 +16,7 @@ export const OUTCOME_WORDS: Record<string, string> = {
   not_given: 'Not given to this app',
   switched_off: 'Tool switched off',
   not_reviewed: 'Tool awaits your review',
+  not_offered: 'Not offered to you by the add-on',
   held_off: 'Taken off the catalog',
   denied: 'Denied',
   dismissed: 'Dismissed',

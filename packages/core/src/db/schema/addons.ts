@@ -189,3 +189,23 @@ export const icons = pgTable('icons', imageColumns());
 
 /** Images an add-on's confirm showed the person (approvals' `confirm.image`), by SHA-256, kept 30 days. */
 export const confirmImages = pgTable('confirm_images', imageColumns(), (t) => [index('confirm_images_created_idx').on(t.createdAt)]);
+
+/**
+ * An add-on with `toolsPerPerson`: which of its tools it offers one person, as it last said
+ * (installs/tool-lists.ts), asked again when `expiresAt` passes or the install's settings or
+ * accounts change (`basis`).
+ */
+export const personToolLists = pgTable(
+  'person_tool_lists',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    /** The person's pseudonym at this add-on: how the add-on names them when it says their list changed. */
+    subject: text('subject').notNull(),
+    basis: text('basis').notNull(),
+    tools: jsonb('tools').$type<string[]>().notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    askedAt: ts('asked_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.addonId] }), index('person_tool_lists_subject_idx').on(t.addonId, t.subject)],
+);
