@@ -139,6 +139,36 @@ describe('leases (open event streams)', () => {
   });
 });
 
+describe('a line (exclusive tools): one first at a time, in order of joining', () => {
+  it('keeps a long holder first when a waiter with a shorter hold joins and leaves, lets a silent waiter drop out, and refuses past max', async () => {
+    const { createLimiter } = await import('../packages/core/src/limits');
+    const limiter = createLimiter(a.config);
+    const key = `line-test-${process.pid}-${Date.now()}`;
+    const step = (id: string, waitMs: number, holdMs: number) => limiter.line(key, id, { waitMs, holdMs, max: 4 });
+    try {
+      assert.equal(await step('holder', 60_000, 60_000), 'first');
+      // A waiter whose own call is short joins and leaves: the holder's line must outlive it.
+      assert.equal(await step('short', 100, 100), 'waiting');
+      await limiter.leaveLine(key, 'short');
+      await sleep(300);
+      assert.equal(await step('next', 5_000, 5_000), 'waiting', 'the holder is still first');
+      // A waiter that stops asking drops out once its wait lapses; the one behind it moves up.
+      assert.equal(await step('silent', 150, 5_000), 'waiting');
+      assert.equal(await step('behind', 5_000, 5_000), 'waiting');
+      assert.equal(await step('fifth', 5_000, 5_000), 'full', 'at most 4 in line');
+      await sleep(300);
+      await limiter.leaveLine(key, 'holder');
+      assert.equal(await step('next', 5_000, 5_000), 'first');
+      assert.equal(await step('behind', 5_000, 5_000), 'waiting', 'the silent waiter is gone, the order kept');
+      await limiter.leaveLine(key, 'next');
+      assert.equal(await step('behind', 5_000, 5_000), 'first');
+    } finally {
+      await limiter.leaveLine(key, 'behind');
+      await limiter.close();
+    }
+  });
+});
+
 describe('rate and slot in one step (a call straight to its add-on)', () => {
   it('counts the windows, takes the slot only when no window is over, and says when the slot is busy', async () => {
     const { createLimiter } = await import('../packages/core/src/limits');

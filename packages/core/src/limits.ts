@@ -197,9 +197,11 @@ end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0)[1] == ARGV[1]
 local keep = tonumber(first and ARGV[3] or ARGV[2])
 redis.call('ZADD', KEYS[2], now + keep, ARGV[1])
+-- Only ever lengthened: a short waiter must not cut the life of a longer holder's line.
 local longest = math.max(tonumber(ARGV[2]), tonumber(ARGV[3]))
-redis.call('PEXPIRE', KEYS[1], longest)
-redis.call('PEXPIRE', KEYS[2], longest)
+for i = 1, 2 do
+  if redis.call('PTTL', KEYS[i]) < longest then redis.call('PEXPIRE', KEYS[i], longest) end
+end
 return first and 1 or 0`;
 
 /** The limiter's connection with its scripts (defineCommand sends EVALSHA, the text once per connection). */

@@ -24,23 +24,29 @@ export async function waitTurn(
   o: { waitMs: number; holdMs: number; max: number; signal?: CancelSignal },
 ): Promise<TurnWait> {
   const until = performance.now() + o.waitMs;
-  for (;;) {
+  for (let joined = false; ; joined = true) {
+    // A cancelled call is never given the turn, even if its place came up meanwhile.
+    if (o.signal?.aborted) return leave(limiter, key, id, joined, 'cancelled');
     const place = await limiter.line(key, id, { waitMs: WAITER_KEPT_MS, holdMs: o.holdMs, max: o.max });
     if (place === 'first') return { kind: 'turn' };
     if (place === 'full') return { kind: 'full' };
     const left = until - performance.now();
-    if (o.signal?.aborted || left <= 0) {
-      await limiter.leaveLine(key, id);
-      // Leaving may make the next one first.
-      ended.emit(key);
-      return { kind: o.signal?.aborted ? 'cancelled' : 'late' };
-    }
+    if (left <= 0) return leave(limiter, key, id, true, 'late');
     await nextChance(key, Math.min(ASK_EVERY_MS, left), o.signal);
   }
 }
 
 /** The line of one person's calls of one add-on's exclusive tools. */
 export const exclusiveLine = (userId: string, addonId: string) => `exclusive:${userId}:${addonId}`;
+
+async function leave(limiter: Limiter, key: string, id: string, joined: boolean, kind: 'cancelled' | 'late'): Promise<TurnWait> {
+  if (joined) {
+    await limiter.leaveLine(key, id);
+    // Leaving may make the next one first.
+    ended.emit(key);
+  }
+  return { kind };
+}
 
 export async function endTurn(limiter: Limiter, key: string, id: string): Promise<void> {
   await limiter.leaveLine(key, id);

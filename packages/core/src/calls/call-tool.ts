@@ -533,9 +533,14 @@ async function myTurn(run: CallRun, input: CallToolInput, call: Checked, decided
       end: async () => {
         if (kept) return;
         kept = true;
-        // An accepted task's call ends its turn when it settles.
-        if (call.asTask && (await taskOfCall(svc, run.id))?.status === 'working') return;
-        await endTurn(svc.limiter, key, run.id).catch((err: unknown) => svc.log.warn('cannot end an exclusive turn', { err, callId: run.id }));
+        try {
+          // An accepted task's call ends its turn when it settles.
+          if (call.asTask && (await taskOfCall(svc, run.id))?.status === 'working') return;
+          await endTurn(svc.limiter, key, run.id);
+        } catch (err) {
+          // The answer stands; the turn ends when its hold runs out.
+          svc.log.warn('cannot end an exclusive turn', { err, callId: run.id });
+        }
       },
     };
   }
