@@ -29,6 +29,7 @@ const answers: Record<string, unknown> = {
     ],
   },
   long: { text: LONG },
+  'long-and-files': { text: LONG, artifacts: [{ name: 'report.csv', mediaType: 'text/csv', data: b64(CSV) }] },
   lying: {
     json: { rows: 2 },
     artifacts: [
@@ -133,6 +134,11 @@ describe('files an add-on returns', () => {
       assert.ok(said.length < 2_300, 'only a preview inline');
       const whole = await client.readResource({ uri: linkNamed(r, 'result.txt').uri! });
       assert.equal((whole.contents[0] as { text: string }).text, LONG);
+
+      // With files of its own too: the whole text and each file, all linked.
+      const both = await client.callTool({ name, arguments: { query: 'long-and-files' } });
+      assert.equal(((await client.readResource({ uri: linkNamed(both, 'result.txt').uri! })).contents[0] as { text: string }).text, LONG);
+      assert.equal(((await client.readResource({ uri: linkNamed(both, 'report.csv').uri! })).contents[0] as { text: string }).text, CSV);
     } finally {
       await client.close();
     }

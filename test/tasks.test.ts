@@ -260,7 +260,7 @@ describe('bad answers, other apps, cancellation and a silent add-on', () => {
     assert.match(elsewhere.body.detail, /another call/);
     assert.equal(await answer(answerUrl, secret, { text: 'x' }, { id: `msg_${randomUUID()}` }).then((r) => r.status), 401, 'a webhook-id that names no call');
     const huge = await new Promise<number>((resolve, reject) => {
-      const req = http.request(answerUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024) } }, (res) => {
+      const req = http.request(answerUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024), 'webhook-id': 'msg_x', 'webhook-signature': 'v1,x' } }, (res) => {
         res.resume();
         resolve(res.statusCode!);
       });

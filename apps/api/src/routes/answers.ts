@@ -9,6 +9,8 @@ import type { AppEnv } from '../http/env';
  */
 export const answerRoutes = new Hono<AppEnv>()
   .post('/answers/:callId', async (c) => {
+    // Unsigned: refused before a body of up to a few MB is read.
+    if (!c.req.header('webhook-id') || !c.req.header('webhook-signature')) throw new ToolportError('UNAUTHORIZED', 'An answer is signed: webhook-id, webhook-timestamp and webhook-signature headers, as your deliveries carry.');
     await limitBody(c, MAX_ANSWER_BODY, () => new ToolportError('PAYLOAD_TOO_LARGE', `An answer is at most ${Math.round(MAX_ANSWER_BODY / 1024)} KB, as in a webhook's response.`));
     const body = Buffer.from(await c.req.raw.arrayBuffer());
     await answerLater(c.get('svc'), c.req.param('callId'), {

@@ -3,7 +3,7 @@ import type { Services } from '../services';
 import { artifacts } from '../db/schema/index';
 import { ToolportError } from '../errors';
 import { newId } from '../ids';
-import { ARTIFACT_LIMITS, isTextType } from '../outbound/files';
+import { ARTIFACT_LIMITS, isTextType, type AnswerFile } from '../outbound/files';
 import type { ContentBlock } from '../outbound/types';
 import type { CallOutcome } from '../queue/types';
 
@@ -27,37 +27,51 @@ export async function keepArtifacts(svc: Services, owner: ArtifactOwner | undefi
   const { files = [], notKept = [], ...result } = outcome;
   const unkept: string[] = [];
   const links: ContentBlock[] = [];
-  const total = files.reduce((n, f) => n + f.bytes.length, 0);
   if (files.length && !owner) {
     unkept.push('Toolport could not keep the files of this answer; call the tool again.');
   } else if (files.length && owner) {
-    const now = svc.clock.now();
-    const [{ used }] = (await svc.db
-      .select({ used: sql<string | null>`sum(${artifacts.size})` })
-      .from(artifacts)
-      .where(and(eq(artifacts.userId, owner.userId), gt(artifacts.expiresAt, now)))) as [{ used: string | null }];
-    if (Number(used ?? 0) + total > ARTIFACT_LIMITS.perPersonBytes) {
-      unkept.push(
-        `The add-on returned ${files.length === 1 ? 'a file' : `${files.length} files`} that Toolport did not keep: this person's files already take ${ARTIFACT_LIMITS.perPersonBytes / 1024 / 1024} MB, the most kept; each is kept ${ARTIFACT_LIMITS.keptHours} hours.`,
-      );
-    } else {
-      const expiresAt = new Date(now.getTime() + ARTIFACT_LIMITS.keptHours * 3_600_000);
-      const rows = files.map((f) => ({ id: newId('art'), ...owner, name: f.name, mediaType: f.mediaType, size: f.bytes.length, bytes: f.bytes, createdAt: now, expiresAt }));
-      await svc.db.insert(artifacts).values(rows);
-      for (const r of rows) {
-        links.push({
-          type: 'resource_link',
-          uri: uriOf(r.id, r.name),
-          name: r.name,
-          mimeType: r.mediaType,
-          size: r.size,
-          description: `A file from this call, kept by Toolport until ${expiresAt.toISOString()}; read it with resources/read.`,
-        });
-      }
+    try {
+      const kept = await store(svc, owner, files);
+      if (kept === 'full') {
+        unkept.push(
+          `The add-on returned ${files.length === 1 ? 'a file' : `${files.length} files`} that Toolport did not keep: this person's files already take ${ARTIFACT_LIMITS.perPersonBytes / 1024 / 1024} MB, the most kept; each is kept ${ARTIFACT_LIMITS.keptHours} hours.`,
+        );
+      } else links.push(...kept);
+    } catch (err) {
+      // The add-on did run: its answer reaches the app without the files, saying so.
+      svc.log.error('cannot keep an answer’s files', { err, callId: owner.callId });
+      unkept.push('Toolport could not keep the files of this answer just now; call the tool again for them.');
     }
   }
   const said: ContentBlock[] = notKept.length ? [{ type: 'text', text: `Files the add-on returned that Toolport did not keep: ${notKept.join(' ')}` }] : [];
   return { ...result, content: [...result.content, ...links, ...said, ...unkept.map((text): ContentBlock => ({ type: 'text', text }))] };
+}
+
+/** In one transaction, under a lock per person, so calls at once cannot all pass the person's limit. */
+async function store(svc: Services, owner: ArtifactOwner, files: AnswerFile[]): Promise<ContentBlock[] | 'full'> {
+  const now = svc.clock.now();
+  const total = files.reduce((n, f) => n + f.bytes.length, 0);
+  return svc.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`artifacts:${owner.userId}`}))`);
+    const [{ used }] = (await tx
+      .select({ used: sql<string | null>`sum(${artifacts.size})` })
+      .from(artifacts)
+      .where(and(eq(artifacts.userId, owner.userId), gt(artifacts.expiresAt, now)))) as [{ used: string | null }];
+    if (Number(used ?? 0) + total > ARTIFACT_LIMITS.perPersonBytes) return 'full';
+    const expiresAt = new Date(now.getTime() + ARTIFACT_LIMITS.keptHours * 3_600_000);
+    const rows = files.map((f) => ({ id: newId('art'), ...owner, name: f.name, mediaType: f.mediaType, size: f.bytes.length, bytes: f.bytes, createdAt: now, expiresAt }));
+    await tx.insert(artifacts).values(rows);
+    return rows.map(
+      (r): ContentBlock => ({
+        type: 'resource_link',
+        uri: uriOf(r.id, r.name),
+        name: r.name,
+        mimeType: r.mediaType,
+        size: r.size,
+        description: `A file from this call, kept by Toolport until ${expiresAt.toISOString()}; read it with resources/read.`,
+      }),
+    );
+  });
 }
 
 /** One file, for the app that made its call: any other app, or another person, finds nothing there. */

@@ -146,7 +146,12 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
   const files = kind === 'tool.call' && has('artifacts') ? readFiles(parsed.artifacts) : undefined;
   if (typeof files === 'string') return bad(files);
   if (files && (has('error') || parsed.isError === true)) return bad('artifacts come only with a result (text, json or content), not with an error');
-  const withFiles = <T extends Extract<WebhookAnswer, { kind: 'result' }>>(r: T): T => (files ? { ...r, ...files } : r);
+  // A preview's result.txt comes first, then the add-on's own files.
+  const withFiles = <T extends Extract<WebhookAnswer, { kind: 'result' }>>(r: T): T => {
+    if (!files) return r;
+    const notKept = [...(r.notKept ?? []), ...(files.notKept ?? [])];
+    return { ...r, files: [...(r.files ?? []), ...files.files], ...(notKept.length ? { notKept } : {}) };
+  };
   if (keys.length !== 1) {
     const expected =
       kind === 'ping' ? '{"challenge"}' : kind === 'tool.confirm' ? '{"confirm"} or {"error"}' : kind === 'tools.list' ? '{"tools": [names]}' : 'exactly one of {"text"}, {"json"}, {"content"}, {"error"}';
