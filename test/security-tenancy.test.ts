@@ -429,6 +429,13 @@ const cases: Record<string, Check> = {
       assert.equal(res.status, 401, res.text);
     }
   },
+  'POST /api/tool-lists/:addonId': async () => {
+    // Only the add-on says whose tool lists changed, signed with its own secret; a person's session or key is no credential.
+    for (const c of [B.client, B.api]) {
+      const res = await c.post(`/api/tool-lists/${A.addonId}`, { users: [A.user.id] });
+      assert.equal(res.status, 401, res.text);
+    }
+  },
   'POST /api/push/subscribe': async () => {
     // An endpoint is one device's: subscribing from it again moves it (an account switch on a shared
     // browser). Push endpoints are unguessable capability URLs, so B cannot name A's.

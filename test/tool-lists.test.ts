@@ -134,6 +134,7 @@ describe('an add-on that chooses each person’s tools', () => {
         [{ tools: ['search_notes', 'launch_rockets'] }, /names `launch_rockets`, which the manifest does not have/],
         [{ tools: [{ name: 'add_note', inputSchema: { type: 'object' } }] }, /tool names only: a tool's definition and arguments are the manifest's/],
         [{ tools: Array.from({ length: 10_000 }, (_, i) => `t${i}`) }, /names 10000 tools, more than the 3 the manifest has/],
+        [{ tools: ['add_note', 'add_note'] }, /names `add_note` twice/],
         [async () => { await sleep(3_500); return { tools: ['add_note'] }; }, /the add-on did not answer within 3 seconds/],
       ];
       for (const [answer, why] of bad) {

@@ -34,16 +34,32 @@ const asking = new Map<string, Promise<string[]>>();
  * The names of the add-on's tools this person is offered now: the add-on's last answer while it
  * holds, else a fresh one; a failed ask keeps the last list (none before the first answer).
  */
-export async function toolsOffered(svc: Services, o: { userId: string; addonId: string; settingsSealed: string | null }): Promise<Set<string>> {
+export async function toolsOffered(
+  svc: Services,
+  o: { userId: string; addonId: string; version: number; settingsSealed: string | null; webhookDisabled: boolean },
+): Promise<Set<string>> {
+  try {
+    return await offered(svc, o);
+  } catch (err) {
+    // Never the person's whole tool list: this add-on's tools are hidden until it can be asked.
+    svc.log.warn('cannot read or ask for a person’s tool list', { err, addonId: o.addonId });
+    return new Set();
+  }
+}
+
+async function offered(svc: Services, o: Parameters<typeof toolsOffered>[1]): Promise<Set<string>> {
   const connected = await svc.db
     .select({ provider: connectedAccounts.provider })
     .from(connectedAccounts)
     .where(and(eq(connectedAccounts.userId, o.userId), eq(connectedAccounts.addonId, o.addonId), eq(connectedAccounts.status, 'connected')))
     .orderBy(asc(connectedAccounts.provider));
   const providers = connected.map((c) => c.provider);
-  const basis = createHash('sha256').update(`${o.settingsSealed ?? ''}\n${providers.join(',')}`).digest('base64url');
+  // A new release (its tools), new settings or accounts: asked again at once.
+  const basis = createHash('sha256').update(`${o.version}\n${o.settingsSealed ?? ''}\n${providers.join(',')}`).digest('base64url');
   const [row] = await svc.db.select().from(personToolLists).where(and(eq(personToolLists.userId, o.userId), eq(personToolLists.addonId, o.addonId)));
   if (row && row.basis === basis && row.expiresAt.getTime() > svc.clock.now().getTime()) return new Set(row.tools);
+  // Its calls are refused anyway until its developer fixes it: the last list stands, unasked.
+  if (o.webhookDisabled) return new Set(row?.tools ?? []);
   const key = `${o.userId}:${o.addonId}`;
   let pending = asking.get(key);
   if (!pending) {
@@ -73,6 +89,7 @@ async function ask(
     accounts: o.providers,
   });
   let got: { tools: string[]; ttlSeconds: number } | string;
+  let errorClass = 'bad_answer';
   let status: number | undefined;
   let latencyMs = 0;
   if (!addon) got = 'the add-on is gone';
@@ -81,6 +98,7 @@ async function ask(
     status = delivery.status;
     latencyMs = delivery.latencyMs;
     const a = delivery.answer;
+    if (a.kind === 'failure') errorClass = a.errorClass;
     got =
       a.kind === 'tools'
         ? checkList(a, names)
@@ -107,7 +125,7 @@ async function ask(
     subject,
     status: status ?? null,
     latencyMs: Math.max(0, Math.round(latencyMs)),
-    errorClass: ok ? null : 'bad_answer',
+    errorClass: ok ? null : errorClass,
     detail: ok ? `offers ${list.length} of ${names.length} tools` : cleanSentence(`${got as string}; the person keeps the tools last offered (${list.length}) and is asked again in a minute`, 500),
     meta: { outcome: ok ? 'result' : 'refused' },
     createdAt: now,
@@ -127,6 +145,7 @@ function checkList(answer: { tools: unknown; ttlSeconds: unknown }, names: strin
   for (const n of listed) {
     if (typeof n !== 'string') return '"tools" must hold tool names only: a tool\'s definition and arguments are the manifest\'s, and cannot be changed per person';
     if (!known.has(n)) return `"tools" names \`${cleanSentence(n, 40)}\`, which the manifest does not have`;
+    if (seen.has(n)) return `"tools" names \`${n}\` twice`;
     seen.add(n);
   }
   let ttl: number = TOOL_LIST_LIMITS.ttlSeconds.default;
