@@ -60,18 +60,20 @@ export interface ConfirmImage {
 /** MCP content blocks as an add-on may return them. */
 export type ContentBlock = Record<string, unknown> & { type: string };
 
+/** A tool's result. `isError`: the tool reported that it failed, as MCP's CallToolResult says it. */
+export interface ResultAnswer {
+  kind: 'result';
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  /** Files to keep, each checked; what was not kept is said in `notKept`. The worker keeps them (calls/artifacts.ts) before the outcome leaves it. */
+  files?: AnswerFile[];
+  notKept?: string[];
+}
+
 /** What an add-on's answer means, after parsing and checking it. */
 export type WebhookAnswer =
-  /** `isError`: the tool reported that it failed, as MCP's CallToolResult says it. */
-  | {
-      kind: 'result';
-      content: ContentBlock[];
-      structuredContent?: Record<string, unknown>;
-      isError?: boolean;
-      /** Files to keep (calls/artifacts.ts), each checked; what was not kept is said in `notKept`. */
-      files?: AnswerFile[];
-      notKept?: string[];
-    }
+  | ResultAnswer
   /** `failed`: not a refusal but the add-on's own code failing (the kit says so with `"failed": true`). */
   | { kind: 'refusal'; message: string; failed?: boolean }
   /** A `tools.list` answer, as sent: installs/tool-lists.ts checks it against the manifest. */

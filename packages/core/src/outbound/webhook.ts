@@ -9,7 +9,7 @@ import { signatureHeaders } from './signing';
 import { ARTIFACT_LIMITS, bareMediaType, fileProblem, nameProblem, PREVIEW_CHARS, type AnswerFile } from './files';
 import { MAX_CONFIRM_BYTES, readConfirm } from './confirm';
 import { cleanSentence } from '../text/sentence';
-import type { ContentBlock, OutboundClient, OutboundResponse, WebhookAnswer } from './types';
+import type { ContentBlock, OutboundClient, OutboundResponse, ResultAnswer, WebhookAnswer } from './types';
 import type { CancelSignal } from '../cancel';
 
 export type WebhookKind = 'tool.call' | 'tool.confirm' | 'tools.list' | 'ping';
@@ -147,7 +147,7 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
   if (typeof files === 'string') return bad(files);
   if (files && (has('error') || parsed.isError === true)) return bad('artifacts come only with a result (text, json or content), not with an error');
   // A preview's result.txt comes first, then the add-on's own files.
-  const withFiles = <T extends Extract<WebhookAnswer, { kind: 'result' }>>(r: T): T => {
+  const withFiles = <T extends ResultAnswer>(r: T): T => {
     if (!files) return r;
     const notKept = [...(r.notKept ?? []), ...(files.notKept ?? [])];
     return { ...r, files: [...(r.files ?? []), ...files.files], ...(notKept.length ? { notKept } : {}) };
@@ -214,7 +214,7 @@ function readAnswer(kind: WebhookKind, res: OutboundResponse, maxResultBytes: nu
  * A text answer over the inline limit: a preview for the model, the whole text kept as a file (the
  * link is added where it is kept, calls/artifacts.ts).
  */
-function previewed(text: string, bytes: number, maxResultBytes: number): Extract<WebhookAnswer, { kind: 'result' }> {
+function previewed(text: string, bytes: number, maxResultBytes: number): ResultAnswer {
   let preview = text.slice(0, PREVIEW_CHARS);
   // Never half of a surrogate pair.
   if (/[\uD800-\uDBFF]$/.test(preview)) preview = preview.slice(0, -1);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ConfirmDescriptor, ContentBlock } from '../outbound/types';
+import type { ConfirmDescriptor, ResultAnswer } from '../outbound/types';
 import type { CancelSignal } from '../cancel';
-import type { AnswerFile } from '../outbound/files';
 
 /** Never a secret in clear: settings and account tokens travel sealed; only the worker opens them. */
 export interface CallJob {
@@ -53,15 +52,7 @@ export const argumentsHash = (argumentsText: string) => `sha256:${createHash('sh
 
 /** What the waiting caller learns. `failure.message` is a short, safe sentence for the app. */
 export type CallOutcome =
-  | {
-      kind: 'result';
-      content: ContentBlock[];
-      structuredContent?: Record<string, unknown>;
-      isError?: boolean;
-      /** Until kept (calls/artifacts.ts): an outcome leaves the worker with links in their place. */
-      files?: AnswerFile[];
-      notKept?: string[];
-    }
+  | ResultAnswer
   | { kind: 'refusal'; message: string }
   | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
   | { kind: 'failure'; errorClass: string; message: string }
