@@ -528,11 +528,8 @@ async function myTurn(run: CallRun, input: CallToolInput, call: Checked, decided
     signal: input.signal,
   });
   if (waited.kind === 'turn') {
-    let kept = false;
     return {
       end: async () => {
-        if (kept) return;
-        kept = true;
         try {
           // An accepted task's call ends its turn when it settles.
           if (call.asTask && (await taskOfCall(svc, run.id))?.status === 'working') return;
