@@ -21,10 +21,11 @@ export function runToEnd(
 
 /**
  * The arguments that run Toolport's entry point: the bundle the test runner made of it
- * (scripts/bundle-tests.mjs), else its source through tsx.
+ * (scripts/bundle-tests.mjs), else its source through tsx. With the test processes' V8 flags
+ * (NODE_FLAGS in scripts/test.mjs): a child that lives seconds need not optimise PGlite's module.
  */
 export function toolportEntry(): string[] {
-  return process.env.TOOLPORT_TEST_MAIN ? [process.env.TOOLPORT_TEST_MAIN] : ['--import', 'tsx', 'apps/api/src/main.ts'];
+  return ['--liftoff-only', ...(process.env.TOOLPORT_TEST_MAIN ? [process.env.TOOLPORT_TEST_MAIN] : ['--import', 'tsx', 'apps/api/src/main.ts'])];
 }
 
 /**
