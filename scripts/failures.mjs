@@ -1,9 +1,23 @@
 // A test reporter that writes each failed test with its file and the first lines of its error, so
 // the end of a run names what failed even when the log is only read from its tail (CI's is).
-const ownLines = (error) => String(error?.stack ?? error?.message ?? error)
+const ownLines = (error) => text(error?.stack ?? error?.message ?? error)
   .split('\n')
   .filter((l) => !/^\s+at .*(node:|node_modules|\(<anonymous>\)$)/.test(l))
   .slice(0, 8);
+
+/** What was thrown, as text, whatever it was: an object without a prototype has no toString. */
+function text(value) {
+  if (typeof value === 'string') return value;
+  try {
+    return String(value);
+  } catch {
+    try {
+      return JSON.stringify(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  }
+}
 
 export default async function* failures(source) {
   for await (const event of source) {
