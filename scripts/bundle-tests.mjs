@@ -1,8 +1,9 @@
 // Bundles the test files, with the sources they import, into plain JavaScript once per run.
 // Loading the same graph through tsx's loader cost each test file (and each Toolport a test
 // starts) a second or more of CPU; a bundle of the same sources loads in a fraction of that.
-// Packages from node_modules stay imports (PGlite and BullMQ read files beside their code); the
-// workspace's own packages are bundled from their TypeScript source, as the tests use them.
+// Packages are bundled too (Node 20's loader took 0.9 CPU-s a process to find and read their
+// files), except those in IMPORTED; the workspace's own packages are bundled from their
+// TypeScript source, as the tests use them.
 import { build, transform } from 'esbuild';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -40,14 +41,14 @@ export async function bundleTests(root, files, outdir) {
 }
 
 /**
- * Everything outside the workspace stays an import. A module that asks where it is (import.meta.url,
+ * The packages in IMPORTED stay imports. A module of ours that asks where it is (import.meta.url,
  * dirname, filename) is told where its source is, not where the bundle is: the tests and the
  * dashboard find their files beside their source.
  */
 const ownSources = {
   name: 'own-sources',
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@toolport/') ? undefined : { external: true }));
+    b.onResolve({ filter: /^[^./]/ }, (args) => (IMPORTED.some((p) => args.path === p || args.path.startsWith(`${p}/`)) ? { external: true } : undefined));
     b.onLoad({ filter: /\.ts$/ }, async (args) => {
       if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
       const source = await readFile(args.path, 'utf8');
@@ -67,3 +68,11 @@ const ownSources = {
     });
   },
 };
+
+/**
+ * Packages that stay imports: those that read files beside their code (PGlite its WebAssembly,
+ * BullMQ its Lua scripts, TypeScript its libs) or run programs from there (Playwright, esbuild),
+ * axe-core whose source the tests send to the page, and ioredis, which BullMQ imports itself: one
+ * copy of it, so that its errors are the same classes for Toolport and for BullMQ.
+ */
+const IMPORTED = ['@electric-sql/pglite', 'bullmq', 'ioredis', 'playwright-core', 'esbuild', 'axe-core', 'typescript'];
