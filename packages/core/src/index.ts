@@ -116,6 +116,7 @@ export { callActivity } from './calls/activity';
 export { callLife } from './calls/life';
 export { awaitTask, cancelRunningCall, cancelTask, getTask, isLongTool, runningCalls, runsAsTask, type TaskView } from './calls/tasks';
 export { answerLater, MAX_ANSWER_BODY } from './calls/answer-later';
+export type { SignedMessage } from './outbound/signing';
 export type { EnabledToolSet } from './calls/enabled-tools';
 export type { CallEvent, CallWatcher, ElicitationLink, ToolResult, Approvals } from './calls/types';
 export { runCheckScript } from './addons/check';
