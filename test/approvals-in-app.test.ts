@@ -383,4 +383,49 @@ describe('in-app approval across API processes', { skip: TARGET !== 'services' ?
       await app.client.close();
     });
   }
+
+  // Issue #39, "any API process can answer for any call": the call's holder dies while the person
+  // decides; another process sends the allowed call, once, and the app's retry gets its answer.
+  it('the process holding the call is killed; the person allows on the page; another process sends it once; the app’s retry gets the answer', async () => {
+    const pc = await freePort();
+    const c = `http://127.0.0.1:${pc}`;
+    const holder = await spawnApi('api', a, pc);
+    const person = await personWithNotes(a, hook, { delete_note: true }, 'inapp-kill');
+    let callsGoTo = c;
+    const app = await inAppApp(person.user.mcpUrl, person.client, 'accept', { route: (body) => (body?.method === 'tools/call' ? person.user.mcpUrl.replace(a, callsGoTo) : undefined) });
+    const noteId = `killed-${Date.now()}`;
+    const sent = () => hook.calls().filter((d) => d.body.arguments?.id === noteId);
+    // Its answer never comes: the process holding it dies (the SDK then waits on a stream it reopens elsewhere).
+    const first = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: noteId } }).then(
+      () => 'answered',
+      () => 'lost',
+    );
+    const e = await until('the elicitation', () => app.elicitations[0]);
+    holder.kill('SIGKILL');
+
+    const tab = await dashboardAs(browser, a, person.client, 'desktop');
+    try {
+      await tab.page.goto(e.url!);
+      const card = tab.page.locator(`[data-approval-id="${e.elicitationId}"]`);
+      await card.waitFor();
+      await card.getByRole('button', { name: 'Allow' }).click();
+      await tab.page.locator('[data-outcome="allowed"]').waitFor();
+      assert.deepEqual(tab.errors, []);
+    } finally {
+      await tab.close();
+    }
+    // Once the holder's lease lapses (10 s), a live process's sweep takes the call over.
+    await until('the allowed call reached the add-on', () => sent().length > 0, 30_000);
+
+    callsGoTo = b;
+    const retry: any = await app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: noteId } });
+    assert.match(textOf(retry), /This app made this exact call \d+ seconds ago; Toolport did not run it or ask the person again/);
+    assert.match(textOf(retry), new RegExp(`Deleted ${noteId}\\.`));
+    assert.equal(sent().length, 1, 'sent once, by the process that took it over');
+    assert.equal(app.elicitations.length, 1, 'the person was asked once');
+    const row = await person.client.get(`/api/approvals/${e.elicitationId}`);
+    assert.equal(row.body.status, 'allowed');
+    await app.client.close();
+    assert.equal(await first, 'lost');
+  });
 });

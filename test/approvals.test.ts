@@ -20,7 +20,7 @@ const approvals = () => approvalsOf(tp);
 /** Rows of a raw query: PGlite answers `{ rows }`, postgres.js an array. */
 const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? [...(result as T[])]);
 /** An approval row written straight to the database, as one left behind by another process. */
-async function leftBehind(userId: string, label: string, values: { expiresAt?: SQL; holderId?: string }) {
+async function leftBehind(userId: string, label: string, values: { expiresAt?: SQL; holderId?: string; takeover?: boolean }) {
   const [row] = await tp.svc.db
     .insert(approvalsTable)
     .values({
@@ -233,16 +233,43 @@ describe('approvals: no answer, cancellation, revocation', () => {
     await Promise.all(asked.map((a) => a.decision));
   });
 
-  it('cancels the waiting approvals of a holder whose lease lapsed (its process died): an allow is refused', async () => {
+  it('keeps the waiting approvals of a holder whose lease lapsed (its process died) for the person; a live process finishes the decided call', async () => {
     const p = await newPerson(tp.url);
     const holder = `hld_gone${Date.now()}`;
     await tp.svc.db.execute(sql`insert into approval_holders (id, held_until) values (${holder}, now() - interval '1 second')`);
-    const { id } = await leftBehind(p.user.id, 'held', { holderId: holder });
-    assert.deepEqual((await p.client.get('/api/approvals?status=pending')).body, [], 'not shown as waiting');
+    // An app whose grant is gone by the time it is finished: the call is answered as revoked, never sent.
+    const { id } = await leftBehind(p.user.id, 'held', { holderId: holder, takeover: true });
+    const pending = (await p.client.get('/api/approvals?status=pending')).body as Array<{ id: string }>;
+    assert.deepEqual(pending.map((a) => a.id), [id], 'still shown as waiting: the person can decide it');
     const res = await p.client.post(`/api/approvals/${id}/decision`, { decision: 'allow' });
-    assert.equal(res.status, 409, res.text);
-    assert.equal(res.body.decision.status, 'cancelled');
-    assert.equal((await rowOf(id)).decidedBy, 'holder_gone');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.status, 'allowed');
+    // This process's sweep (every 5 s) takes it over and keeps its answer for the app's retry.
+    const until = Date.now() + 15_000;
+    while (!(await rowOf(id)).result) {
+      assert.ok(Date.now() < until, 'the call was taken over and answered');
+      await sleep(200);
+    }
+    const row = await rowOf(id);
+    assert.match(String(row.runBy), /^hld_/);
+    assert.notEqual(row.runBy, holder);
+    assert.match(JSON.stringify(row.result), /access was revoked/);
+  });
+
+  it('takes over no call of an older release, nor one decided long ago', async () => {
+    const p = await newPerson(tp.url);
+    const holder = `hld_old${Date.now()}`;
+    await tp.svc.db.execute(sql`insert into approval_holders (id, held_until) values (${holder}, now() - interval '1 second')`);
+    const old = await leftBehind(p.user.id, 'oldrelease', { holderId: holder });
+    const stale = await leftBehind(p.user.id, 'stale', { holderId: holder, takeover: true });
+    await tp.svc.db.execute(sql`update approvals set status = 'allowed', decided_by = 'dashboard', decided_at = now() where id = ${old.id}`);
+    await tp.svc.db.execute(sql`update approvals set status = 'allowed', decided_by = 'dashboard', decided_at = now() - interval '2 minutes' where id = ${stale.id}`);
+    await sleep(6_000); // more than one sweep
+    for (const id of [old.id, stale.id]) {
+      const row = await rowOf(id);
+      assert.equal(row.runBy, null, `${id} was not taken over`);
+      assert.equal(row.result, null);
+    }
   });
 
   it('sweeps overdue approvals in the background so the dashboard shows them decided', async () => {

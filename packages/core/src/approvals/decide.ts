@@ -13,7 +13,6 @@ import {
   announceDecided,
   HOLDER_GONE,
   readApproval,
-  stillHeld,
   toDecision,
   toView,
   transition,
@@ -56,8 +55,6 @@ export async function listPending(svc: Services, userId: string): Promise<NamedA
         eq(approvals.userId, userId),
         eq(approvals.status, 'pending'),
         gt(approvals.expiresAt, sql`now()`),
-        // A call whose holder died is not shown as waiting, even before the sweeper records it.
-        stillHeld,
       ),
     )
     .orderBy(approvals.createdAt);
@@ -159,8 +156,8 @@ async function decide(
   reason: string | null = null,
   retry = true,
 ): Promise<RecordedDecision> {
-  // An allow needs a live holder to run the call; a deny (or dismissal) of a call nobody holds is still the person's answer.
-  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, held: status === 'allowed', reason });
+  // Whether or not its holder is still alive: a call whose holder is gone is finished by another process (finishOrphans).
+  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, reason });
   if (row) {
     await wake(svc, id);
     await announceDecided(svc, row);
@@ -169,11 +166,8 @@ async function decide(
   const found = await readApproval(svc, id);
   if (!found || found.userId !== userId) throw notFound('That approval');
   if (found.status === 'pending') {
-    // Past its expiry, or its holder's lease, but not yet swept: record that now (the database's
-    // clock decides which), and answer with it.
-    const ended =
-      (await transition(svc, id, 'expired', 'timeout', { userId, overdue: true })) ??
-      (await transition(svc, id, 'cancelled', HOLDER_GONE, { userId, lapsed: true }));
+    // Past its expiry but not yet swept: record that now (the database's clock decides), and answer with it.
+    const ended = await transition(svc, id, 'expired', 'timeout', { userId, overdue: true });
     if (ended) {
       await wake(svc, id);
       await announceDecided(svc, ended);
@@ -181,7 +175,7 @@ async function decide(
     }
     const again = await readApproval(svc, id);
     if (!again) throw notFound('That approval');
-    // Still pending: its holder renewed the lease just now; the decision can be made again.
+    // Still pending: the decision can be made again.
     if (again.status === 'pending' && retry) return decide(svc, userId, id, status, decidedBy, reason, false);
     throw alreadyDecided(again);
   }
@@ -198,19 +192,18 @@ export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string;
 /** `GET /api/approvals/{id}`: what was asked, and what ended it. */
 export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'> & { callId?: string };
 
-/** A pending row past its expiry or whose holder is gone shows as what the sweeper will record. */
+/** A pending row past its expiry shows as what the sweeper will record. */
 export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promise<OneApproval> {
   const userId = personId(ctx);
   if (id.length > 64) throw notFound('That approval');
   const [found] = await ctx.svc.db
-    .select({ row: approvals, overdue: sql<boolean>`${approvals.expiresAt} <= now()`, held: sql<boolean>`${stillHeld}` })
+    .select({ row: approvals, overdue: sql<boolean>`${approvals.expiresAt} <= now()` })
     .from(approvals)
     .where(and(eq(approvals.id, id), eq(approvals.userId, userId)));
   if (!found) throw notFound('That approval');
-  const { row, overdue, held } = found;
+  const { row, overdue } = found;
   let decision = toDecision(row);
   if (row.status === 'pending' && overdue) decision = { ...decision, status: 'expired', decidedBy: 'timeout' };
-  else if (row.status === 'pending' && !held) decision = { ...decision, status: 'cancelled', decidedBy: HOLDER_GONE };
   const [named] = await withNames(ctx.svc, userId, [toView(row)]);
   const { id: _id, ...rest } = decision;
   return { ...named!, ...rest, callId: row.callId };

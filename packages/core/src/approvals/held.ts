@@ -4,13 +4,13 @@ import { APPROVALS_CHANNEL, HELD_RESULTS_CHANNEL } from '../events/channels';
 import type { Services } from '../services';
 import type { ToolResult } from '../calls/types';
 import type { CancelSignal } from '../cancel';
-import { stillHeld } from './records';
 
 /*
  * A call the app stopped waiting for (MCP 2026-07-28: the first round answers `input_required`
- * with the approval page) goes on in the process that holds it; its answer is kept on the approval
- * row, and the app's retry, which names it by a signed `requestState`, gets that answer in any
- * API process. Only the holder runs the call, as before: a retry never starts a second one.
+ * with the approval page) goes on in the process that holds it, or, if that process is gone, in
+ * whichever takes it over once decided; its answer is kept on the approval row, and the app's
+ * retry, which names it by a signed `requestState`, gets that answer in any API process. A retry
+ * never starts a second run: one process claims the decided call (records.ts claimDecided).
  */
 
 /** Long enough for an app to retry after the person's 30 s and a slow add-on; short, as a result may hold personal data. */
@@ -110,9 +110,9 @@ class Wakers {
 }
 const wakers = new WeakMap<Services, Wakers>();
 
-/** Past its budget with no answer kept, the holder is gone (its lease says nothing once the person decided). */
+/** A budget after it began running (or was asked) with no answer kept, whoever ran it is gone. */
 const answerOverdue = (svc: Services) =>
-  sql<boolean>`${approvals.createdAt} < now() - ${`${svc.config.callBudgetSeconds + KEEP_MARGIN_S} seconds`}::interval`;
+  sql<boolean>`coalesce(${approvals.runAt}, ${approvals.createdAt}) < now() - ${`${svc.config.callBudgetSeconds + KEEP_MARGIN_S} seconds`}::interval`;
 
 /** Waits until `untilMs` (epoch) for the answer of this app's held call. */
 export async function awaitHeldResult(svc: Services, who: { userId: string; grantId: string }, approvalId: string, untilMs: number, signal?: CancelSignal): Promise<HeldAnswer> {
@@ -180,7 +180,7 @@ export async function findSameCall(
         eq(approvals.arguments, q.argumentsText),
         or(
           // Waiting for the person, or allowed and on its way to the add-on: wait for its answer.
-          and(eq(approvals.status, 'pending'), stillHeld, sql`${approvals.expiresAt} > now()`),
+          and(eq(approvals.status, 'pending'), sql`${approvals.expiresAt} > now()`),
           and(eq(approvals.status, 'allowed'), isNull(approvals.result), sql`not ${answerOverdue(svc)}`),
           // Decided by the person moments ago: a deny or dismissal, or an answer that did not fail
           // (a failure, "busy" or a timeout is tried again, with the person asked again).

@@ -1,5 +1,4 @@
-import { performance } from 'node:perf_hooks';
-import { and, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { approvalHolders, approvals } from '../db/schema/index';
 import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
@@ -10,12 +9,15 @@ export type ApprovalRow = typeof approvals.$inferSelect;
 
 /** The process the approval names as its holder still has a live lease row. */
 const holderAlive = sql`exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId} and ${approvalHolders.heldUntil} > now())`;
-/** Neither the holder's lease nor an older row's own lease has lapsed; rows with neither count as held. */
-export const stillHeld = sql`((${approvals.heldUntil} is null or ${approvals.heldUntil} > now()) and (${approvals.holderId} is null or ${holderAlive}))`;
-/** The holder's lease lapsed: that process is gone, and nothing can run the call. */
+/** The holder's lease lapsed, or its row is gone (it stopped): that process can no longer finish the call. */
 const holderGone = sql`(${approvals.heldUntil} <= now() or (${approvals.holderId} is not null and not ${holderAlive}))`;
 /** A holder row this long past its lease belongs to a process long gone. */
 const FORGET_HOLDERS_AFTER = '1 hour';
+/**
+ * A decided call whose holder is gone is taken over only this soon after the decision: an allow
+ * is meant to run now, and after a whole deployment's outage a stale one must not run by surprise.
+ */
+const TAKE_OVER_WITHIN_SECONDS = 60;
 export type FinalStatus = 'allowed' | 'denied' | 'dismissed' | 'expired' | 'cancelled' | 'revoked';
 
 
@@ -83,11 +85,11 @@ export async function transition(
   id: string,
   status: FinalStatus,
   decidedBy: string,
-  opts: { userId?: string; grantId?: string; notExpired?: boolean; held?: boolean; overdue?: boolean; lapsed?: boolean; reason?: string | null } = {},
+  opts: { userId?: string; grantId?: string; notExpired?: boolean; overdue?: boolean; reason?: string | null; runBy?: string } = {},
 ): Promise<ApprovalRow | undefined> {
   const [row] = await svc.db
     .update(approvals)
-    .set({ status, decidedBy, decidedAt: sql`now()`, ...(opts.reason ? { reason: opts.reason } : {}) })
+    .set({ status, decidedBy, decidedAt: sql`now()`, ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.runBy ? { runBy: opts.runBy, runAt: sql`now()` } : {}) })
     .where(
       and(
         eq(approvals.id, id),
@@ -96,15 +98,52 @@ export async function transition(
         // The app's own answer (URL elicitation) reaches only the calls of its grant.
         opts.grantId ? eq(approvals.grantId, opts.grantId) : undefined,
         opts.notExpired ? sql`${approvals.expiresAt} > now()` : undefined,
-        // An allow counts only while a process still holds the call to run it.
-        opts.held ? stillHeld : undefined,
         opts.overdue ? sql`${approvals.expiresAt} <= now()` : undefined,
-        opts.lapsed ? holderGone : undefined,
       ),
     )
     .returning();
   if (row) svc.metrics.approval(status);
   return row;
+}
+
+/**
+ * Takes a decided call to finish (deliver if allowed, else answer with the decision): one
+ * conditional update, so its holder and a process taking over never both run it. With `orphan`,
+ * only a call whose holder is gone, decided within TAKE_OVER_WITHIN_SECONDS. Undefined if taken.
+ */
+export async function claimDecided(svc: Services, id: string, runner: string, opts: { orphan?: boolean } = {}): Promise<ApprovalRow | undefined> {
+  const [row] = await svc.db
+    .update(approvals)
+    .set({ runBy: runner, runAt: sql`now()` })
+    .where(
+      and(
+        eq(approvals.id, id),
+        ne(approvals.status, 'pending'),
+        isNull(approvals.runBy),
+        opts.orphan ? and(eq(approvals.takeover, true), holderGone, sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`) : undefined,
+      ),
+    )
+    .returning();
+  return row;
+}
+
+/** Decided calls whose holder is gone and that nobody has taken: the sweep finishes them (any process). */
+export async function orphansDecided(svc: Services, limit: number): Promise<string[]> {
+  const rows = await svc.db
+    .select({ id: approvals.id })
+    .from(approvals)
+    .where(
+      and(
+        isNull(approvals.runBy),
+        ne(approvals.status, 'pending'),
+        eq(approvals.takeover, true),
+        sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`,
+        holderGone,
+      ),
+    )
+    .orderBy(approvals.decidedAt)
+    .limit(limit);
+  return rows.map((r) => r.id);
 }
 
 export async function readApproval(svc: Services, id: string): Promise<ApprovalRow | undefined> {
@@ -122,72 +161,32 @@ export async function announceDecided(svc: Services, row: Pick<ApprovalRow, 'id'
   }
 }
 
-/** Who recorded a `cancelled` when the process holding the call stopped renewing its lease. */
+/** Who recorded a `cancelled` when the process holding the call stopped renewing its lease (older releases). */
 export const HOLDER_GONE = 'holder_gone';
 
-/** Records these approvals, if still pending, as cancelled by `decidedBy`, in one statement. */
-export async function cancelPending(svc: Services, ids: string[], decidedBy: string) {
+/** Records these approvals, if still pending, as cancelled by `decidedBy` and finished by `runBy`, in one statement. */
+export async function cancelPending(svc: Services, ids: string[], decidedBy: string, runBy: string) {
   if (!ids.length) return [];
   const rows = await svc.db
     .update(approvals)
-    .set({ status: 'cancelled', decidedBy, decidedAt: sql`now()` })
+    .set({ status: 'cancelled', decidedBy, decidedAt: sql`now()`, runBy, runAt: sql`now()` })
     .where(and(inArray(approvals.id, ids), eq(approvals.status, 'pending')))
     .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
   for (const _ of rows) svc.metrics.approval('cancelled');
   return rows;
 }
 
-/** Holder id → its lease's end (database time, ms) and when this process first saw it lapsed. */
-export type LapsedLeases = Map<string, { heldUntil: number; seenAt: number }>;
 /**
- * A lapse must be seen unchanged by two sweeps this far apart: a live holder (renewing every 3 s,
- * retrying every 0.5 s) would have moved it; one sighting may be a shared database outage.
+ * Records overdue approvals expired, whoever holds them (their holder, or a process taking them
+ * over, answers for them). Idempotent, any process.
  */
-const GONE_AFTER_MS = 4_000;
-
-/**
- * Cancels approvals whose holder is gone (their calls can never run). Idempotent, any process.
- * Without `lapsed` (one sweep's memory) no approval of a lapsed lease is cancelled.
- */
-export async function expireOverdue(svc: Services, lapsed: LapsedLeases = new Map()): Promise<number> {
-  const expired = await svc.db
+export async function expireOverdue(svc: Services): Promise<number> {
+  const rows = await svc.db
     .update(approvals)
     .set({ status: 'expired', decidedBy: 'timeout', decidedAt: sql`now()` })
     .where(and(eq(approvals.status, 'pending'), sql`${approvals.expiresAt} <= now()`))
     .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
-  const lapsedNow = await svc.db
-    .select({ id: approvalHolders.id, heldUntil: approvalHolders.heldUntil })
-    .from(approvalHolders)
-    .where(sql`${approvalHolders.heldUntil} <= now()`);
-  const now = performance.now();
-  const gone: string[] = [];
-  const seen = new Map(lapsed);
-  lapsed.clear();
-  for (const { id, heldUntil } of lapsedNow) {
-    const before = seen.get(id);
-    const same = before?.heldUntil === heldUntil.getTime();
-    if (same && now - before.seenAt >= GONE_AFTER_MS) gone.push(id);
-    lapsed.set(id, same ? before : { heldUntil: heldUntil.getTime(), seenAt: now });
-  }
-  const holderRowGone = sql`not exists (select 1 from ${approvalHolders} where ${approvalHolders.id} = ${approvals.holderId})`;
-  const orphaned = await svc.db
-    .update(approvals)
-    .set({ status: 'cancelled', decidedBy: HOLDER_GONE, decidedAt: sql`now()` })
-    .where(
-      and(
-        eq(approvals.status, 'pending'),
-        or(
-          // The previous release's lease on the row itself.
-          sql`${approvals.heldUntil} <= now()`,
-          and(isNotNull(approvals.holderId), holderRowGone),
-          // Still lapsed now: a renewal since the select keeps its calls.
-          gone.length ? and(inArray(approvals.holderId, gone), sql`not ${holderAlive}`) : undefined,
-        ),
-      ),
-    )
-    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
   await svc.db.delete(approvalHolders).where(sql`${approvalHolders.heldUntil} < now() - ${FORGET_HOLDERS_AFTER}::interval`);
-  const rows = [...expired, ...orphaned];
   for (const row of rows) {
     svc.metrics.approval(row.status as FinalStatus);
     await announceDecided(svc, row);

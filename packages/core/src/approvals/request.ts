@@ -13,13 +13,13 @@ import { sendApprovalPush, vapidKeys } from './push';
 import {
   announceDecided,
   cancelPending,
+  claimDecided,
   expireOverdue,
   readApproval,
   toView,
   transition,
   type ApprovalRow,
   type FinalStatus,
-  type LapsedLeases,
   type UserEvent,
 } from './records';
 import { forgetHeldResults } from './held';
@@ -27,6 +27,7 @@ import { endLapsedTasks, forgetEndedTasks } from '../calls/tasks';
 import { forgetConfirmImages } from './confirm-images';
 import { forgetArtifacts } from '../calls/artifacts';
 import { endLostCalls } from '../calls/call-log';
+import { finishOrphans } from '../calls/call-tool';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
 const APPROVAL_TTL_SECONDS = 30;
@@ -105,9 +106,10 @@ class Waiting {
     this.watcher = req.watcher?.progress ? req.watcher : undefined;
   }
 
-  settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null, reason?: string | null) {
+  settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null, reason?: string | null, elsewhere = false) {
     const decision: ApprovalDecision = { status, approvalId: this.id, decidedBy: decidedBy ?? undefined, decidedAt: decidedAt ?? undefined };
     if (reason) decision.reason = reason;
+    if (elsewhere) decision.finishedElsewhere = true;
     if (this.finish(decision)) this.release();
   }
 
@@ -134,19 +136,26 @@ class Waiting {
     this.owner.untrack(this);
   }
 
-  /** Something may have decided it (a person, the sweeper): believe only the database. */
+  /**
+   * Something may have decided it (a person, the sweeper): believe only the database, and take the
+   * call to finish. Taken already: another process took it over while this one looked gone.
+   */
   async observe() {
     if (this.settled || !(await this.inserted)) return;
+    const { svc, holderId } = this.owner;
     let row: ApprovalRow | undefined;
+    let mine = false;
     try {
-      row = await readApproval(this.owner.svc, this.id);
+      row = await claimDecided(svc, this.id, holderId);
+      mine = !!row;
+      row ??= await readApproval(svc, this.id);
     } catch (err) {
       // The expiry timer still ends the wait; an allow is never assumed.
-      this.owner.svc.log.warn('cannot read an approval', { err, approvalId: this.id });
+      svc.log.warn('cannot read an approval', { err, approvalId: this.id });
       return;
     }
     if (!row) return this.settle('expired', 'timeout');
-    if (FINAL.has(row.status)) this.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt, row.reason);
+    if (FINAL.has(row.status)) this.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt, row.reason, !mine && row.runBy !== holderId);
   }
 
   /** Records `status` if nothing else was recorded first, else adopts what was. */
@@ -154,7 +163,7 @@ class Waiting {
     if (this.settled || !(await this.inserted)) return;
     const { svc } = this.owner;
     try {
-      const row = await transition(svc, this.id, status, decidedBy);
+      const row = await transition(svc, this.id, status, decidedBy, { runBy: this.owner.holderId });
       if (row) {
         this.settle(status, decidedBy);
         await announceDecided(svc, row);
@@ -217,6 +226,8 @@ function prepareInsert(db: Services['db']) {
       confirm: sql`${sql.placeholder('confirm')}::jsonb`,
       expiresAt: sql`now() + ${sql.placeholder('ttl')}::interval`,
       holderId: sql.placeholder('holderId'),
+      session: sql.placeholder('session'),
+      takeover: true,
     })
     .returning({
       ...getTableColumns(approvals),
@@ -245,7 +256,7 @@ class ApprovalsImpl implements ApprovalsService {
   private readonly progressBefore: string;
   private readonly progressAfter: string;
   /** This process's row in approval_holders (see LEASE_SECONDS). */
-  private readonly holderId = newId('hld');
+  readonly holderId = newId('hld');
   /** performance.now() of the last renewal; undefined until the first (a process may hold a call in its first 3 s). */
   private renewedAt: number | undefined;
   private renewing: Promise<void> | undefined;
@@ -256,8 +267,6 @@ class ApprovalsImpl implements ApprovalsService {
    * would outlast the lease.
    */
   private readonly lease: OwnConnection;
-  /** What this process's sweeper saw lapsed (see expireOverdue). */
-  private readonly lapsed: LapsedLeases = new Map();
   private sweeping = false;
   private stopping = false;
   /** The dashboards told of the calls cancelled at stop; awaited before the bus closes. */
@@ -296,12 +305,10 @@ class ApprovalsImpl implements ApprovalsService {
     for (let i = 0; i < ids.length; i += RECHECK_BATCH) {
       try {
         const decided = await this.svc.db
-          .select({ id: approvals.id, status: approvals.status, decidedBy: approvals.decidedBy, decidedAt: approvals.decidedAt, reason: approvals.reason })
+          .select({ id: approvals.id })
           .from(approvals)
           .where(and(inArray(approvals.id, ids.slice(i, i + RECHECK_BATCH)), ne(approvals.status, 'pending')));
-        for (const row of decided) {
-          if (FINAL.has(row.status)) this.byId.get(row.id)?.settle(row.status as FinalStatus, row.decidedBy, row.decidedAt, row.reason);
-        }
+        for (const row of decided) await this.byId.get(row.id)?.observe();
       } catch (err) {
         this.svc.log.warn('cannot look up the decisions missed while the bus was down; each wait still ends at its expiry', { err });
         return;
@@ -309,12 +316,14 @@ class ApprovalsImpl implements ApprovalsService {
     }
   }
 
-  /** One sweep at a time: two overlapping ones would see a lease twice in a moment (see expireOverdue). */
+  /** One sweep at a time, so a slow one never runs beside the next. */
   private async sweep() {
     if (this.sweeping) return;
     this.sweeping = true;
     try {
-      await expireOverdue(this.svc, this.lapsed);
+      await expireOverdue(this.svc);
+      // Calls decided after their holder was gone are finished here: delivered if allowed.
+      await finishOrphans(this.svc, this.holderId);
       await forgetHeldResults(this.svc);
       // The process's one periodic sweep also drops tasks kept past their time (calls/tasks.ts)
       // and ends the calls a stopped process left running (calls/call-log.ts).
@@ -507,6 +516,7 @@ class ApprovalsImpl implements ApprovalsService {
       confirm: confirm ? JSON.stringify(confirm) : null,
       ttl: `${this.ttl} seconds`,
       holderId: this.holderId,
+      session: req.session ?? null,
     });
     const { remainingMs, hasPush, urlElicitation, ...inserted } = row!;
     w.deadline = this.svc.clock.now().getTime() + Number(remainingMs);
@@ -590,7 +600,7 @@ class ApprovalsImpl implements ApprovalsService {
     // One statement per 1,000 rather than one per call: thousands may be waiting, and the grace is short.
     const cancelling = (async () => {
       const rows: Awaited<ReturnType<typeof cancelPending>> = [];
-      for (let i = 0; i < ids.length; i += RECHECK_BATCH) rows.push(...(await cancelPending(this.svc, ids.slice(i, i + RECHECK_BATCH), 'shutdown')));
+      for (let i = 0; i < ids.length; i += RECHECK_BATCH) rows.push(...(await cancelPending(this.svc, ids.slice(i, i + RECHECK_BATCH), 'shutdown', this.holderId)));
       return rows;
     })();
     let cancelled: Awaited<typeof cancelling> = [];

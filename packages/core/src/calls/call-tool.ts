@@ -3,6 +3,9 @@ import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Services } from '../services';
 import type { Slot } from '../limits';
 import { awaitHeldResult, findSameCall, keepHeldResult } from '../approvals/held';
+import { claimDecided, orphansDecided, type ApprovalRow } from '../approvals/records';
+import { and, eq } from 'drizzle-orm';
+import { oauthGrants, users } from '../db/schema/index';
 import { checkArguments } from '../addons/arguments';
 import { shapeOutcome, text } from './outcome';
 import type { Ctx } from '../context';
@@ -335,6 +338,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
       waiting.setAttribute('toolport.approval.decision', decision.status);
       waiting.end();
       void place.release().catch(() => {});
+      if (decision.finishedElsewhere) return answerOfTakenOver(run, input, decision);
       const answered = afterApproval(run, input, call, decision);
       // Kept on the approval, for a repeat of this call (findSameCall) and a 2026-07-28 retry; a
       // task's call has its own record, which its app polls.
@@ -452,6 +456,73 @@ function afterApproval(run: CallRun, input: CallToolInput, call: Checked, decisi
   if (decision.status === 'allowed' || decision.status === 'skipped') return deliver(run, input, call, decision);
   run.log({ ...call.where, outcome: decision.status, decision: decision.status, decidedBy: decision.decidedBy });
   return text(approvalSentences(run.svc.config.approvalTimeoutSeconds, decision)[decision.status], true);
+}
+
+/** Another process took this call over after the person decided (this one looked gone): that process's answer. */
+async function answerOfTakenOver(run: CallRun, input: CallToolInput, decision: ApprovalDecision): Promise<ToolResult> {
+  const { svc, actor } = run;
+  const answer = await awaitHeldResult(svc, { userId: actor.userId, grantId: actor.grantId }, decision.approvalId!, run.budgetEnd, input.signal);
+  if (answer.kind === 'result') return answer.result;
+  return text('Another Toolport server took this call over after the person decided, and its answer did not come within this request. Call again in a while for it.', true);
+}
+
+/** Decided calls taken over per sweep. */
+const TAKE_OVER_BATCH = 20;
+
+/**
+ * Finishes the calls decided after the process holding them was gone (it crashed, or stopped
+ * before the person answered): delivered if the person allowed, else answered with the decision;
+ * the answer is kept for the app's retry (approvals/held.ts). Each is taken by one conditional
+ * update, so neither its holder nor another process finishes it too. `runner`: this process.
+ */
+export async function finishOrphans(svc: Services, runner: string): Promise<void> {
+  for (const id of await orphansDecided(svc, TAKE_OVER_BATCH)) {
+    const row = await claimDecided(svc, id, runner, { orphan: true });
+    if (!row) continue;
+    // Not awaited: a delivery may take a call's time, and the sweep goes on meanwhile.
+    void inSpan('mcp tools/call taken over', { attributes: { 'toolport.call.id': row.callId } }, (span) => finishTakenOver(svc, row, span))
+      .then((result) => keepHeldResult(svc, row.id, result))
+      .catch((err: unknown) => svc.log.error('cannot finish a call taken over from a stopped server', { err, approvalId: row.id, callId: row.callId }));
+  }
+}
+
+async function finishTakenOver(svc: Services, row: ApprovalRow, span: Span): Promise<ToolResult> {
+  const [gate] = row.grantId
+    ? await svc.db
+        .select({ clientId: oauthGrants.clientId, revokedAt: oauthGrants.revokedAt, aiApps: users.aiApps })
+        .from(oauthGrants)
+        .innerJoin(users, eq(users.id, oauthGrants.userId))
+        .where(and(eq(oauthGrants.id, row.grantId), eq(oauthGrants.userId, row.userId)))
+    : [];
+  const actor: AppActor = { kind: 'app', userId: row.userId, grantId: row.grantId ?? '', clientId: gate?.clientId ?? '', appName: row.appName };
+  const run = new CallRun(svc, actor, row.callId, span);
+  run.shown = true;
+  let decision: ApprovalDecision = {
+    status: row.status as ApprovalDecision['status'],
+    approvalId: row.id,
+    ...(row.decidedBy ? { decidedBy: row.decidedBy } : {}),
+    ...(row.decidedAt ? { decidedAt: row.decidedAt } : {}),
+    ...(row.reason ? { reason: row.reason } : {}),
+  };
+  // Revoked (or AI apps turned off) since the decision: as for a call still held, it does not run.
+  if (!gate || gate.revokedAt || !gate.aiApps) decision = { status: 'revoked', approvalId: row.id, decidedBy: 'revocation' };
+  const where = { addonId: row.addonId, toolName: row.toolName, argsDigest: svc.secrets.argsDigest(row.arguments) };
+  const tool = decision.status === 'allowed' ? [...(await svc.tools.forApp(actor)).byName.values()].find((t) => t.addonId === row.addonId && t.name === row.toolName) : undefined;
+  if (decision.status === 'allowed' && (!tool || tool.webhookDisabled || isLongTool(tool))) {
+    // A task's app never learnt its task (the holder stopped first); a tool gone or disabled is not sent.
+    run.log({ ...where, outcome: 'failed', decision: 'allowed', decidedBy: decision.decidedBy, detail: 'taken over: the tool cannot run now' });
+    return text('The Toolport server holding this call stopped after the person allowed it, and it cannot be sent now (the tool changed, or runs only as a task), so it did not run. Call again if it is still needed.', true);
+  }
+  const call: Checked = {
+    tool: tool!,
+    argumentsText: row.arguments,
+    where,
+    subject: tool ? svc.secrets.pseudonym(tool.addonId, row.userId) : '',
+    slot: undefined,
+    asTask: false,
+    ...(row.session ? { session: row.session } : {}),
+  };
+  return afterApproval(run, { name: tool?.mcpName ?? row.toolName, arguments: undefined }, call, decision);
 }
 
 /** Takes the add-on's slot (unless the rate check did), dispatches, and shapes and logs the outcome. */

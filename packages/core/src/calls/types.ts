@@ -76,6 +76,8 @@ export interface ApprovalDecision {
   decidedAt?: Date;
   /** The person's reason for a deny (plain text, at most 500 characters), passed on to the model. */
   reason?: string;
+  /** Another process took the decided call over while this one looked gone: it finishes the call, not this one. */
+  finishedElsewhere?: boolean;
 }
 
 /** Asks the person before a destructive call; resolves with the one recorded decision. */

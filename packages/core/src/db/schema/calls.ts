@@ -37,6 +37,16 @@ export const approvals = pgTable(
      */
     result: jsonb('result'),
     resultAt: ts('result_at'),
+    /** The app's session as the add-on sees it (`call.session`), for whichever process delivers the call. */
+    session: text('session'),
+    /**
+     * Who finishes the decided call: its holder, or a process that took it over after the holder
+     * was gone (calls/call-tool.ts finishOrphans). Set once, by one conditional update.
+     */
+    runBy: text('run_by'),
+    runAt: ts('run_at'),
+    /** Its holder claims before it runs the call, so another process may take it over (older releases' holders do not). */
+    takeover: boolean('takeover').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
@@ -49,6 +59,8 @@ export const approvals = pgTable(
     index('approvals_same_call_idx')
       .on(t.userId, t.grantId, t.toolName)
       .where(sql`status = 'pending' or result is not null or (status = 'allowed' and result_at is null)`),
+    // Decided calls nobody has taken to finish yet: the sweep looks only here for a holder's orphans.
+    index('approvals_unrun_idx').on(t.decidedAt).where(sql`run_by is null and status <> 'pending' and takeover`),
   ],
 );
 
