@@ -134,6 +134,7 @@ const TIERS = {
   'stream-revocation': 'both',
   tasks: 'both', // tasks outlive an API process: on services, a restart with Redis and BullMQ
   'tasks-activity': 'browser-embedded',
+  'tasks-approval': 'browser-embedded',
   'tool-why': 'surface',
   'tool-surface': 'surface', // one browser step among checks of what apps are sent
   'tools-cache': 'both',

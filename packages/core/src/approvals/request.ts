@@ -94,6 +94,7 @@ class Waiting {
   readonly signal: CancelSignal | undefined;
   /** Kept only to tell it progress while the person decides: nothing else of the exchange stays. */
   readonly watcher: ApprovalRequest['watcher'];
+  readonly durable: boolean;
 
   constructor(
     readonly owner: ApprovalsImpl,
@@ -104,6 +105,12 @@ class Waiting {
     this.grantId = req.grantId;
     this.signal = req.signal;
     this.watcher = req.watcher?.progress ? req.watcher : undefined;
+    this.durable = !!req.durable;
+  }
+
+  /** This process stops: the call stays the person's to decide, and a live process finishes it (finishOrphans). */
+  handOver() {
+    if (this.finish({ status: 'cancelled', approvalId: this.id, decidedBy: 'shutdown', finishedElsewhere: true })) this.release();
   }
 
   settle(status: FinalStatus, decidedBy: string | null, decidedAt?: Date | null, reason?: string | null, elsewhere = false) {
@@ -594,6 +601,8 @@ class ApprovalsImpl implements ApprovalsService {
 
   async stopHolding() {
     this.stopping = true;
+    // A task's app polls its task, not this connection: its call is handed over, not cancelled.
+    for (const w of [...this.byId.values()]) if (w.durable) w.handOver();
     const held = [...this.byId.values()];
     if (!held.length) return;
     const ids = held.map((w) => w.id);

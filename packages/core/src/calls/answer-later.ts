@@ -8,7 +8,7 @@ import { MAX_ANSWER_WIRE_BYTES, readLaterAnswer } from '../outbound/webhook';
 import { keepArtifacts } from './artifacts';
 import type { Services } from '../services';
 import { cleanSentence } from '../text/sentence';
-import { answerTask, currentTaskOf, noteProgress, taskOfCall, type EndReason } from './tasks';
+import { answerTask, currentTaskOf, noteProgress, taskOfCall, waitsForPerson, type EndReason } from './tasks';
 
 /*
  * A task's add-on that accepted the call (HTTP 202) answers later by POSTing to the call's answer
@@ -28,6 +28,7 @@ const ENDED: Record<Exclude<EndReason, 'answered'>, string> = {
   overdue: 'The call has ended: its time ran out before this answer came.',
   lost: 'The call has ended: Toolport lost track of it before your add-on took it.',
   failed: 'The call has ended: it failed on Toolport’s side.',
+  refused: 'The call has ended: the person did not allow it, so it was never sent to your add-on.',
 };
 
 export type LaterAnswer = { kind: 'answered' } | { kind: 'progress' };
@@ -86,6 +87,8 @@ async function take(
     if (reason === 'answered') throw new ToolportError('CONFLICT', 'This call has its answer already; an answer counts once.');
     throw new ToolportError('GONE', ENDED[reason]);
   }
+  // Its id is known from the confirm step: nothing of it is taken before the person allowed it.
+  if (waitsForPerson(task)) throw new ToolportError('CONFLICT', 'This call has not been sent to your add-on: it is waiting for the person’s approval.');
 
   let parsed: unknown;
   try {

@@ -19,7 +19,7 @@ import type { EnabledTool, EnabledToolSet } from './enabled-tools';
 import type { ApprovalDecision, Approvals, CallWatcher, ToolResult } from './types';
 import { announceCallChange, tell } from './watch';
 import { argumentsHash, type ApprovalReceipt } from '../queue/types';
-import type { CancelSignal } from '../cancel';
+import type { CallCancel, CancelSignal } from '../cancel';
 import { ruleFor, rulesOf, type Rule } from '../approvals/rules';
 import { needsSetupSentence } from '../installs/settings';
 import {
@@ -35,7 +35,19 @@ import {
 } from '../installs/account-tokens';
 import { grantDeclaresUrlElicitation } from '../oauth/elicitation';
 import { newToken } from '../ids';
-import { createTask, describeSeconds, isLongTool, MAX_REQUEST_TOOL_SECONDS, settle, taskOfCall, taskSignal, type TaskView } from './tasks';
+import {
+  createTask,
+  describeSeconds,
+  isLongTool,
+  MAX_REQUEST_TOOL_SECONDS,
+  noteAsking,
+  noteSending,
+  settle,
+  taskOfCall,
+  taskSignal,
+  taskViewOfCall,
+  type TaskView,
+} from './tasks';
 import { endTurn, exclusiveLine, waitTurn } from '../turns';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
@@ -143,6 +155,8 @@ class CallRun {
   private running: ReturnType<typeof setTimeout> | undefined;
   /** The person may be watching it (shown running, or waiting for them): its ending is announced too. */
   shown = false;
+  /** What its log row said last (a task that never reached its add-on ends with the same). */
+  logged: Logged | undefined;
   constructor(
     readonly svc: Services,
     readonly actor: AppActor,
@@ -171,6 +185,7 @@ class CallRun {
   log(rec: Logged) {
     const { svc, actor, span } = this;
     this.leftAddon();
+    this.logged = rec;
     const latencyMs = performance.now() - this.started;
     // An unknown tool's name is the app's input: the span keeps only that it was unknown.
     if (rec.outcome !== 'unknown_tool') span.setAttributes({ 'toolport.addon.id': rec.addonId, 'toolport.tool.name': rec.toolName });
@@ -196,6 +211,11 @@ interface Checked {
   accountRows?: Map<string, AccountRow>;
   /** The app took a task for a tool that may outlast one request (calls/tasks.ts). */
   asTask: boolean;
+  /** Its task, when the app has it before the person is asked; `following` stops the call when the task is cancelled. */
+  task?: TaskView;
+  following?: { signal: CallCancel; done: () => void };
+  /** Handed to deliverAsTask, which ends the task from then on. */
+  sent?: boolean;
   /** The app's session as this add-on sees it (`call.session`). */
   session?: string;
 }
@@ -309,6 +329,28 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     return text('This tool needs the person’s approval, and approvals are not available right now, so the call did not run.', true);
   }
   run.shown = true;
+  // A task's app has its task before the person is asked, and polls it meanwhile (tasks.ts shows
+  // the approval's page); the task's cancellation, not the app's request, governs from here.
+  let asked = input;
+  if (asTask) {
+    let task: TaskView | null;
+    try {
+      task = await createTask(svc, { ...newTaskOf(run, call), asksFirst: true });
+      if (task) call.following = await taskSignal(svc, task.taskId);
+    } catch (err) {
+      void place.release().catch(() => {});
+      throw err;
+    }
+    if (!task) {
+      void place.release().catch(() => {});
+      run.log({ ...where, outcome: 'limited', detail: 'open_tasks' });
+      return text(openTasksSentence(svc), true);
+    }
+    call.task = task;
+    tell(svc, input.watcher!, { kind: 'task', task });
+    const callId = run.id;
+    asked = { ...input, signal: call.following!.signal, watcher: { on: (e) => e.kind === 'held' && void noteAsking(svc, callId).catch(() => {}) } };
+  }
   // Returned, not awaited, and one callback rather than async functions: while the person decides
   // (up to 30 s) no frame of the call stays alive, only its records and this one reaction.
   const waiting = tracer().startSpan('approval wait', { attributes: { 'toolport.call.id': run.id, 'toolport.addon.id': tool.addonId, 'toolport.tool.name': tool.name } });
@@ -325,9 +367,10 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
         argumentsText,
         subject: call.subject,
         ...(call.session ? { session: call.session } : {}),
-        signal: input.signal,
-        watcher: input.watcher,
+        signal: asked.signal,
+        watcher: asked.watcher,
         ...(mustAsk ? { mustAsk } : {}),
+        ...(asTask ? { durable: true } : {}),
       }),
     );
   } catch (err) {
@@ -338,8 +381,14 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
       waiting.setAttribute('toolport.approval.decision', decision.status);
       waiting.end();
       void place.release().catch(() => {});
-      if (decision.finishedElsewhere) return answerOfTakenOver(run, input, decision);
-      const answered = afterApproval(run, input, call, decision);
+      if (decision.finishedElsewhere) {
+        call.following?.done();
+        // A task's app polls its task, which whoever finishes the call ends.
+        if (call.task) return text('Another Toolport server finishes this call; its task says how it ends.', true);
+        return answerOfTakenOver(run, input, decision);
+      }
+      const answered = afterApproval(run, asked, call, decision);
+      if (call.task) return Promise.resolve(answered).then((result) => endTaskUnsent(run, call, decision, result));
       // Kept on the approval, for a repeat of this call (findSameCall) and a 2026-07-28 retry; a
       // task's call has its own record, which its app polls.
       const approvalId = decision.approvalId;
@@ -353,6 +402,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     (err: unknown) => {
       endFailed(waiting, err);
       void place.release().catch(() => {});
+      if (call.task) void endTaskUnsent(run, call, undefined, undefined).catch(() => {});
       throw err;
     },
   );
@@ -458,6 +508,42 @@ function afterApproval(run: CallRun, input: CallToolInput, call: Checked, decisi
   return text(approvalSentences(run.svc.config.approvalTimeoutSeconds, decision)[decision.status], true);
 }
 
+/**
+ * A task whose call never reached its add-on (the person did not allow it, or a check refused it
+ * after) ends with what its app would have heard; one that did is ended by its delivery.
+ */
+async function endTaskUnsent(run: CallRun, call: Checked, decision: ApprovalDecision | undefined, result: ToolResult | undefined): Promise<ToolResult> {
+  call.following?.done();
+  const said = result ?? { content: [{ type: 'text', text: 'Something went wrong on Toolport’s side while asking the person, so the call did not run. Try again in a moment.' }], isError: true };
+  if (call.sent) return said;
+  const logged = run.logged;
+  await settle(run.svc, run.id, {
+    ...(result ? { result } : { result: { error: { code: -32603, message: String(said.content[0]!.text) } }, status: 'failed' as const }),
+    reason: result ? 'refused' : 'failed',
+    outcome: logged?.outcome ?? 'failed',
+    ...(logged?.detail ? { detail: logged.detail } : {}),
+    ...(decision ? { decision: decision.status, decidedBy: decision.decidedBy } : {}),
+  });
+  return said;
+}
+
+/** A task's row, as its call makes it. */
+const newTaskOf = (run: CallRun, call: Checked) => ({
+  callId: run.id,
+  userId: run.actor.userId,
+  grantId: run.actor.grantId,
+  appName: run.actor.appName,
+  addonId: call.tool.addonId,
+  addonName: call.tool.addonName,
+  toolName: call.tool.name,
+  argsDigest: call.where.argsDigest,
+  timeoutSeconds: call.tool.timeoutSeconds!,
+  outputSchema: call.tool.outputSchema ?? null,
+});
+
+const openTasksSentence = (svc: Services) =>
+  `This person already has ${svc.config.limits.openTasksPerPerson} calls running as tasks, the most Toolport runs at once for one person, so this one did not start. Wait until some finish (or cancel them), then try again.`;
+
 /** Another process took this call over after the person decided (this one looked gone): that process's answer. */
 async function answerOfTakenOver(run: CallRun, input: CallToolInput, decision: ApprovalDecision): Promise<ToolResult> {
   const { svc, actor } = run;
@@ -508,21 +594,26 @@ async function finishTakenOver(svc: Services, row: ApprovalRow, span: Span): Pro
   if (!gate || gate.revokedAt || !gate.aiApps) decision = { status: 'revoked', approvalId: row.id, decidedBy: 'revocation' };
   const where = { addonId: row.addonId, toolName: row.toolName, argsDigest: svc.secrets.argsDigest(row.arguments) };
   const tool = decision.status === 'allowed' ? [...(await svc.tools.forApp(actor)).byName.values()].find((t) => t.addonId === row.addonId && t.name === row.toolName) : undefined;
-  if (decision.status === 'allowed' && (!tool || tool.webhookDisabled || isLongTool(tool))) {
-    // A task's app never learnt its task (the holder stopped first); a tool gone or disabled is not sent.
-    run.log({ ...where, outcome: 'failed', decision: 'allowed', decidedBy: decision.decidedBy, detail: 'taken over: the tool cannot run now' });
-    return text('The Toolport server holding this call stopped after the person allowed it, and it cannot be sent now (the tool changed, or runs only as a task), so it did not run. Call again if it is still needed.', true);
-  }
+  // A task's app has had its task since before the person was asked: the task ends as the call does.
+  const task = await taskViewOfCall(svc, row.callId);
+  const unsendable = decision.status === 'allowed' && (!tool || tool.webhookDisabled || isLongTool(tool) !== !!task);
   const call: Checked = {
     tool: tool!,
     argumentsText: row.arguments,
     where,
     subject: tool ? svc.secrets.pseudonym(tool.addonId, row.userId) : '',
     slot: undefined,
-    asTask: false,
+    asTask: !!task,
+    ...(task ? { task } : {}),
     ...(row.session ? { session: row.session } : {}),
   };
-  return afterApproval(run, { name: tool?.mcpName ?? row.toolName, arguments: undefined }, call, decision);
+  let result: ToolResult;
+  if (unsendable) {
+    // A tool gone, disabled or changed since is not sent.
+    run.log({ ...where, outcome: 'failed', decision: 'allowed', decidedBy: decision.decidedBy, detail: 'taken over: the tool cannot run now' });
+    result = text('The Toolport server holding this call stopped after the person allowed it, and the tool changed since, so it did not run. Call again if it is still needed.', true);
+  } else result = await afterApproval(run, { name: tool?.mcpName ?? row.toolName, arguments: undefined }, call, decision);
+  return task ? endTaskUnsent(run, call, decision, result) : result;
 }
 
 /** Takes the add-on's slot (unless the rate check did), dispatches, and shapes and logs the outcome. */
@@ -570,7 +661,7 @@ async function deliver(run: CallRun, input: CallToolInput, call: Checked, decisi
     endMyTurn = turn.end;
   }
   try {
-    if (call.asTask && input.watcher?.task) return await deliverAsTask(run, input.watcher, call, decision, accounts);
+    if (call.asTask && (call.task || input.watcher?.task)) return await deliverAsTask(run, input.watcher, call, decision, accounts);
     return await deliverNow(run, input, call, decision, accounts);
   } finally {
     await endMyTurn?.();
@@ -700,42 +791,32 @@ function jobOf(run: CallRun, call: Checked, decision: ApprovalDecision | undefin
  * to accept the call and answer later at its answer URL. From here the task's own cancellation
  * governs, not the app's request.
  */
-async function deliverAsTask(run: CallRun, watcher: CallWatcher, call: Checked, decision: ApprovalDecision | undefined, accounts: string | undefined): Promise<ToolResult> {
-  const { svc, actor } = run;
+async function deliverAsTask(run: CallRun, watcher: CallWatcher | undefined, call: Checked, decision: ApprovalDecision | undefined, accounts: string | undefined): Promise<ToolResult> {
+  const { svc } = run;
   const { tool, where } = call;
   const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
-  let task: TaskView | null;
+  call.sent = true;
+  let task: TaskView | null = call.task ?? null;
   try {
-    task = await createTask(svc, {
-      callId: run.id,
-      userId: actor.userId,
-      grantId: actor.grantId!,
-      appName: actor.appName,
-      addonId: tool.addonId,
-      addonName: tool.addonName,
-      toolName: tool.name,
-      argsDigest: where.argsDigest,
-      timeoutSeconds: tool.timeoutSeconds!,
-      outputSchema: tool.outputSchema ?? null,
-    });
+    // Begun before the person was asked: the add-on's time starts now.
+    if (task) await noteSending(svc, run.id, tool.timeoutSeconds!);
+    else task = await createTask(svc, newTaskOf(run, call));
   } catch (err) {
     void call.slot?.().catch(() => {});
+    call.following?.done();
     throw err;
   }
   if (!task) {
     void call.slot?.().catch(() => {});
     run.log({ ...where, ...decided, outcome: 'limited', detail: 'open_tasks' });
-    return text(
-      `This person already has ${svc.config.limits.openTasksPerPerson} calls running as tasks, the most Toolport runs at once for one person, so this one did not start. Wait until some finish (or cancel them), then try again.`,
-      true,
-    );
+    return text(openTasksSentence(svc), true);
   }
-  tell(svc, watcher, { kind: 'task', task });
+  if (!call.task) tell(svc, watcher!, { kind: 'task', task });
   // From here the task's row says how the call ended: its log row is written where it ends
   // (calls/tasks.ts settle), by the worker that hears the add-on, its answer URL, or a cancel.
   let done = () => {};
   try {
-    const running = await taskSignal(svc, task.taskId);
+    const running = call.following ?? (await taskSignal(svc, task.taskId));
     done = running.done;
     const now = svc.clock.now().getTime();
     const slot = addonSlot(svc, tool.addonId);

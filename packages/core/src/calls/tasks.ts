@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { endTurn, exclusiveLine } from '../turns';
 import { CallCancel } from '../cancel';
-import { tasks } from '../db/schema/index';
+import { approvals, tasks } from '../db/schema/index';
 import { TASKS_CHANNEL } from '../events/channels';
 import { newToken } from '../ids';
 import type { Services } from '../services';
@@ -46,6 +46,8 @@ export interface TaskView {
   result?: ToolResult;
   /** A failed task's JSON-RPC error (Toolport's side failed; a tool's own failure is a completed isError). */
   error?: { code: number; message: string };
+  /** Waiting for the person: the approval's own page, which an app that can open a URL may offer them. */
+  approval?: { id: string; url: string; message: string };
 }
 
 export const isLongTool = (tool: { timeoutSeconds: number | null }) => (tool.timeoutSeconds ?? 0) > MAX_REQUEST_TOOL_SECONDS;
@@ -77,6 +79,8 @@ export interface NewTask {
   argsDigest: string;
   timeoutSeconds: number;
   outputSchema?: Record<string, unknown> | null;
+  /** The call waits for the person before it is sent. */
+  asksFirst?: boolean;
 }
 
 /**
@@ -105,7 +109,7 @@ export async function createTask(svc: Services, t: NewTask): Promise<TaskView | 
       toolName: t.toolName,
       argsDigest: t.argsDigest,
       outputSchema: t.outputSchema ?? null,
-      statusMessage: SENDING,
+      statusMessage: t.asksFirst ? WAITING : SENDING,
       answerBy,
       createdAt: now,
       updatedAt: now,
@@ -117,6 +121,7 @@ export async function createTask(svc: Services, t: NewTask): Promise<TaskView | 
 }
 
 const SENDING = 'Sending the call to the add-on.';
+const WAITING = 'Waiting for the person to approve the call.';
 const ACCEPTED = 'The add-on accepted the call and is working on it.';
 
 export function describeSeconds(seconds: number): string {
@@ -126,8 +131,9 @@ export function describeSeconds(seconds: number): string {
 }
 
 /**
- * A call the add-on has not taken this long after the task began was never delivered, or its
- * answer was lost with the process that sent it: the delivery itself ends at MAX_REQUEST_TOOL_SECONDS.
+ * A call the add-on has not taken this long after it was last moved on (begun, asked about,
+ * sent) was never delivered, or its answer was lost with the process that sent it: the delivery
+ * itself ends at MAX_REQUEST_TOOL_SECONDS, the person's answer at 30 s.
  */
 const UNTAKEN_AFTER_MS = (MAX_REQUEST_TOOL_SECONDS + 15) * 1000;
 
@@ -144,7 +150,7 @@ function lapse(row: TaskRow, now: number): Ending | undefined {
       detail: 'task',
     };
   }
-  if (row.acceptedAt === null && row.createdAt.getTime() + UNTAKEN_AFTER_MS <= now) {
+  if (row.acceptedAt === null && row.updatedAt.getTime() + UNTAKEN_AFTER_MS <= now) {
     return {
       result: text(`Toolport lost track of this call before the add-on "${row.addonName}" took it (the server sending it stopped), so it may not have run: check before trying again.`, true),
       statusMessage: 'Toolport lost track of the call before the add-on took it.',
@@ -173,7 +179,57 @@ export async function getTask(svc: Services, grantId: string, taskId: string): P
   if (typeof taskId !== 'string' || taskId.length > 64) return undefined;
   const row = await rowOf(svc, taskId);
   if (!row || row.grantId !== grantId || row.expiresAt.getTime() <= svc.clock.now().getTime()) return undefined;
-  return viewOf(await endIfLapsed(svc, row));
+  return withApproval(svc, await endIfLapsed(svc, row));
+}
+
+/** Not sent yet: the person has not allowed the call (states only move on, WAITING first). */
+export const waitsForPerson = (row: Pick<TaskRow, 'status' | 'statusMessage' | 'acceptedAt'>) => row.status === 'working' && row.acceptedAt === null && row.statusMessage === WAITING;
+
+/** A task waiting for the person carries its approval's page (only then is it looked up). */
+async function withApproval(svc: Services, row: TaskRow): Promise<TaskView> {
+  const view = viewOf(row);
+  if (!waitsForPerson(row)) return view;
+  const [waiting] = await svc.db
+    .select({ id: approvals.id })
+    .from(approvals)
+    .where(and(eq(approvals.callId, row.callId), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)));
+  if (!waiting) return view;
+  return {
+    ...view,
+    approval: {
+      id: waiting.id,
+      url: `${svc.config.publicUrl}/approvals/${waiting.id}`,
+      message: `Toolport asks the person to approve "${row.toolName}" from ${row.addonName} on its own page; the call runs only if they allow it there.`,
+    },
+  };
+}
+
+/** A task's call as its app sees it, whoever asks (the process finishing a call taken over). */
+export async function taskViewOfCall(svc: Services, callId: string): Promise<TaskView | undefined> {
+  const row = await taskOfCall(svc, callId);
+  return row && row.status === 'working' ? viewOf(row) : undefined;
+}
+
+/** The person is being asked now (the approval is recorded): apps following the task hear it. */
+export async function noteAsking(svc: Services, callId: string): Promise<void> {
+  await touch(svc, callId, WAITING);
+}
+
+/** The person allowed the call: it is on its way to the add-on, whose time starts now. */
+export async function noteSending(svc: Services, callId: string, timeoutSeconds: number): Promise<void> {
+  const answerBy = new Date(svc.clock.now().getTime() + timeoutSeconds * 1000);
+  await touch(svc, callId, SENDING, { answerBy, expiresAt: new Date(answerBy.getTime() + KEPT_AFTER_MS) });
+}
+
+async function touch(svc: Services, callId: string, statusMessage: string, times: { answerBy?: Date; expiresAt?: Date } = {}) {
+  const [row] = await svc.db
+    .update(tasks)
+    .set({ statusMessage, updatedAt: svc.clock.now(), ...times })
+    .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working'), isNull(tasks.acceptedAt)))
+    .returning({ id: tasks.id, userId: tasks.userId });
+  if (!row) return;
+  await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
+  announceCallChange(svc, row.userId, callId);
 }
 
 /** The task of a call as stored (its add-on's answer checks the signature before anything changes). */
@@ -186,7 +242,7 @@ export async function taskOfCall(svc: Services, callId: string): Promise<TaskRow
 export const currentTaskOf = (svc: Services, row: TaskRow) => endIfLapsed(svc, row);
 
 /** Why a task ended, as its row keeps it: an add-on's late answer is told which. */
-export type EndReason = 'answered' | 'cancelled' | 'overdue' | 'lost' | 'failed';
+export type EndReason = 'answered' | 'cancelled' | 'overdue' | 'lost' | 'failed' | 'refused';
 
 interface Ending {
   result: ToolResult | { error: { code: number; message: string } };
@@ -321,7 +377,7 @@ export async function endLapsedTasks(svc: Services): Promise<void> {
     .where(
       and(
         eq(tasks.status, 'working'),
-        or(lte(tasks.answerBy, now), and(isNull(tasks.acceptedAt), lte(tasks.createdAt, new Date(now.getTime() - UNTAKEN_AFTER_MS)))),
+        or(lte(tasks.answerBy, now), and(isNull(tasks.acceptedAt), lte(tasks.updatedAt, new Date(now.getTime() - UNTAKEN_AFTER_MS)))),
       ),
     )
     .limit(SWEEP_BATCH);

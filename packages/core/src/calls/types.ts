@@ -28,6 +28,8 @@ export interface ApprovalRequest {
   watcher?: CallWatcher;
   /** A `confirm` add-on answering null then gives no description, and the person is still asked. */
   mustAsk?: boolean;
+  /** A task's call, which its app polls: a process that stops hands it over rather than cancelling it. */
+  durable?: boolean;
 }
 
 /**

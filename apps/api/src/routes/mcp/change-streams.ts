@@ -41,6 +41,8 @@ interface ChangeStream extends StreamAccess {
   taskIds?: Set<string>;
   /** Each followed task's lastUpdatedAt as last sent: a read that is not newer sends nothing. */
   taskSent?: Map<string, string>;
+  /** The listen request declared URL elicitation: a task waiting for the person offers the approval's page. */
+  urlElicitation?: boolean;
   /** The digest of the tool list the app was last told of; undefined until the stream is set up. */
   digest?: string;
 }
@@ -116,8 +118,13 @@ export class ChangeStreams {
   }
 
   /** The acknowledgment is written once the current list is known, so every change after it is told. */
-  async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean; taskIds?: string[] }) {
-    const stream: ChangeStream = { ...access, outgoing, wantsTools: subscription ? subscription.toolsListChanged : true, ...(subscription ? { subscriptionId: subscription.id } : {}) };
+  async open(outgoing: ServerResponse, access: StreamAccess, subscription?: { id: string | number; toolsListChanged: boolean; taskIds?: string[]; urlElicitation?: boolean }) {
+    const stream: ChangeStream = {
+      ...access,
+      outgoing,
+      wantsTools: subscription ? subscription.toolsListChanged : true,
+      ...(subscription ? { subscriptionId: subscription.id, urlElicitation: !!subscription.urlElicitation } : {}),
+    };
     // Counted before anything is awaited, so a burst of opens cannot pass makeRoom together.
     let mine = this.byUser.get(access.identity.userId);
     if (!mine) this.byUser.set(access.identity.userId, (mine = new Set()));
@@ -228,7 +235,7 @@ export class ChangeStreams {
       const sent = stream.taskSent?.get(taskId);
       if (sent !== undefined && task.lastUpdatedAt <= sent) continue;
       (stream.taskSent ??= new Map()).set(taskId, task.lastUpdatedAt);
-      const params = { ...modernTask(task), _meta: { [META.subscriptionId]: stream.subscriptionId } };
+      const params = { ...modernTask(task, !!stream.urlElicitation), _meta: { [META.subscriptionId]: stream.subscriptionId } };
       this.write(stream, sseMessage(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks', params })));
       if (task.status !== 'working') this.unfollow(stream, taskId);
     }

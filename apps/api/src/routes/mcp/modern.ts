@@ -163,7 +163,8 @@ export async function answerModern(
       if (!streams.makeRoom(identity)) {
         return rpcError(c, 200, id, -32603, 'Too many open change streams for this account on this server: close one (each app needs only one).');
       }
-      await streams.open(outgoing, access, { id, toolsListChanged: wanted === true, ...(taskIds ? { taskIds: taskIds as string[] } : {}) });
+      const urlElicitation = declaresUrlElicitation((params._meta as Record<string, unknown>)[META.clientCapabilities]);
+      await streams.open(outgoing, access, { id, toolsListChanged: wanted === true, urlElicitation, ...(taskIds ? { taskIds: taskIds as string[] } : {}) });
       return PARKED;
     }
 

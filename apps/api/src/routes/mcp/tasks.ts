@@ -1,5 +1,17 @@
 import type { Context } from 'hono';
-import { awaitTask, cancelTask, getTask, type AppIdentity, type CallWatcher, type Services, type TaskView, type ToolResult } from '@toolport/core';
+import {
+  answerApprovalElicitation,
+  awaitTask,
+  cancelTask,
+  declaresUrlElicitation,
+  getTask,
+  isToolportError,
+  type AppIdentity,
+  type CallWatcher,
+  type Services,
+  type TaskView,
+  type ToolResult,
+} from '@toolport/core';
 import type { AppEnv } from '../../http/env';
 import { isPlainObject, isRequestId, jsonRpcError } from '../../http/json-rpc';
 import type { InFlight } from './cancellation';
@@ -86,17 +98,30 @@ export async function callOfferingTask(
   return Promise.race([running.then((result) => ({ result })), task.then((t) => ({ task: t }))]);
 }
 
-/** 2026-07-28: the Task shape of the extension (its status fields inline). */
-export function modernTask(task: TaskView) {
-  const { result, ...rest } = task;
+/** The input a task waiting for the person asks of its app: the approval's page (as held-call.ts offers it). */
+const APPROVAL_INPUT = 'approval';
+
+/**
+ * 2026-07-28: the Task shape of the extension (its status fields inline). Waiting for the person,
+ * it is `input_required` with the approval's page for an app that can open a URL; else `working`,
+ * its status message naming the page.
+ */
+export function modernTask(task: TaskView, urlElicitation = false) {
+  const { result, approval, ...rest } = task;
   if (task.status === 'completed' && result) return { ...rest, result: { ...result, resultType: 'complete' } };
+  if (approval && urlElicitation) {
+    return { ...rest, status: 'input_required', inputRequests: { [APPROVAL_INPUT]: { method: 'elicitation/create', params: { mode: 'url', url: approval.url, message: approval.message } } } };
+  }
+  if (approval) return { ...rest, statusMessage: waitingSentence(approval.url) };
   return rest;
 }
 
+const waitingSentence = (url: string) => `Waiting for the person to approve the call on its page, ${url} (or in the Toolport dashboard, or on their phone).`;
+
 /** 2025-11-25: `ttl` and `pollInterval` where 2026-07-28 says `ttlMs` and `pollIntervalMs`. */
 function legacyTask(task: TaskView) {
-  const { result: _result, error: _error, ttlMs, pollIntervalMs, ...rest } = task;
-  return { ...rest, ttl: ttlMs, pollInterval: pollIntervalMs };
+  const { result: _result, error: _error, approval, ttlMs, pollIntervalMs, ...rest } = task;
+  return { ...rest, ...(approval ? { statusMessage: waitingSentence(approval.url) } : {}), ttl: ttlMs, pollInterval: pollIntervalMs };
 }
 
 export const modernCreated = (task: TaskView) => JSON.stringify({ resultType: 'task', ...modernTask(task), _meta: RESULT_META });
@@ -128,12 +153,31 @@ export async function answerModernTasks(
   switch (method) {
     case 'tasks/get': {
       const task = await getTask(svc, identity.grantId, taskId);
-      return task ? complete(modernTask(task)) : invalid(c, id, NOT_FOUND);
+      return task ? complete(modernTask(task, declaresUrlElicitation(capabilities))) : invalid(c, id, NOT_FOUND);
     }
     case 'tasks/update': {
-      // No task of Toolport's asks the app for input: every response is to no outstanding request, and ignored.
-      if (params.inputResponses !== undefined && !isPlainObject(params.inputResponses)) return invalid(c, id, 'Invalid params: inputResponses must be an object.');
-      return (await getTask(svc, identity.grantId, taskId)) ? complete() : invalid(c, id, NOT_FOUND);
+      const responses = params.inputResponses;
+      if (responses !== undefined && !isPlainObject(responses)) return invalid(c, id, 'Invalid params: inputResponses must be an object.');
+      const task = await getTask(svc, identity.grantId, taskId);
+      if (!task) return invalid(c, id, NOT_FOUND);
+      // The only input a task asks for is the approval's page. The app's answer never approves:
+      // decline or cancel ends the call, accept changes nothing. Any other response is to no request, and ignored.
+      const answer = responses?.[APPROVAL_INPUT];
+      if (answer !== undefined) {
+        const action = isPlainObject(answer) ? answer.action : undefined;
+        if (action !== 'accept' && action !== 'decline' && action !== 'cancel') {
+          return invalid(c, id, `Invalid params: inputResponses.${APPROVAL_INPUT} answers an elicitation: {"action": "accept" | "decline" | "cancel"}.`);
+        }
+        if (task.approval && action !== 'accept') {
+          try {
+            await answerApprovalElicitation({ ctx: { svc, actor: { kind: 'app', ...identity } }, approvalId: task.approval.id, action });
+          } catch (err) {
+            // Decided or gone meanwhile: the task says what happened.
+            if (!isToolportError(err)) throw err;
+          }
+        }
+      }
+      return complete();
     }
     default:
       return (await cancelTask(svc, { grantId: identity.grantId }, taskId)) ? complete() : invalid(c, id, NOT_FOUND);
