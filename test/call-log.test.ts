@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { recordCall } from '@toolport/core';
 import { endLostCalls } from '../packages/core/src/calls/call-log';
+import { eq } from 'drizzle-orm';
+import { calls } from '../packages/core/src/db/schema/index';
+import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { newPerson } from './helpers/http';
+import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
@@ -66,7 +70,10 @@ describe('a call at its add-on (its running row)', () => {
     } finally {
       tp.svc.clock = clock;
     }
+    const aWhileAgo = new Date(Date.now() - 2_000);
+    tp.svc.clock = { now: () => aWhileAgo };
     call('call_at_addon', 'running');
+    tp.svc.clock = clock;
 
     const running = (await me.client.get('/api/calls/running')).body;
     assert.deepEqual(running.map((c: any) => [c.callId, c.taskId, c.answerBy]).sort(), [['call_at_addon', null, null], ['call_left_behind', null, null]]);
@@ -84,6 +91,39 @@ describe('a call at its add-on (its running row)', () => {
     // An ending that comes after the sweep changes nothing: the call is not taken back from lost.
     call('call_left_behind', 'ok');
     assert.deepEqual((await me.client.get('/api/calls?outcome=lost')).body.items.map((c: any) => c.id), ['call_left_behind']);
+  });
+});
+
+describe('every call sent to its add-on has its row from then on', () => {
+  it('a call is recorded running while its add-on works, in every process, before it has been there a second; its ending replaces the row', async () => {
+    let release: () => void = () => {};
+    let reached: () => void = () => {};
+    const atAddon = new Promise<void>((r) => (reached = r));
+    const hook = await startAddonServer({
+      add_note: async () => {
+        reached();
+        await new Promise<void>((r) => (release = r));
+        return { text: 'Added.' };
+      },
+    });
+    try {
+      const person = await personWithNotes(tp.url, hook, { add_note: true }, 'rec');
+      const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+      const calling = client.callTool({ name: `${person.addonId}__add_note`, arguments: { text: 'milk' } });
+      await atAddon;
+      // Pushed when the call was sent: written once the process's pending rows are (10 ms batches).
+      await tp.svc.logs.flushed();
+      const rows = await tp.svc.db.select().from(calls).where(eq(calls.userId, person.user.id));
+      assert.deepEqual(rows.map((r) => [r.outcome, r.addonId, r.toolName]), [['running', person.addonId, 'add_note']]);
+      release();
+      assert.equal(((await calling) as any).content[0].text, 'Added.');
+      await tp.svc.logs.flushed();
+      const ended = await tp.svc.db.select().from(calls).where(eq(calls.userId, person.user.id));
+      assert.deepEqual(ended.map((r) => [r.id, r.outcome]), [[rows[0]!.id, 'ok']], 'one row, now ended');
+      await client.close();
+    } finally {
+      await hook.close();
+    }
   });
 });
 

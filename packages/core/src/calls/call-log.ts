@@ -1,4 +1,4 @@
-import { and, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, lte, ne, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { validation } from '../errors';
@@ -79,13 +79,18 @@ export async function endLostCalls(svc: Services): Promise<void> {
   for (const c of ended) announceCallChange(svc, c.userId, c.id);
 }
 
-/** The person's calls at their add-on now, in any process, newest first. */
+/** Running now leaves out a call at its add-on for less than this: most end within it, and it would flicker. */
+const SHOWN_AFTER_MS = 1_000;
+
+/** The person's calls at their add-on a while now, in any process, newest first. */
 export async function runningCallRows(svc: Services, userId: string, limit: number) {
   await svc.logs.flushed();
+  // Rows carry the writing process's clock (svc.clock), so "a while" is read on it too.
+  const since = new Date(svc.clock.now().getTime() - SHOWN_AFTER_MS);
   return svc.db
     .select()
     .from(calls)
-    .where(and(eq(calls.userId, userId), eq(calls.outcome, 'running')))
+    .where(and(eq(calls.userId, userId), eq(calls.outcome, 'running'), lte(calls.createdAt, since)))
     .orderBy(desc(calls.createdAt))
     .limit(limit);
 }

@@ -141,11 +141,8 @@ export function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallTo
 type AppActor = Extract<Ctx['actor'], { kind: 'app' }>;
 type Logged = Partial<CallRecord> & { outcome: CallOutcomeName; addonId: string; toolName: string; argsDigest: string };
 
-/**
- * A call still at its add-on after this long is written as running, so the person sees it from any
- * process (Running now, its own page); a quicker call keeps its one write, when it ends.
- */
-const RUNNING_AFTER_MS = 1_000;
+/** A call still at its add-on after this long is announced to the person's dashboards (Running now, its own page). */
+const SHOWN_AFTER_MS = 1_000;
 
 /** One call on its way: what its log row, metric and span need, whichever step ends it. */
 class CallRun {
@@ -166,14 +163,18 @@ class CallRun {
     this.budgetEnd = svc.clock.now().getTime() + svc.config.callBudgetSeconds * 1000;
   }
 
-  /** The call is at its add-on: if it is still there in a while, its row says so. */
+  /**
+   * The call is at its add-on: its row says so from now, in every process, and outlives this one
+   * (the sweep ends it as lost). Written behind the call like its ending, which replaces it in the
+   * same batch when the add-on answers within it: most calls still cost one row.
+   */
   atAddon(rec: Omit<Logged, 'outcome'>) {
     const { svc, actor } = this;
+    recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, outcome: 'running', latencyMs: performance.now() - this.started });
     this.running = setTimeout(() => {
-      recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, outcome: 'running', latencyMs: performance.now() - this.started });
       this.shown = true;
       announceCallChange(svc, actor.userId, this.id);
-    }, RUNNING_AFTER_MS);
+    }, SHOWN_AFTER_MS);
     this.running.unref();
   }
 
