@@ -7,6 +7,7 @@ import { approvals as approvalsTable, oauthClients, oauthGrants } from '../packa
 import { Client, newPerson } from './helpers/http';
 import { startToolport, type Toolport } from './helpers/target';
 import { approvalsOf, ask, pendingFor, sleep } from './helpers/approvals';
+import { claimDecided, orphansDecided } from '../packages/core/src/approvals/records';
 
 let tp: Toolport;
 before(async () => {
@@ -254,6 +255,25 @@ describe('approvals: no answer, cancellation, revocation', () => {
     assert.match(String(row.runBy), /^hld_/);
     assert.notEqual(row.runBy, holder);
     assert.match(JSON.stringify(row.result), /access was revoked/);
+  });
+
+  it('a process never takes over its own calls, even with its lease lapsed: its wait finishes them', async () => {
+    const p = await newPerson(tp.url);
+    // This very process's holder row, its lease lapsed (a stall), holding an allowed call.
+    const holder = (tp.svc.approvals as unknown as { holderId: string }).holderId;
+    await tp.svc.db.execute(
+      sql`insert into approval_holders (id, held_until) values (${holder}, now() - interval '1 second') on conflict (id) do update set held_until = now() - interval '1 second'`,
+    );
+    const row = await leftBehind(p.user.id, 'self', { holderId: holder, takeover: true });
+    await tp.svc.db.execute(sql`update approvals set status = 'allowed', decided_by = 'dashboard', decided_at = now() where id = ${row.id}`);
+    await sleep(6_000); // more than one of this process's sweeps
+    assert.equal((await rowOf(row.id)).runBy, null, 'its own sweep did not take it');
+    assert.deepEqual(await orphansDecided(tp.svc, 100, holder).then((ids) => ids.filter((id) => id === row.id)), []);
+    assert.equal(await claimDecided(tp.svc, row.id, holder, { orphan: true }), undefined);
+    assert.deepEqual(await orphansDecided(tp.svc, 100, 'hld_another').then((ids) => ids.filter((id) => id === row.id)), [row.id]);
+    // Taken by another process: its holder then finds it taken, and finishes nothing itself.
+    assert.equal((await claimDecided(tp.svc, row.id, 'hld_another', { orphan: true }))?.runBy, 'hld_another');
+    assert.equal(await claimDecided(tp.svc, row.id, holder), undefined);
   });
 
   it('takes over no call of an older release, nor one decided long ago', async () => {

@@ -53,10 +53,10 @@ async function restart() {
 
 const textOf = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');
 
-/** A person whose Notes add-on's destructive delete may take ten minutes: it runs only as a task. */
-const personWithLongDelete = (prefix: string) =>
+/** A person whose Notes add-on's destructive delete may take ten minutes (or `seconds`): it runs only as a task. */
+const personWithLongDelete = (prefix: string, seconds = 600) =>
   personWithNotes(tp.url, hook, { delete_note: true }, prefix, (m) => {
-    (m.tools.find((t: any) => t.name === 'delete_note') as any).timeoutSeconds = 600;
+    (m.tools.find((t: any) => t.name === 'delete_note') as any).timeoutSeconds = seconds;
   });
 
 /** The person decides on the approval's own page, in Chromium. */
@@ -167,7 +167,7 @@ describe('a destructive long call is a task while the person decides', () => {
   });
 
   it('on 2026-07-28: the app’s decline by tasks/update ends the task at once; nothing is sent', async () => {
-    const person = await personWithLongDelete('taskdecline');
+    const person = await personWithLongDelete('taskdecline', 60);
     const provider = new TestOAuthProvider('Claude');
     await connectAppV2(person.user.mcpUrl, person.client, { provider });
     const wire = modernWire(person.user.mcpUrl, provider, { extensions: { [TASKS]: {} }, elicitation: { url: {} } });
@@ -176,6 +176,15 @@ describe('a destructive long call is a task while the person decides', () => {
     assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
     const taskId = created.result.taskId;
     await until('input_required', async () => (await wire.call('tasks/get', { taskId })).result?.status === 'input_required');
+    // The add-on's minute has not begun while the person decides: read past it, the task still waits.
+    const clock = tp.svc.clock;
+    const later = new Date(Date.now() + 120_000);
+    tp.svc.clock = { now: () => later };
+    try {
+      assert.equal((await wire.call('tasks/get', { taskId })).result?.status, 'input_required', 'not lapsed by the add-on’s time');
+    } finally {
+      tp.svc.clock = clock;
+    }
     const bad = await wire.call('tasks/update', { taskId, inputResponses: { approval: { action: 'allow' } } });
     assert.equal(bad.error?.code, -32602, JSON.stringify(bad));
     const other = await wire.call('tasks/update', { taskId: 'task_nope', inputResponses: { approval: { action: 'decline' } } });

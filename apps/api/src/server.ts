@@ -48,7 +48,7 @@ export async function startServer(config: Config, overrides: ServiceOverrides = 
     close: () =>
       (closing ??= (async () => {
         // New requests get 503; in-flight calls finish within the grace; waiting approvals are then
-        // recorded cancelled, so nothing runs after we go.
+        // recorded cancelled (a task's are handed over to another process), so nothing else runs after we go.
         draining = true;
         svc.draining = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -157,7 +157,7 @@ async function decide(
   retry = true,
 ): Promise<RecordedDecision> {
   // Whether or not its holder is still alive: a call whose holder is gone is finished by another process (finishOrphans).
-  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, reason });
+  const row = await transition(svc, id, status, decidedBy, { userId, notExpired: true, reason, ...(status === 'allowed' ? { runnable: true } : {}) });
   if (row) {
     await wake(svc, id);
     await announceDecided(svc, row);
@@ -167,7 +167,9 @@ async function decide(
   if (!found || found.userId !== userId) throw notFound('That approval');
   if (found.status === 'pending') {
     // Past its expiry but not yet swept: record that now (the database's clock decides), and answer with it.
-    const ended = await transition(svc, id, 'expired', 'timeout', { userId, overdue: true });
+    const ended =
+      (await transition(svc, id, 'expired', 'timeout', { userId, overdue: true })) ??
+      (await transition(svc, id, 'cancelled', HOLDER_GONE, { userId, lapsed: true }));
     if (ended) {
       await wake(svc, id);
       await announceDecided(svc, ended);

@@ -50,8 +50,16 @@ export function readRequestState(svc: Services, state: string): ReadState {
   return { ok: true, call: { approvalId: c.a, grantId: c.g, tool: c.t, argsDigest: c.d } };
 }
 
+/** Answers that stand in for a call's answer (its holder gave up waiting for another process's): never kept. */
+const standIns = new WeakSet<ToolResult>();
+export function standIn(result: ToolResult): ToolResult {
+  standIns.add(result);
+  return result;
+}
+
 /** Records the held call's answer once, and wakes whoever waits for it. */
 export async function keepHeldResult(svc: Services, approvalId: string, result: ToolResult): Promise<void> {
+  if (standIns.has(result)) return;
   await svc.db
     .update(approvals)
     .set({ result, resultAt: sql`now()` })
@@ -88,7 +96,7 @@ class Wakers {
   async watch(id: string, wake: () => void): Promise<() => void> {
     this.subscribed ??= Promise.all([
       this.svc.bus.subscribe(HELD_RESULTS_CHANNEL, (msg) => this.wake(msg?.id)),
-      // The sweep's "holder gone" is announced here.
+      // A sweep's expiry, or a cancelled task's approval, is announced here.
       this.svc.bus.subscribe(APPROVALS_CHANNEL, (msg) => this.wake(msg?.id)),
     ]).catch((err) => {
       this.subscribed = undefined;

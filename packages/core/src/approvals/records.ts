@@ -85,7 +85,7 @@ export async function transition(
   id: string,
   status: FinalStatus,
   decidedBy: string,
-  opts: { userId?: string; grantId?: string; notExpired?: boolean; overdue?: boolean; reason?: string | null; runBy?: string } = {},
+  opts: { userId?: string; grantId?: string; notExpired?: boolean; overdue?: boolean; runnable?: boolean; lapsed?: boolean; reason?: string | null; runBy?: string } = {},
 ): Promise<ApprovalRow | undefined> {
   const [row] = await svc.db
     .update(approvals)
@@ -99,6 +99,10 @@ export async function transition(
         opts.grantId ? eq(approvals.grantId, opts.grantId) : undefined,
         opts.notExpired ? sql`${approvals.expiresAt} > now()` : undefined,
         opts.overdue ? sql`${approvals.expiresAt} <= now()` : undefined,
+        // An allow counts if some process can run the call: one that may be taken over, or a live holder.
+        opts.runnable ? sql`(${approvals.takeover} or not ${holderGone})` : undefined,
+        // A previous release's call whose holder is gone: nothing can run it.
+        opts.lapsed ? and(eq(approvals.takeover, false), holderGone) : undefined,
       ),
     )
     .returning();
@@ -112,6 +116,8 @@ export async function transition(
  * only a call whose holder is gone, decided within TAKE_OVER_WITHIN_SECONDS. Undefined if taken.
  */
 export async function claimDecided(svc: Services, id: string, runner: string, opts: { orphan?: boolean } = {}): Promise<ApprovalRow | undefined> {
+  // A live process never takes over its own calls, even with its lease lapsed: its waits finish them.
+  const others = opts.orphan ? sql`${approvals.holderId} is distinct from ${runner}` : undefined;
   const [row] = await svc.db
     .update(approvals)
     .set({ runBy: runner, runAt: sql`now()` })
@@ -120,7 +126,7 @@ export async function claimDecided(svc: Services, id: string, runner: string, op
         eq(approvals.id, id),
         ne(approvals.status, 'pending'),
         isNull(approvals.runBy),
-        opts.orphan ? and(eq(approvals.takeover, true), holderGone, sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`) : undefined,
+        opts.orphan ? and(eq(approvals.takeover, true), holderGone, others, sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`) : undefined,
       ),
     )
     .returning();
@@ -128,7 +134,7 @@ export async function claimDecided(svc: Services, id: string, runner: string, op
 }
 
 /** Decided calls whose holder is gone and that nobody has taken: the sweep finishes them (any process). */
-export async function orphansDecided(svc: Services, limit: number): Promise<string[]> {
+export async function orphansDecided(svc: Services, limit: number, self: string): Promise<string[]> {
   const rows = await svc.db
     .select({ id: approvals.id })
     .from(approvals)
@@ -139,6 +145,7 @@ export async function orphansDecided(svc: Services, limit: number): Promise<stri
         eq(approvals.takeover, true),
         sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`,
         holderGone,
+        sql`${approvals.holderId} is distinct from ${self}`,
       ),
     )
     .orderBy(approvals.decidedAt)
@@ -161,8 +168,22 @@ export async function announceDecided(svc: Services, row: Pick<ApprovalRow, 'id'
   }
 }
 
-/** Who recorded a `cancelled` when the process holding the call stopped renewing its lease (older releases). */
+/** Who recorded a `cancelled` when the process holding a previous release's call stopped renewing its lease. */
 export const HOLDER_GONE = 'holder_gone';
+
+/** A task's app cancelled it: its approval, if still waiting, is cancelled too, wherever its holder is (or is not). */
+export async function cancelPendingOfCall(svc: Services, callId: string, decidedBy: 'app' | 'dashboard'): Promise<void> {
+  const rows = await svc.db
+    .update(approvals)
+    .set({ status: 'cancelled', decidedBy, decidedAt: sql`now()` })
+    .where(and(eq(approvals.callId, callId), eq(approvals.status, 'pending')))
+    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+  for (const row of rows) {
+    svc.metrics.approval('cancelled');
+    await announceDecided(svc, row);
+    await svc.bus.publish(APPROVALS_CHANNEL, { id: row.id }).catch(() => {});
+  }
+}
 
 /** Records these approvals, if still pending, as cancelled by `decidedBy` and finished by `runBy`, in one statement. */
 export async function cancelPending(svc: Services, ids: string[], decidedBy: string, runBy: string) {

@@ -45,7 +45,7 @@ const RENEW_TIMEOUT_MS = 2_000;
 const RENEW_RETRY_MS = 500;
 /** The lease connection's wait before connecting again: the attempts are already spaced. */
 const LEASE_RECONNECT_S = 0.1;
-/** A stopping process's one statement that records its waiting calls cancelled; past it, they end unrecorded (fail closed). */
+/** A stopping process's one statement that records its waiting calls cancelled; past it, they end unrecorded (docs/faults.md). */
 const STOP_STATEMENT_MS = 2_000;
 
 export interface ApprovalsOptions {
@@ -179,7 +179,8 @@ class Waiting {
       await this.observe();
     } catch (err) {
       svc.log.error('cannot record an approval decision', { err, approvalId: this.id, status });
-      // Fail closed: this call does not run; the sweeper records the row as expired later.
+      // Its app is told it did not run; the row expires later, unless the person decides it first
+      // and another process takes it over (docs/faults.md, a known limit).
       this.settle(status, decidedBy);
     }
   }
@@ -329,8 +330,9 @@ class ApprovalsImpl implements ApprovalsService {
     this.sweeping = true;
     try {
       await expireOverdue(this.svc);
-      // Calls decided after their holder was gone are finished here: delivered if allowed.
-      await finishOrphans(this.svc, this.holderId);
+      // Calls decided after their holder was gone are finished here (delivered if allowed); not by
+      // a process that is stopping, which could not see them through.
+      if (!this.stopping) await finishOrphans(this.svc, this.holderId);
       await forgetHeldResults(this.svc);
       // The process's one periodic sweep also drops tasks kept past their time (calls/tasks.ts)
       // and ends the calls a stopped process left running (calls/call-log.ts).
@@ -616,7 +618,7 @@ class ApprovalsImpl implements ApprovalsService {
     try {
       cancelled = await within(cancelling, STOP_STATEMENT_MS);
     } catch (err) {
-      this.svc.log.error('cannot record the waiting calls as cancelled at shutdown; they end anyway and never run', { err, waiting: held.length });
+      this.svc.log.error('cannot record the waiting calls as cancelled at shutdown; their apps are told they did not run', { err, waiting: held.length });
     }
     for (const row of cancelled) this.byId.get(row.id)?.settle('cancelled', 'shutdown');
     // Not in that statement: not inserted yet, or decided meanwhile (an allow still runs). Each
@@ -634,7 +636,7 @@ class ApprovalsImpl implements ApprovalsService {
     this.offReconnect();
     const unsubscribe = await this.gates;
     await unsubscribe?.().catch(() => {});
-    // A call held here cannot run once we stop: record that it was cancelled (the server did, unless it was not one).
+    // A call held here is answered before we stop: recorded cancelled (a task's handed over; see stopHolding).
     await this.stopHolding();
     await this.announcing;
     const stopListening = await this.decisions?.catch(() => undefined);

@@ -40,7 +40,7 @@ export type CallOutcomeName =
   | 'repeated'
   /** The tool runs only as an MCP task and the app did not ask for one: nothing was asked or sent (calls/tasks.ts). */
   | 'needs_task'
-  /** Still at its add-on: written once a call has been there a while (call-tool.ts), replaced by how it ended. */
+  /** At its add-on: written when the call is sent (call-tool.ts), replaced by how it ended. */
   | 'running'
   /** It was running in a process that stopped before it ended (endLostCalls). */
   | 'lost';

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { context, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Services } from '../services';
 import type { Slot } from '../limits';
-import { awaitHeldResult, findSameCall, keepHeldResult } from '../approvals/held';
+import { awaitHeldResult, findSameCall, keepHeldResult, standIn } from '../approvals/held';
 import { claimDecided, orphansDecided, type ApprovalRow } from '../approvals/records';
 import { and, eq } from 'drizzle-orm';
 import { oauthGrants, users } from '../db/schema/index';
@@ -377,6 +377,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
   } catch (err) {
     decided = Promise.reject(err);
   }
+  const failedTask = (err: unknown): Promise<never> => endTaskUnsent(run, call, undefined, undefined).then(() => Promise.reject(err));
   return decided.then(
     (decision) => {
       waiting.setAttribute('toolport.approval.decision', decision.status);
@@ -389,7 +390,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
         return answerOfTakenOver(run, input, decision);
       }
       const answered = afterApproval(run, asked, call, decision);
-      if (call.task) return Promise.resolve(answered).then((result) => endTaskUnsent(run, call, decision, result));
+      if (call.task) return Promise.resolve(answered).then((result) => endTaskUnsent(run, call, decision, result), failedTask);
       // Kept on the approval, for a repeat of this call (findSameCall) and a 2026-07-28 retry; a
       // task's call has its own record, which its app polls.
       const approvalId = decision.approvalId;
@@ -403,7 +404,7 @@ async function runCall(run: CallRun, input: CallToolInput, options: CallToolOpti
     (err: unknown) => {
       endFailed(waiting, err);
       void place.release().catch(() => {});
-      if (call.task) void endTaskUnsent(run, call, undefined, undefined).catch(() => {});
+      if (call.task) return failedTask(err);
       throw err;
     },
   );
@@ -518,9 +519,11 @@ async function endTaskUnsent(run: CallRun, call: Checked, decision: ApprovalDeci
   const said = result ?? { content: [{ type: 'text', text: 'Something went wrong on Toolport’s side while asking the person, so the call did not run. Try again in a moment.' }], isError: true };
   if (call.sent) return said;
   const logged = run.logged;
+  // The person's no (or the app's) is `refused`; a call they allowed that a later check stopped is not.
+  const refused = result && decision && decision.status !== 'allowed' && decision.status !== 'skipped';
   await settle(run.svc, run.id, {
     ...(result ? { result } : { result: { error: { code: -32603, message: String(said.content[0]!.text) } }, status: 'failed' as const }),
-    reason: result ? 'refused' : 'failed',
+    reason: refused ? 'refused' : 'failed',
     outcome: logged?.outcome ?? 'failed',
     ...(logged?.detail ? { detail: logged.detail } : {}),
     ...(decision ? { decision: decision.status, decidedBy: decision.decidedBy } : {}),
@@ -550,7 +553,8 @@ async function answerOfTakenOver(run: CallRun, input: CallToolInput, decision: A
   const { svc, actor } = run;
   const answer = await awaitHeldResult(svc, { userId: actor.userId, grantId: actor.grantId }, decision.approvalId!, run.budgetEnd, input.signal);
   if (answer.kind === 'result') return answer.result;
-  return text('Another Toolport server took this call over after the person decided, and its answer did not come within this request. Call again in a while for it.', true);
+  // Not kept as the call's answer (keepHeldResult skips it): the process finishing the call keeps its own.
+  return standIn(text('Another Toolport server took this call over after the person decided, and its answer did not come within this request. Call again in a while for it.', true));
 }
 
 /** Decided calls taken over per sweep. */
@@ -563,7 +567,7 @@ const TAKE_OVER_BATCH = 20;
  * update, so neither its holder nor another process finishes it too. `runner`: this process.
  */
 export async function finishOrphans(svc: Services, runner: string): Promise<void> {
-  for (const id of await orphansDecided(svc, TAKE_OVER_BATCH)) {
+  for (const id of await orphansDecided(svc, TAKE_OVER_BATCH, runner)) {
     const row = await claimDecided(svc, id, runner, { orphan: true });
     if (!row) continue;
     // Not awaited: a delivery may take a call's time, and the sweep goes on meanwhile.
@@ -597,7 +601,7 @@ async function finishTakenOver(svc: Services, row: ApprovalRow, span: Span): Pro
   const tool = decision.status === 'allowed' ? [...(await svc.tools.forApp(actor)).byName.values()].find((t) => t.addonId === row.addonId && t.name === row.toolName) : undefined;
   // A task's app has had its task since before the person was asked: the task ends as the call does.
   const task = await taskViewOfCall(svc, row.callId);
-  const unsendable = decision.status === 'allowed' && (!tool || tool.webhookDisabled || isLongTool(tool) !== !!task);
+  const unsendable = decision.status === 'allowed' && (!tool || tool.webhookDisabled || !!tool.settings?.missing.length || isLongTool(tool) !== !!task);
   const call: Checked = {
     tool: tool!,
     argumentsText: row.arguments,
@@ -612,7 +616,7 @@ async function finishTakenOver(svc: Services, row: ApprovalRow, span: Span): Pro
   if (unsendable) {
     // A tool gone, disabled or changed since is not sent.
     run.log({ ...where, outcome: 'failed', decision: 'allowed', decidedBy: decision.decidedBy, detail: 'taken over: the tool cannot run now' });
-    result = text('The Toolport server holding this call stopped after the person allowed it, and the tool changed since, so it did not run. Call again if it is still needed.', true);
+    result = text('The Toolport server holding this call stopped after the person allowed it, and the tool or its settings changed since, so it did not run. Call again if it is still needed.', true);
   } else result = await afterApproval(run, { name: tool?.mcpName ?? row.toolName, arguments: undefined }, call, decision);
   return task ? endTaskUnsent(run, call, decision, result) : result;
 }
@@ -757,6 +761,10 @@ async function deliverNow(run: CallRun, input: CallToolInput, call: Checked, dec
       }
       return out;
     });
+  } catch (err) {
+    // Its running row is written already: it ends here, not as lost by the sweep.
+    run.log({ ...where, ...decided, outcome: 'failed', detail: 'internal' });
+    throw err;
   } finally {
     run.leftAddon();
     // The slot is given back without holding the answer (a failed release expires with its key).
@@ -799,9 +807,16 @@ async function deliverAsTask(run: CallRun, watcher: CallWatcher | undefined, cal
   call.sent = true;
   let task: TaskView | null = call.task ?? null;
   try {
-    // Begun before the person was asked: the add-on's time starts now.
-    if (task) await noteSending(svc, run.id, tool.timeoutSeconds!);
-    else task = await createTask(svc, newTaskOf(run, call));
+    // Begun before the person was asked: followed first (a cancel from now on is heard), then the
+    // add-on's time starts now; a task that ended meanwhile (cancelled, lapsed) is not sent.
+    if (task) {
+      call.following ??= await taskSignal(svc, task.taskId);
+      if (!(await noteSending(svc, run.id, tool.timeoutSeconds!))) {
+        void call.slot?.().catch(() => {});
+        call.following.done();
+        return text('The call’s task ended before it could be sent, so it did not run.', true);
+      }
+    } else task = await createTask(svc, newTaskOf(run, call));
   } catch (err) {
     void call.slot?.().catch(() => {});
     call.following?.done();

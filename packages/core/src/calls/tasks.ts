@@ -14,6 +14,7 @@ import { announceCallChange } from './watch';
 import { shapeOutcome, text } from './outcome';
 import type { ToolResult } from './types';
 import { withNames } from '../approvals/names';
+import { cancelPendingOfCall } from '../approvals/records';
 
 /*
  * MCP Tasks: a tool that may take longer than one request lasts runs as a task. Its row is written
@@ -136,10 +137,27 @@ export function describeSeconds(seconds: number): string {
  * itself ends at MAX_REQUEST_TOOL_SECONDS, the person's answer at 30 s.
  */
 const UNTAKEN_AFTER_MS = (MAX_REQUEST_TOOL_SECONDS + 15) * 1000;
+/**
+ * A task still waiting for the person this long after it was last moved on was lost with the
+ * process holding it, and nobody took it over: the add-on's description (5 s), the person (30 s)
+ * and a takeover (a lease, a sweep, TAKE_OVER_WITHIN_SECONDS) all fit well inside it.
+ */
+const UNDECIDED_AFTER_MS = 150_000;
 
 /** How a working task ends when nobody answered it, if it is time: past its add-on's time, or never taken. */
 function lapse(row: TaskRow, now: number): Ending | undefined {
   if (row.status !== 'working') return undefined;
+  // Waiting for the person, the add-on's time has not begun: only a lost wait ends it.
+  if (waitsForPerson(row)) {
+    if (row.updatedAt.getTime() + UNDECIDED_AFTER_MS > now) return undefined;
+    return {
+      result: text('Toolport lost track of this call while it waited for the person’s approval (the server holding it stopped), so it did not run. Call again if it is still needed.', true),
+      statusMessage: 'Toolport lost track of the call before the person decided.',
+      reason: 'lost',
+      outcome: 'failed',
+      detail: 'task lost while waiting for the person',
+    };
+  }
   if (row.answerBy.getTime() <= now) {
     const seconds = Math.round((row.answerBy.getTime() - row.createdAt.getTime()) / 1000);
     return {
@@ -215,21 +233,23 @@ export async function noteAsking(svc: Services, callId: string): Promise<void> {
   await touch(svc, callId, WAITING);
 }
 
-/** The person allowed the call: it is on its way to the add-on, whose time starts now. */
-export async function noteSending(svc: Services, callId: string, timeoutSeconds: number): Promise<void> {
+/** The person allowed the call: it is on its way to the add-on, whose time starts now. False: the task ended meanwhile. */
+export async function noteSending(svc: Services, callId: string, timeoutSeconds: number): Promise<boolean> {
   const answerBy = new Date(svc.clock.now().getTime() + timeoutSeconds * 1000);
-  await touch(svc, callId, SENDING, { answerBy, expiresAt: new Date(answerBy.getTime() + KEPT_AFTER_MS) });
+  return touch(svc, callId, SENDING, { answerBy, expiresAt: new Date(answerBy.getTime() + KEPT_AFTER_MS) });
 }
 
-async function touch(svc: Services, callId: string, statusMessage: string, times: { answerBy?: Date; expiresAt?: Date } = {}) {
+/** Moves a task still waiting for the person on (or marks that it still waits): never back, never an ended one. */
+async function touch(svc: Services, callId: string, statusMessage: string, times: { answerBy?: Date; expiresAt?: Date } = {}): Promise<boolean> {
   const [row] = await svc.db
     .update(tasks)
     .set({ statusMessage, updatedAt: svc.clock.now(), ...times })
-    .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working'), isNull(tasks.acceptedAt)))
+    .where(and(eq(tasks.callId, callId), eq(tasks.status, 'working'), isNull(tasks.acceptedAt), eq(tasks.statusMessage, WAITING)))
     .returning({ id: tasks.id, userId: tasks.userId });
-  if (!row) return;
+  if (!row) return false;
   await svc.bus.publish(TASKS_CHANNEL, { taskId: row.id }).catch(() => {});
   announceCallChange(svc, row.userId, callId);
+  return true;
 }
 
 /** The task of a call as stored (its add-on's answer checks the signature before anything changes). */
@@ -365,6 +385,8 @@ export async function cancelTask(svc: Services, who: { grantId: string } | { use
     outcome: 'cancelled',
     detail: `task cancelled by ${by}`,
   });
+  // Still waiting for the person, wherever its holder is (or after it was handed over): not any more.
+  await cancelPendingOfCall(svc, row.callId, 'grantId' in who ? 'app' : 'dashboard');
   return true;
 }
 
@@ -377,6 +399,7 @@ export async function endLapsedTasks(svc: Services): Promise<void> {
     .where(
       and(
         eq(tasks.status, 'working'),
+        // A superset of lapse(): endIfLapsed decides each (a task waiting for the person has its own, longer bound).
         or(lte(tasks.answerBy, now), and(isNull(tasks.acceptedAt), lte(tasks.updatedAt, new Date(now.getTime() - UNTAKEN_AFTER_MS)))),
       ),
     )
