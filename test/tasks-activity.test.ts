@@ -17,7 +17,6 @@ import { until } from './helpers/wait';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
-let secret = '';
 let browser: Browser;
 let closeBrowser: () => Promise<void>;
 
@@ -25,11 +24,6 @@ before(async () => {
   await ensureDashboardBuilt();
   tp = await startToolport();
   hook = await startAddonServer({ search_notes: () => ({ status: 202, body: {} }) });
-  const setSecret = hook.setSecret.bind(hook);
-  hook.setSecret = (s: string) => {
-    secret = s;
-    setSecret(s);
-  };
   ({ browser, close: closeBrowser } = await launchBrowser());
 });
 after(async () => {
@@ -50,7 +44,7 @@ async function runningSearch(query: string) {
   assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
   const delivered = await until('the call reached the add-on', () => hook.calls().find((d) => d.body.addon === person.addonId));
   const answerUrl: string = delivered.body.call.answerUrl;
-  assert.equal((await answer(answerUrl, secret, { progress: 'Searched 3 of 5 notebooks.' })).status, 204);
+  assert.equal((await answer(answerUrl, hook.secret(), { progress: 'Searched 3 of 5 notebooks.' })).status, 204);
   return { person, wire, taskId: created.result.taskId as string, answerUrl };
 }
 
@@ -71,7 +65,7 @@ describe('a running call in Activity', () => {
         await screenshots(page, `tasks-activity-${size}`);
 
         // The add-on says more: the page shows it without a reload.
-        assert.equal((await answer(answerUrl, secret, { progress: 'Searched 4 of 5 notebooks.' })).status, 204);
+        assert.equal((await answer(answerUrl, hook.secret(), { progress: 'Searched 4 of 5 notebooks.' })).status, 204);
         await item.getByText('Searched 4 of 5 notebooks.').waitFor();
 
         // Its own page: running, what it is doing now, and its progress so far.
@@ -81,7 +75,7 @@ describe('a running call in Activity', () => {
         assert.match((await page.locator('.call-life').textContent()) ?? '', /Searched 4 of 5 notebooks\./);
         assert.deepEqual(await axeSerious(page), [], 'no serious accessibility problem on the call’s page');
         // The page follows the call: more progress shows without a reload.
-        assert.equal((await answer(answerUrl, secret, { progress: 'Searched 5 of 5 notebooks.' })).status, 204);
+        assert.equal((await answer(answerUrl, hook.secret(), { progress: 'Searched 5 of 5 notebooks.' })).status, 204);
         await page.locator('.call-life').getByText('Searched 5 of 5 notebooks.').first().waitFor();
         await page.goBack();
         await running.waitFor();
@@ -91,7 +85,7 @@ describe('a running call in Activity', () => {
         const got = (await wire.call('tasks/get', { taskId })).result;
         assert.equal(got.status, 'cancelled');
         assert.match(got.statusMessage, /Cancelled by the person/);
-        const late = await answer(answerUrl, secret, { text: 'Found 2 notes.' });
+        const late = await answer(answerUrl, hook.secret(), { text: 'Found 2 notes.' });
         assert.equal(late.status, 410);
         assert.deepEqual(errors, []);
       } finally {

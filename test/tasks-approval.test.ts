@@ -14,14 +14,13 @@ import { dashboardAs } from './helpers/dashboard';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { connectAppV2 } from './helpers/mcp-v2';
 import { answer, modernWire, TASKS } from './helpers/tasks';
-import { startToolport, type Toolport } from './helpers/target';
+import { restartToolport, startToolport, type Toolport } from './helpers/target';
 import { until } from './helpers/wait';
 
 const MODERN = '2026-07-28';
 
 let tp: Toolport;
 let hook: Awaited<ReturnType<typeof startAddonServer>>;
-let secret = '';
 let browser: Browser;
 let closeBrowser: () => Promise<void>;
 
@@ -30,11 +29,6 @@ before(async () => {
   tp = await startToolport({ keepBacking: true });
   hook = await startAddonServer({ delete_note: (b) => ({ text: `Deleted ${b.arguments.id}.` }) });
   hook.onConfirm((b) => ({ confirm: { message: `Delete the note ${b.arguments.id}?`, style: 'destructive' } }));
-  const setSecret = hook.setSecret.bind(hook);
-  hook.setSecret = (s: string) => {
-    secret = s;
-    setSecret(s);
-  };
   ({ browser, close: closeBrowser } = await launchBrowser());
 });
 after(async () => {
@@ -44,12 +38,9 @@ after(async () => {
   await tp?.backing.drop();
 });
 
-/** Stops the API process and starts another on the same address and database: what a deploy does. */
-async function restart() {
-  const port = String(tp.config.port);
-  await tp.stop();
-  tp = await startToolport({ backing: tp.backing, keepBacking: true, env: { PORT: port, PUBLIC_URL: tp.config.publicUrl } });
-}
+const restart = async () => {
+  tp = await restartToolport(tp);
+};
 
 const textOf = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');
 
@@ -123,7 +114,7 @@ describe('a destructive long call is a task while the person decides', () => {
     // The add-on cannot answer a call it was never sent, though it knows its id from the confirm step.
     const confirm = hook.received.find((d) => d.body.type === 'tool.confirm' && d.body.arguments?.id === noteId)!;
     const callId = String(confirm.headers['webhook-id']).replace(/_confirm$/, '');
-    const early = await answer(`${tp.url}/api/answers/${encodeURIComponent(callId)}`, secret, { text: 'Faked.' });
+    const early = await answer(`${tp.url}/api/answers/${encodeURIComponent(callId)}`, hook.secret(), { text: 'Faked.' });
     assert.equal(early.status, 409, JSON.stringify(early));
     assert.match(early.body.detail, /waiting for the person’s approval/);
 

@@ -16,7 +16,7 @@ import { startToolportCli } from './helpers/cli';
 import { installFor, listPublicly, newPerson } from './helpers/http';
 import { connectApp, TestOAuthProvider } from './helpers/mcp';
 import { connectAppV2 } from './helpers/mcp-v2';
-import { startToolport, type Toolport } from './helpers/target';
+import { restartToolport, startToolport, type Toolport } from './helpers/target';
 import { until } from './helpers/wait';
 import { answer, listen, modernWire, TASKS } from './helpers/tasks';
 
@@ -31,12 +31,9 @@ after(async () => {
   await tp?.backing.drop();
 });
 
-/** Stops the API process and starts another on the same address and database: what a deploy does. */
-async function restart() {
-  const port = String(tp.config.port);
-  await tp.stop();
-  tp = await startToolport({ backing: tp.backing, keepBacking: true, env: { PORT: port, PUBLIC_URL: tp.config.publicUrl } });
-}
+const restart = async () => {
+  tp = await restartToolport(tp);
+};
 
 const textOf = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join('\n');
 

@@ -73,6 +73,8 @@ export async function startAddonServer(handlers: Record<string, ToolHandler> = {
     received,
     calls: () => received.filter((d) => d.body.type === 'tool.call'),
     setSecret(s: string) { secrets.push(s); },
+    /** The signing secret it was given last (to sign an answer as the add-on would). */
+    secret: () => secrets[secrets.length - 1] ?? '',
     onConfirm(h: ToolHandler) { confirm = h; },
     /** Answers `tools.list` deliveries (toolsPerPerson); by default every tool is offered. */
     onToolsList(h: ToolHandler) { toolsList = h; },

@@ -166,3 +166,10 @@ function toolport(server: RunningServer, config: Config, backing: Backing, keepB
     },
   };
 }
+
+/** Stops the API process and starts another on the same address and database: what a deploy does (started with `keepBacking`). */
+export async function restartToolport(tp: Toolport): Promise<Toolport> {
+  const port = String(tp.config.port);
+  await tp.stop();
+  return startToolport({ backing: tp.backing, keepBacking: true, env: { PORT: port, PUBLIC_URL: tp.config.publicUrl } });
+}
