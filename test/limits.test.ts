@@ -114,7 +114,9 @@ describe('leases (open event streams)', () => {
     const limiter = createLimiter(a.config);
     const key = `lease-test-${process.pid}-${Date.now()}`;
     try {
-      const first = await limiter.lease(key, 2, 400);
+      // Times with margins a busy machine keeps: renewed halfway through its 3 s, read 0.3 s past
+      // them (1.2 s before the renewed end), read again 0.3 s past that end.
+      const first = await limiter.lease(key, 2, 3_000);
       const second = await limiter.lease(key, 2, 60_000);
       assert.ok(first && second);
       assert.equal(await limiter.lease(key, 2, 60_000), undefined, 'both places are held');
@@ -123,12 +125,12 @@ describe('leases (open event streams)', () => {
       assert.ok(third, 'a released place is free again');
       assert.equal(await limiter.lease(key, 2, 60_000), undefined);
       // Renewed, the short lease outlives its first ttl.
-      await sleep(250);
+      await sleep(1_500);
       await first.renew();
-      await sleep(250);
+      await sleep(1_800);
       assert.equal(await limiter.lease(key, 2, 60_000), undefined, 'a renewed lease still holds its place');
       // Not renewed (its process is gone): the place frees itself.
-      await sleep(300);
+      await sleep(1_500);
       const fourth = await limiter.lease(key, 2, 60_000);
       assert.ok(fourth, 'an expired lease gave its place back');
       await third.release();
