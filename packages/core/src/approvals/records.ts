@@ -111,13 +111,24 @@ export async function transition(
 }
 
 /**
+ * A call `self` may take over: its holder is gone and claims before it runs (this release), it was
+ * decided lately, and it is not `self`'s own (a live process's waits finish its calls, even after
+ * its lease lapsed in a stall).
+ */
+const orphanOf = (self: string) =>
+  and(
+    eq(approvals.takeover, true),
+    holderGone,
+    sql`${approvals.holderId} is distinct from ${self}`,
+    sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`,
+  );
+
+/**
  * Takes a decided call to finish (deliver if allowed, else answer with the decision): one
  * conditional update, so its holder and a process taking over never both run it. With `orphan`,
  * only a call whose holder is gone, decided within TAKE_OVER_WITHIN_SECONDS. Undefined if taken.
  */
 export async function claimDecided(svc: Services, id: string, runner: string, opts: { orphan?: boolean } = {}): Promise<ApprovalRow | undefined> {
-  // A live process never takes over its own calls, even with its lease lapsed: its waits finish them.
-  const others = opts.orphan ? sql`${approvals.holderId} is distinct from ${runner}` : undefined;
   const [row] = await svc.db
     .update(approvals)
     .set({ runBy: runner, runAt: sql`now()` })
@@ -126,7 +137,7 @@ export async function claimDecided(svc: Services, id: string, runner: string, op
         eq(approvals.id, id),
         ne(approvals.status, 'pending'),
         isNull(approvals.runBy),
-        opts.orphan ? and(eq(approvals.takeover, true), holderGone, others, sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`) : undefined,
+        opts.orphan ? orphanOf(runner) : undefined,
       ),
     )
     .returning();
@@ -142,10 +153,7 @@ export async function orphansDecided(svc: Services, limit: number, self: string)
       and(
         isNull(approvals.runBy),
         ne(approvals.status, 'pending'),
-        eq(approvals.takeover, true),
-        sql`${approvals.decidedAt} > now() - ${`${TAKE_OVER_WITHIN_SECONDS} seconds`}::interval`,
-        holderGone,
-        sql`${approvals.holderId} is distinct from ${self}`,
+        orphanOf(self),
       ),
     )
     .orderBy(approvals.decidedAt)

@@ -29,8 +29,20 @@ import { runToolCall } from './tool-call';
  * only says the person was shown the page.
  */
 
-/** The key of the one input Toolport asks for. */
+/** The key of the one input Toolport asks for (of a held call, and of a task waiting for the person). */
 const APPROVAL_INPUT = 'approval';
+
+/** 2026-07-28's URL mode has no elicitationId (nor its completion notification): the URL names the approval. */
+export const approvalInputRequests = (url: string, message: string) => ({ [APPROVAL_INPUT]: { method: 'elicitation/create', params: { mode: 'url', url, message } } });
+
+/** The app's answer to the approval's page, as `inputResponses` carries it: its action, or why it cannot be read. */
+export function appAnswer(responses: Record<string, unknown> | undefined): { action: 'accept' | 'decline' | 'cancel' } | { problem: string } | undefined {
+  const answer = responses?.[APPROVAL_INPUT];
+  if (answer === undefined) return undefined;
+  const action = isPlainObject(answer) ? answer.action : undefined;
+  if (action === 'accept' || action === 'decline' || action === 'cancel') return { action };
+  return { problem: `inputResponses.${APPROVAL_INPUT} answers an elicitation: {"action": "accept" | "decline" | "cancel"}.` };
+}
 
 type Encode = (result: ToolResult) => string;
 interface Call {
@@ -49,8 +61,7 @@ const toolError = (text: string): ToolResult => ({ content: [{ type: 'text', tex
 const argsDigestOf = (svc: Services, rawArguments: unknown) => svc.secrets.argsDigest(JSON.stringify(rawArguments ?? {}));
 
 function inputRequired(c: Context<AppEnv>, id: string | number, requestState: string, link?: ElicitationLink): Response {
-  // 2026-07-28's URL mode has no elicitationId (nor its completion notification): the URL names the approval.
-  const inputRequests = link ? { [APPROVAL_INPUT]: { method: 'elicitation/create', params: { mode: 'url', url: link.url, message: link.message } } } : undefined;
+  const inputRequests = link ? approvalInputRequests(link.url, link.message) : undefined;
   return jsonRpcAnswer(c, id, JSON.stringify({ resultType: 'input_required', ...(inputRequests ? { inputRequests } : {}), requestState, _meta: RESULT_META }));
 }
 
@@ -106,15 +117,11 @@ export async function answerRetry(c: Context<AppEnv>, svc: Services, identity: A
     return invalid(c, id, 'this requestState belongs to another call; a retry sends the same tool and arguments as the call it continues.');
   }
   const who = { kind: 'app' as const, ...identity };
-  const responses = params.inputResponses as Record<string, unknown> | undefined;
-  const answer = responses?.[APPROVAL_INPUT];
-  if (answer !== undefined) {
-    const action = isPlainObject(answer) ? answer.action : undefined;
-    if (action !== 'accept' && action !== 'decline' && action !== 'cancel') {
-      return invalid(c, id, `inputResponses.${APPROVAL_INPUT} answers an elicitation: {"action": "accept" | "decline" | "cancel"}.`);
-    }
+  const answer = appAnswer(params.inputResponses as Record<string, unknown> | undefined);
+  if (answer && 'problem' in answer) return invalid(c, id, answer.problem);
+  if (answer) {
     try {
-      await answerApprovalElicitation({ ctx: { svc, actor: who }, approvalId: held.approvalId, action });
+      await answerApprovalElicitation({ ctx: { svc, actor: who }, approvalId: held.approvalId, action: answer.action });
     } catch (err) {
       if (!(isToolportError(err) && err.code === 'NOT_FOUND')) throw err;
     }

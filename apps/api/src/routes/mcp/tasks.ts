@@ -18,6 +18,7 @@ import type { InFlight } from './cancellation';
 import { jsonRpcAnswer } from './frames';
 import { INVALID_PARAMS, RESULT_META } from './revisions';
 import { runToolCall } from './tool-call';
+import { appAnswer, approvalInputRequests } from './held-call';
 
 /*
  * MCP Tasks on both revisions, over the core's task record (calls/tasks.ts): a tool that may take
@@ -98,9 +99,6 @@ export async function callOfferingTask(
   return Promise.race([running.then((result) => ({ result })), task.then((t) => ({ task: t }))]);
 }
 
-/** The input a task waiting for the person asks of its app: the approval's page (as held-call.ts offers it). */
-const APPROVAL_INPUT = 'approval';
-
 /**
  * 2026-07-28: the Task shape of the extension (its status fields inline). Waiting for the person,
  * it is `input_required` with the approval's page for an app that can open a URL; else `working`,
@@ -110,7 +108,7 @@ export function modernTask(task: TaskView, urlElicitation = false) {
   const { result, approval, ...rest } = task;
   if (task.status === 'completed' && result) return { ...rest, result: { ...result, resultType: 'complete' } };
   if (approval && urlElicitation) {
-    return { ...rest, status: 'input_required', inputRequests: { [APPROVAL_INPUT]: { method: 'elicitation/create', params: { mode: 'url', url: approval.url, message: approval.message } } } };
+    return { ...rest, status: 'input_required', inputRequests: approvalInputRequests(approval.url, approval.message) };
   }
   if (approval) return { ...rest, statusMessage: waitingSentence(approval.url) };
   return rest;
@@ -162,19 +160,14 @@ export async function answerModernTasks(
       if (!task) return invalid(c, id, NOT_FOUND);
       // The only input a task asks for is the approval's page. The app's answer never approves:
       // decline or cancel ends the call, accept changes nothing. Any other response is to no request, and ignored.
-      const answer = responses?.[APPROVAL_INPUT];
-      if (answer !== undefined) {
-        const action = isPlainObject(answer) ? answer.action : undefined;
-        if (action !== 'accept' && action !== 'decline' && action !== 'cancel') {
-          return invalid(c, id, `Invalid params: inputResponses.${APPROVAL_INPUT} answers an elicitation: {"action": "accept" | "decline" | "cancel"}.`);
-        }
-        if (task.approval && action !== 'accept') {
-          try {
-            await answerApprovalElicitation({ ctx: { svc, actor: { kind: 'app', ...identity } }, approvalId: task.approval.id, action });
-          } catch (err) {
-            // Decided or gone meanwhile: the task says what happened.
-            if (!isToolportError(err)) throw err;
-          }
+      const answer = appAnswer(responses);
+      if (answer && 'problem' in answer) return invalid(c, id, `Invalid params: ${answer.problem}`);
+      if (answer && task.approval && answer.action !== 'accept') {
+        try {
+          await answerApprovalElicitation({ ctx: { svc, actor: { kind: 'app', ...identity } }, approvalId: task.approval.id, action: answer.action });
+        } catch (err) {
+          // Decided or gone meanwhile: the task says what happened.
+          if (!isToolportError(err)) throw err;
         }
       }
       return complete();
