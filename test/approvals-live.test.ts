@@ -76,6 +76,9 @@ describe('approvals: the add-on’s confirm description', () => {
     const asked = ask(approvals(), p.user.id, { tool: destructiveTool({ addonId, confirm: true }) });
     const shown = await pendingFor(p.client, asked.nonce, 15_000);
     assert.equal(shown.confirm, null);
+    // The card says why it has no description, and still looks destructive (#43).
+    assert.equal(shown.confirmMissing, 'failed');
+    assert.equal(shown.destructive, true);
     await p.client.post(`/api/approvals/${shown.id}/decision`, { decision: 'deny' });
     assert.equal((await asked.decision).status, 'denied');
   });
@@ -88,6 +91,7 @@ describe('approvals: the add-on’s confirm description', () => {
       const asked = ask(quick, p.user.id, { tool: destructiveTool({ addonId, confirm: true }) });
       const shown = await pendingFor(p.client, asked.nonce);
       assert.equal(shown.confirm, null);
+      assert.equal(shown.confirmMissing, 'slow');
       await p.client.post(`/api/approvals/${shown.id}/decision`, { decision: 'allow' });
       assert.equal((await asked.decision).status, 'allowed');
     } finally {

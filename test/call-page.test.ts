@@ -58,7 +58,7 @@ describe('a call’s own page', () => {
         const life = page.locator('[data-call-page]');
         await life.waitFor();
         assert.equal(await life.getAttribute('data-state'), 'ended');
-        assert.equal((await page.locator('[data-fact="outcome"]').textContent())?.trim(), 'Failed');
+        assert.equal((await page.locator('[data-fact="outcome"]').innerText()).replace(/\s+/g, ' ').trim(), 'Failed You allowed it · the add-on failed while handling it: it may or may not have run, so check before trying again.');
         assert.deepEqual(await page.locator('.call-steps li').evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))), ['attempt', 'asked', 'decided', 'attempt', 'ended']);
         const steps = await stepsOf(page);
         assert.match(steps[0]!, /Asked Notes to describe it for you: it described the call/);
@@ -76,6 +76,47 @@ describe('a call’s own page', () => {
       }
     });
   }
+
+  it('says what came of an allowed call whose add-on could not be reached: on Recent, the approval’s page and the call’s page', async () => {
+    const down = await startAddonServer({ delete_note: () => ({ text: 'Deleted.' }) });
+    down.onConfirm(() => ({ confirm: { message: 'Delete this note?', style: 'destructive' } }));
+    const them = await personWithNotes(tp.url, down, { delete_note: true }, 'callpage-down');
+    const theirApp = (await connectApp(them.user.mcpUrl, them.client, { name: 'Cursor' })).client;
+    const { page, errors, close } = await dashboardAs(browser, tp.url, them.client, 'phone');
+    try {
+      const calling = theirApp.callTool({ name: `${them.addonId}__delete_note`, arguments: { id: 'n-down' } });
+      const pending = await pendingOf(them.client, 'n-down');
+      // The add-on goes down while the person decides.
+      await down.close();
+      await page.goto('/approvals');
+      await page.locator(`[data-approval="${pending.id}"]`).getByRole('button', { name: 'Allow' }).click();
+      const result = await calling;
+      assert.equal(result.isError, true);
+      assert.match(textOfResult(result), /could not be reached/);
+      assert.equal(down.calls().length, 0, 'nothing reached the add-on');
+
+      const said = 'the add-on could not be reached, so it did not run';
+      const row = page.locator(`[data-decided="${pending.id}"][data-ran="no"]`);
+      await row.waitFor();
+      assert.match(await row.locator('.recent-outcome').innerText(), new RegExp(`^Allowed\\s*· ${said}`));
+      assert.equal((await row.locator('[data-args]').innerText()).trim(), 'id: "n-down"');
+      // The row itself opens the call.
+      await row.click();
+      await page.waitForURL(/\/calls\/call_/);
+      await page.locator('[data-call-page][data-state="ended"]').waitFor();
+      assert.equal((await page.locator('[data-fact="outcome"]').innerText()).replace(/\s+/g, ' ').trim(), `Failed You allowed it · ${said}.`);
+
+      await page.goto(`/approvals/${pending.id}`);
+      const outcome = page.locator('[data-outcome="allowed"][data-ran="no"]');
+      await outcome.waitFor();
+      assert.match(await outcome.innerText(), new RegExp(`Allowed in the dashboard · ${said}\\.`));
+      assert.deepEqual(await axeSerious(page), []);
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+      await theirApp.close();
+    }
+  });
 
   it('shows a call still waiting for the person as waiting, with the way to decide it', async () => {
     const calling = app.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n-wait' } });

@@ -96,6 +96,35 @@ describe('the approval card', () => {
     }
   });
 
+  it('says why a card has no description when the add-on could not give one, and still looks destructive', async () => {
+    hook.onConfirm(() => ({ status: 500, body: { oops: true } }));
+    const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'card-undescribed');
+    const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const ctx = await newContext(browser, tp.url);
+    await ctx.addCookies([...person.client.cookies].map(([name, value]) => ({ name, value, url: tp.url })));
+    const page = await ctx.newPage();
+    const errors = watchErrors(page);
+    try {
+      await page.goto('/approvals');
+      await page.locator('[data-empty="approvals"]').waitFor();
+      const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n-plain' } });
+      const card = page.locator('[data-approval]');
+      await card.waitFor({ timeout: 15_000 });
+      assert.equal(
+        (await card.locator('[data-confirm-missing="failed"]').innerText()).trim(),
+        'Notes could not describe this call (its description step failed), so only the arguments below say what it will do. Read them before you allow it.',
+      );
+      assert.match((await card.getAttribute('class')) ?? '', /\bapproval-destructive\b/, 'a destructive tool looks it without a description');
+      await card.getByRole('button', { name: 'Deny' }).click();
+      assert.equal(((await calling) as { isError?: boolean }).isError, true);
+      assert.deepEqual(errors, []);
+    } finally {
+      hook.onConfirm(bounded);
+      await ctx.close();
+      await app.client.close();
+    }
+  });
+
   it('keeps an approval that arrived while an older list of pending ones was still on its way', async () => {
     const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'stale');
     const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });

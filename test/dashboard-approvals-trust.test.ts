@@ -78,8 +78,9 @@ for (const size of Object.keys(SIZES) as Size[]) {
         await page.locator('[data-decided][data-status="allowed"]').waitFor({ timeout: 10_000 });
         const list = await recent();
         assert.equal(list.length, 2, JSON.stringify(list));
-        assert.match(list[0]!, /^expired: Delete a note · Notes for Claude ?Expired/);
-        assert.match(list[1]!, /^allowed: Delete a note · Notes for Claude ?Allowed in the dashboard/);
+        // Each row tells its call by its arguments, and an allow by what came of it.
+        assert.match(list[0]!, /^expired: Delete a note · Notes for Claude ?id: "n2" ?Expired/);
+        assert.match(list[1]!, /^allowed: Delete a note · Notes for Claude ?id: "[^"]+" ?Allowed ?· done ?in the dashboard/);
         assert.deepEqual(await axeSerious(page), []);
         await screenshots(page, `approval-recent-${size}`);
         assert.deepEqual(errors, []);

@@ -8,6 +8,9 @@ import { startToolport, type Toolport } from './helpers/target';
 import { ask, destructiveTool, pendingFor, sleep } from './helpers/approvals';
 import { revealText } from '../apps/dashboard/src/app/unicode';
 import { decryptPush, newBrowserKeys, startPushService } from './helpers/push-service';
+import { personWithNotes, startAddonServer } from './helpers/addon-server';
+import { connectApp } from './helpers/mcp';
+import { until } from './helpers/wait';
 
 let tp: Toolport;
 let push: Awaited<ReturnType<typeof startPushService>>;
@@ -146,6 +149,64 @@ describe('web push', () => {
     assert.doesNotMatch(`${payload.title}${payload.body}`, /[\u202E\u200B\u0430]/u, 'no raw hidden or look-alike character');
     await new Client(tp.url).post('/api/push/decision', { approvalId: payload.approvalId, decision: 'deny', token: payload.actionToken });
     assert.equal((await decision).status, 'denied');
+  });
+
+  it('follows an allowed call that did not run with a push saying so, which opens the call (#43)', async () => {
+    const hook = await startAddonServer({ delete_note: () => ({ text: 'Deleted.' }) });
+    hook.onConfirm(() => ({ confirm: { message: 'Delete this note?', style: 'destructive' } }));
+    const p = await personWithNotes(tp.url, hook, { delete_note: true }, 'push-after');
+    const app = (await connectApp(p.user.mcpUrl, p.client, { name: 'Claude' })).client;
+    try {
+      const browser = newBrowserKeys();
+      const path = `/push/${randomBytes(6).toString('hex')}`;
+      assert.equal((await p.client.post('/api/push/subscribe', { endpoint: `${push.base}${path}`, keys: browser.keys })).status, 201);
+      const calling = app.callTool({ name: `${p.addonId}__delete_note`, arguments: { id: 'n-gone' } });
+      const [asked] = await pushesTo(path, 1);
+      const ask1 = JSON.parse(decryptPush(asked!.body, browser.ecdh, browser.auth));
+      // The add-on goes down while the person decides, from the notification.
+      await hook.close();
+      assert.equal((await new Client(tp.url).post('/api/push/decision', { approvalId: ask1.approvalId, decision: 'allow', token: ask1.actionToken })).status, 200);
+      assert.equal((await calling).isError, true);
+      const [, after] = await pushesTo(path, 2);
+      const told = JSON.parse(decryptPush(after!.body, browser.ecdh, browser.auth));
+      const { callId } = (await p.client.get(`/api/approvals/${ask1.approvalId}`)).body;
+      assert.deepEqual(told, {
+        kind: 'outcome',
+        approvalId: ask1.approvalId,
+        callId,
+        title: '“Delete a note” did not run',
+        body: 'You allowed it · the add-on could not be reached, so it did not run.',
+        url: `${tp.url}/calls/${callId}`,
+      });
+      assert.equal(after!.headers.urgency, 'normal');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('sends nothing after an allowed call that did what was allowed', async () => {
+    const hook = await startAddonServer({ delete_note: () => ({ text: 'Deleted.' }) });
+    hook.onConfirm(() => ({ confirm: { message: 'Delete this note?', style: 'destructive' } }));
+    const p = await personWithNotes(tp.url, hook, { delete_note: true }, 'push-fine');
+    const app = (await connectApp(p.user.mcpUrl, p.client, { name: 'Claude' })).client;
+    try {
+      const browser = newBrowserKeys();
+      const path = `/push/${randomBytes(6).toString('hex')}`;
+      await p.client.post('/api/push/subscribe', { endpoint: `${push.base}${path}`, keys: browser.keys });
+      const calling = app.callTool({ name: `${p.addonId}__delete_note`, arguments: { id: 'n-fine' } });
+      const [asked] = await pushesTo(path, 1);
+      const ask1 = JSON.parse(decryptPush(asked!.body, browser.ecdh, browser.auth));
+      await new Client(tp.url).post('/api/push/decision', { approvalId: ask1.approvalId, decision: 'allow', token: ask1.actionToken });
+      assert.equal((await calling).isError, undefined);
+      // The follow-up would be on its way by the time the call's page says it ended.
+      const { callId } = (await p.client.get(`/api/approvals/${ask1.approvalId}`)).body;
+      await until('the call ended', async () => ((await p.client.get(`/api/calls/${callId}`)).body.state === 'ended' ? true : undefined));
+      await sleep(1_000);
+      assert.equal(push.received.filter((r) => r.path === path).length, 1);
+    } finally {
+      await app.close();
+      await hook.close();
+    }
   });
 
   it('does not wait for the push service before showing the approval', async () => {

@@ -5,6 +5,10 @@
  */
 import type { ApprovalPushPayload as PushPayload } from '@toolport/core/api';
 
+type Ask = Exclude<PushPayload, { kind: 'outcome' }>;
+/** A push asking for a decision; anything else (what came of an allowed call) only informs. */
+const asks = (p: PushPayload | undefined): p is Ask => !!p && p.kind !== 'outcome' && typeof p.approvalId === 'string';
+
 // The DOM lib is loaded for the rest of the dashboard; declare the few worker APIs used here.
 type ExtendableEvent = Event & { waitUntil(p: Promise<unknown>): void };
 type PushEvent = ExtendableEvent & { data: { json(): unknown } | null };
@@ -28,6 +32,11 @@ sw.addEventListener('push', (e: PushEvent) => {
     p = undefined;
   }
   if (!p || typeof p.approvalId !== 'string') return;
+  if (p.kind === 'outcome') {
+    // Replaces the approval's notification, if still shown: nothing to answer any more.
+    e.waitUntil(sw.registration.showNotification(p.title, { body: p.body, tag: p.approvalId, icon: '/icon.svg', data: p }));
+    return;
+  }
   const options: NotificationOptions & { actions?: Array<{ action: string; title: string }>; requireInteraction?: boolean } = {
     body: p.body ?? 'An AI app is waiting for your answer.',
     tag: p.approvalId,
@@ -42,7 +51,7 @@ sw.addEventListener('push', (e: PushEvent) => {
   e.waitUntil(sw.registration.showNotification(p.title ?? 'Approve a tool call?', options));
 });
 
-async function decide(p: PushPayload, decision: 'allow' | 'deny' | 'dismiss') {
+async function decide(p: Ask, decision: 'allow' | 'deny' | 'dismiss') {
   const res = await fetch('/api/push/decision', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -58,7 +67,12 @@ async function decide(p: PushPayload, decision: 'allow' | 'deny' | 'dismiss') {
  * built here: nothing in the payload chooses where the window goes.
  */
 async function openApproval(p: PushPayload | undefined) {
-  const where = p && typeof p.approvalId === 'string' ? `/approvals/${encodeURIComponent(p.approvalId)}` : '/approvals';
+  const where =
+    p?.kind === 'outcome' && typeof p.callId === 'string'
+      ? `/calls/${encodeURIComponent(p.callId)}`
+      : p && typeof p.approvalId === 'string'
+        ? `/approvals/${encodeURIComponent(p.approvalId)}`
+        : '/approvals';
   const [existing] = await sw.clients.matchAll({ type: 'window', includeUncontrolled: true });
   if (existing?.navigate) {
     try {
@@ -81,7 +95,7 @@ sw.addEventListener('notificationclick', (e: NotificationEvent) => {
   const p = e.notification.data as PushPayload | undefined;
   if (p && typeof p.approvalId === 'string') answered.add(p.approvalId);
   e.notification.close();
-  if (p && (e.action === 'allow' || e.action === 'deny')) {
+  if (asks(p) && (e.action === 'allow' || e.action === 'deny')) {
     // If the decision cannot be sent, open the dashboard so the person can answer there.
     e.waitUntil(decide(p, e.action).catch(() => openApproval(p)));
   } else e.waitUntil(openApproval(p));
@@ -92,6 +106,6 @@ sw.addEventListener('notificationclick', (e: NotificationEvent) => {
 // only keeps the worker alive for it.
 sw.addEventListener('notificationclose', (e: NotificationEvent) => {
   const p = e.notification.data as PushPayload | undefined;
-  if (!p || typeof p.approvalId !== 'string' || typeof p.actionToken !== 'string' || answered.has(p.approvalId)) return;
+  if (!asks(p) || typeof p.actionToken !== 'string' || answered.has(p.approvalId)) return;
   e.waitUntil(decide(p, 'dismiss').catch(() => {}));
 });

@@ -20,11 +20,12 @@ import {
   type RecordedDecision,
 } from './records';
 import { APPROVALS_CHANNEL } from '../events/channels';
+import { cameOfCalls, type CameOfIt } from '../calls/came-of-it';
 
 const DECIDED_SHOWN = 50;
 
 /** `GET /api/approvals`: the pending ones carry no decision; with `status=all` each is a OneApproval (pending ones too). */
-export type ListedApproval = NamedApproval & Partial<Omit<RecordedDecision, 'id'>>;
+export type ListedApproval = NamedApproval & Partial<Omit<RecordedDecision, 'id'>> & { came?: CameOfIt | null };
 
 const listQuery = z.object({ status: z.enum(['pending', 'all'], { message: 'Use pending or all.' }).default('pending') });
 
@@ -40,9 +41,10 @@ export async function listApprovals({ ctx, status: wanted }: { ctx: Ctx; status?
     .where(and(eq(approvals.userId, userId), ne(approvals.status, 'pending')))
     .orderBy(desc(approvals.decidedAt), desc(approvals.id))
     .limit(DECIDED_SHOWN);
+  const came = await cameOfCalls(ctx.svc, userId, decided.filter((row) => row.status === 'allowed').map((row) => row.callId));
   return [
-    ...pending.map((p) => ({ ...p, status: 'pending' as const, decidedBy: null, decidedAt: null, reason: null })),
-    ...(await withNames(ctx.svc, userId, decided.map((row) => ({ ...toView(row), ...toDecision(row), callId: row.callId })))),
+    ...pending.map((p) => ({ ...p, status: 'pending' as const, decidedBy: null, decidedAt: null, reason: null, came: null })),
+    ...(await withNames(ctx.svc, userId, decided.map((row) => ({ ...toView(row), ...toDecision(row), came: came.get(row.callId) ?? null })))),
   ];
 }
 
@@ -192,7 +194,7 @@ export async function decideApproval({ ctx, id, input }: { ctx: Ctx; id: string;
 }
 
 /** `GET /api/approvals/{id}`: what was asked, and what ended it. */
-export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'> & { callId?: string };
+export type OneApproval = NamedApproval & Omit<RecordedDecision, 'id'> & { came: CameOfIt | null };
 
 /** A pending row past its expiry shows as what the sweeper will record. */
 export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promise<OneApproval> {
@@ -208,7 +210,8 @@ export async function getApproval({ ctx, id }: { ctx: Ctx; id: string }): Promis
   if (row.status === 'pending' && overdue) decision = { ...decision, status: 'expired', decidedBy: 'timeout' };
   const [named] = await withNames(ctx.svc, userId, [toView(row)]);
   const { id: _id, ...rest } = decision;
-  return { ...named!, ...rest, callId: row.callId };
+  const came = row.status === 'allowed' ? (await cameOfCalls(ctx.svc, userId, [row.callId])).get(row.callId)! : null;
+  return { ...named!, ...rest, came };
 }
 
 /** What an app answered: an ElicitResult's action, or a JSON-RPC error (it could not ask). */

@@ -11,7 +11,9 @@ import type { ConfirmDescriptor } from '../outbound/types';
 import type { Services } from '../services';
 import { revealText } from '../text/reveal';
 import { skeleton } from '../text/skeleton';
-import { pushSubscriptions, serviceSecrets } from '../db/schema/index';
+import { approvals, pushSubscriptions, serviceSecrets } from '../db/schema/index';
+import { cameOfCalls } from '../calls/came-of-it';
+import { withNames } from './names';
 import type { ApprovalRow } from './records';
 
 const VAPID_SECRET = 'vapid';
@@ -172,7 +174,18 @@ export interface ApprovalPush {
   confirm: ConfirmDescriptor | null;
 }
 
-export type ApprovalPushPayload = ReturnType<typeof approvalPushPayload>;
+export type ApprovalPushPayload = ReturnType<typeof approvalPushPayload> | OutcomePushPayload;
+
+/** Follows an allowed call that did not do what was allowed; it replaces the approval's notification (same tag). */
+export interface OutcomePushPayload {
+  kind: 'outcome';
+  approvalId: string;
+  callId: string;
+  title: string;
+  body: string;
+  /** The call's own page. */
+  url: string;
+}
 
 /**
  * Fits the 4 KB push record. Hidden and look-alike characters are spelled out (the dashboard's
@@ -183,6 +196,7 @@ function approvalPushPayload(svc: Services, p: ApprovalPush) {
   const tool = `${revealText(p.toolTitle, true, skeleton)} · ${revealText(p.addonName, true, skeleton)}`;
   const lead = p.confirm?.message ? ` ${revealText(p.confirm.message)}` : '';
   return {
+    kind: 'approval' as const,
     approvalId: row.id,
     title: clip(`${revealText(row.appName, true, skeleton)} wants to run “${revealText(p.toolTitle, true, skeleton)}”`, 100),
     body: clip(`${tool}:${lead} ${revealText(row.arguments)}`, BODY_CHARS),
@@ -197,19 +211,48 @@ const vapidSubject = (svc: Services) =>
   svc.config.vapidSubject ?? (svc.config.publicUrl.startsWith('https://') ? svc.config.publicUrl : 'mailto:push@toolport.invalid');
 
 /** Sends the approval to every device of the person; dead subscriptions (404/410) are deleted. */
-export async function sendApprovalPush(svc: Services, p: ApprovalPush): Promise<void> {
+export function sendApprovalPush(svc: Services, p: ApprovalPush): Promise<void> {
+  // The approval is worth nothing after its 30 s.
+  return sendToDevices(svc, p.row.userId, approvalPushPayload(svc, p), { TTL: 30, urgency: 'high' });
+}
+
+/**
+ * Tells the person's devices that a call they allowed did not do it (did not run, or may not
+ * have), once it ended so. A call that did it, or is still running, sends nothing.
+ */
+export async function sendOutcomePush(svc: Services, userId: string, callId: string): Promise<void> {
+  const [approval] = await svc.db
+    .select({ id: approvals.id, addonId: approvals.addonId, toolName: approvals.toolName })
+    .from(approvals)
+    .where(and(eq(approvals.callId, callId), eq(approvals.userId, userId), eq(approvals.status, 'allowed')));
+  if (!approval) return;
+  const came = (await cameOfCalls(svc, userId, [callId])).get(callId);
+  if (!came || came.done || came.ran === 'running') return;
+  const [named] = await withNames(svc, userId, [{ addon: approval.addonId, tool: approval.toolName }]);
+  const tool = revealText(named!.toolTitle, true, skeleton);
+  const payload: OutcomePushPayload = {
+    kind: 'outcome',
+    approvalId: approval.id,
+    callId,
+    title: clip(came.ran === 'no' ? `“${tool}” did not run` : `“${tool}” may not have run`, 100),
+    body: clip(`You allowed it · ${came.sentence}.`, BODY_CHARS),
+    url: `${svc.config.publicUrl}/calls/${callId}`,
+  };
+  // Worth reading for a while, not worth waking anyone for.
+  await sendToDevices(svc, userId, payload, { TTL: 3600, urgency: 'normal' });
+}
+
+async function sendToDevices(svc: Services, userId: string, body: ApprovalPushPayload, opts: { TTL: number; urgency: 'high' | 'normal' }): Promise<void> {
   // A subscription kept from before PUSH_HOSTS (or since narrowed) is not sent to.
-  const subs = (await svc.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.userId, p.row.userId))).filter((sub) => checkEndpoint(svc, sub.endpoint, []));
+  const subs = (await svc.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.userId, userId))).filter((sub) => checkEndpoint(svc, sub.endpoint, []));
   if (!subs.length) return;
   const keys = await vapidKeys(svc);
-  const payload = JSON.stringify(approvalPushPayload(svc, p));
+  const payload = JSON.stringify(body);
   await Promise.allSettled(
     subs.map(async (sub) => {
       const details = webPush.generateRequestDetails({ endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } }, payload, {
         vapidDetails: { subject: vapidSubject(svc), publicKey: keys.publicKey, privateKey: keys.privateKey },
-        // The approval is worth nothing after its 30 s.
-        TTL: 30,
-        urgency: 'high',
+        ...opts,
         contentEncoding: 'aes128gcm',
       });
       try {

@@ -31,13 +31,20 @@ export type UserEvent =
 /** An approval as the live feed sends it: named, unless the names could not be looked up (then the ids stand in). */
 export type LiveApproval = ApprovalView & Partial<ApprovalNames>;
 
+/** Why a tool with a description step has none on its card: the add-on took too long, or failed. */
+export type ConfirmMissing = 'slow' | 'failed';
+
 export interface ApprovalView {
   id: string;
+  /** The call's own page is `/calls/{callId}`. */
+  callId: string;
   app: string;
   addon: string;
   tool: string;
   arguments: unknown;
   confirm: ConfirmDescriptor | null;
+  confirmMissing: ConfirmMissing | null;
+  destructive: boolean;
   expiresAt: string;
 }
 
@@ -59,11 +66,14 @@ export function toView(row: ApprovalRow): ApprovalView {
   }
   return {
     id: row.id,
+    callId: row.callId,
     app: row.appName,
     addon: row.addonId,
     tool: row.toolName,
     arguments: args,
     confirm: (row.confirm as ConfirmDescriptor | null) ?? null,
+    confirmMissing: row.confirmMissing,
+    destructive: row.destructive,
     expiresAt: row.expiresAt.toISOString(),
   };
 }

@@ -21,6 +21,7 @@ import {
   type ApprovalRow,
   type FinalStatus,
   type UserEvent,
+  type ConfirmMissing,
 } from './records';
 import { forgetHeldResults } from './held';
 import { endLapsedTasks, forgetEndedTasks } from '../calls/tasks';
@@ -95,6 +96,8 @@ class Waiting {
   /** Kept only to tell it progress while the person decides: nothing else of the exchange stays. */
   readonly watcher: ApprovalRequest['watcher'];
   readonly durable: boolean;
+  /** Why the add-on's description is missing, when it is. */
+  confirmMissing: ConfirmMissing | undefined;
 
   constructor(
     readonly owner: ApprovalsImpl,
@@ -232,6 +235,8 @@ function prepareInsert(db: Services['db']) {
       toolName: sql.placeholder('toolName'),
       arguments: sql.placeholder('arguments'),
       confirm: sql`${sql.placeholder('confirm')}::jsonb`,
+      confirmMissing: sql.placeholder('confirmMissing'),
+      destructive: sql.placeholder('destructive'),
       expiresAt: sql`now() + ${sql.placeholder('ttl')}::interval`,
       holderId: sql.placeholder('holderId'),
       session: sql.placeholder('session'),
@@ -417,10 +422,11 @@ class ApprovalsImpl implements ApprovalsService {
   }
 
   /**
-   * null: no approval needed. Its own signal: `AbortSignal.any` would keep dependants on the call's
-   * signal for as long as the person takes to decide.
+   * null: no approval needed; `slow` or `failed`: no description, and why (the card says it). Its
+   * own signal: `AbortSignal.any` would keep dependants on the call's signal for as long as the
+   * person takes to decide.
    */
-  private async askAddon(req: ApprovalRequest): Promise<ConfirmDescriptor | null | undefined> {
+  private async askAddon(req: ApprovalRequest): Promise<ConfirmDescriptor | null | ConfirmMissing> {
     const asking = new CallCancel();
     const unfollow = req.signal ? asking.follow(req.signal) : undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -450,10 +456,11 @@ class ApprovalsImpl implements ApprovalsService {
         }),
       ]);
       // Anything but an explicit null falls back to the plain approval, never to skipping it.
-      return outcome?.kind === 'confirm' ? outcome.confirm : undefined;
+      if (outcome?.kind === 'confirm') return outcome.confirm;
+      return outcome ? 'failed' : 'slow';
     } catch (err) {
       this.svc.log.warn('tool.confirm failed; asking the person without a description', { err, callId: req.callId });
-      return undefined;
+      return 'failed';
     } finally {
       clearTimeout(timer);
       unfollow?.();
@@ -478,7 +485,8 @@ class ApprovalsImpl implements ApprovalsService {
     if (req.tool.confirm) {
       const described = await this.askAddon(req);
       if (described === null && !req.mustAsk) return void w.finish({ status: 'skipped' });
-      confirm = described ?? null;
+      if (typeof described === 'string') w.confirmMissing = described;
+      else confirm = described;
       if (req.signal?.aborted) return void w.finish({ status: 'cancelled', decidedBy: 'app' });
     }
     await this.gates;
@@ -523,6 +531,8 @@ class ApprovalsImpl implements ApprovalsService {
       toolName: req.tool.name,
       arguments: req.argumentsText,
       confirm: confirm ? JSON.stringify(confirm) : null,
+      confirmMissing: w.confirmMissing ?? null,
+      destructive: req.tool.destructive,
       ttl: `${this.ttl} seconds`,
       holderId: this.holderId,
       session: req.session ?? null,

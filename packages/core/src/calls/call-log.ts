@@ -6,6 +6,7 @@ import type { Json } from '../json';
 import type { Services } from '../services';
 import { calls } from '../db/schema/index';
 import { announceCallChange } from './watch';
+import { sendOutcomePush } from '../approvals/push';
 
 export type CallOutcomeName =
   | 'ok'
@@ -64,6 +65,17 @@ export interface CallRecord {
 export function recordCall(svc: Services, rec: CallRecord) {
   // createdAt from the JS clock (ms precision) keeps the keyset cursor exact.
   svc.logs.call({ ...rec, latencyMs: Math.max(0, Math.round(rec.latencyMs)), createdAt: svc.clock.now() });
+  if (rec.decision === 'allowed' && rec.outcome !== 'ok' && rec.outcome !== 'running') tellAfterAllow(svc, rec.userId, rec.id);
+}
+
+/** Its attempts' rows are written behind it, by this process or a worker: read a moment later. */
+const TELL_AFTER_MS = 250;
+
+/** A call the person allowed did not do it: their devices hear so, as the dashboard shows it. */
+function tellAfterAllow(svc: Services, userId: string, callId: string) {
+  setTimeout(() => {
+    sendOutcomePush(svc, userId, callId).catch((err: unknown) => svc.log.warn('cannot tell the person what came of an allowed call', { err, callId }));
+  }, TELL_AFTER_MS).unref();
 }
 
 /** No call runs past its budget; a running row this much older than that was left by a stopped process. */

@@ -1,6 +1,7 @@
 import type { ConfirmDescriptor } from '../outbound/types';
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import { currentTaskOf } from './tasks';
+import { cameOfIt } from './came-of-it';
 import { withNames } from '../approvals/names';
 import type { Ctx } from '../context';
 import { personId } from '../context';
@@ -115,6 +116,8 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
     state,
     outcome: logged?.outcome ?? (state === 'ended' && approval && approval.status !== 'allowed' ? (approval.status === 'pending' ? 'expired' : approval.status) : null),
     approvalId: approval?.id ?? null,
+    /** What came of it, once the person allowed it. */
+    came: approval?.status === 'allowed' ? cameOfIt(logged?.outcome ?? null, attempts.filter((d) => d.type === 'tool.call')) : null,
     /** The add-on's picture of the call, shown with its approval (`GET /api/approvals/{approvalId}/image`). */
     image: pictureOf(approval?.confirm),
     taskId: task?.status === 'working' ? task.id : null,

@@ -36,6 +36,32 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA']);
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|ERR_OSSL_)/;
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+const NOT_SENT_TIMEOUT = 'deadline passed before sending';
+const NOT_SENT_CANCEL = 'the call was cancelled before it was sent';
+/** A connection these refused never carried the request (a reset may come after the server read it). */
+const NOT_CONNECTED = /\((ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL)\)$/;
+
+/**
+ * Whether a failed request certainly never reached the server, from its class and message as
+ * stored with the attempt: the add-on cannot have acted on it. Unsure is false.
+ */
+export function neverSent(errorClass: string, message: string): boolean {
+  switch (errorClass) {
+    case 'bad_url':
+    case 'dns':
+    case 'blocked_address':
+    case 'tls': // the handshake comes before the request
+      return true;
+    case 'connect':
+      return NOT_CONNECTED.test(message);
+    case 'timeout':
+      return message === NOT_SENT_TIMEOUT;
+    case 'cancelled':
+      return message === NOT_SENT_CANCEL;
+    default:
+      return false;
+  }
+}
 
 function classify(err: unknown, afterResponse: boolean): OutboundError {
   if (err instanceof OutboundError) return err;
@@ -121,8 +147,8 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   function once(url: URL, req: OutboundRequest, retryStale: boolean): Promise<OutboundResponse> {
     return new Promise<OutboundResponse>((resolvePromise, reject) => {
       const remaining = req.deadline - clock.now().getTime();
-      if (remaining <= 0) return reject(new OutboundError('timeout', 'deadline passed before sending'));
-      if (req.signal?.aborted) return reject(new OutboundError('cancelled', 'the call was cancelled before it was sent'));
+      if (remaining <= 0) return reject(new OutboundError('timeout', NOT_SENT_TIMEOUT));
+      if (req.signal?.aborted) return reject(new OutboundError('cancelled', NOT_SENT_CANCEL));
 
       const headers: Record<string, string> = { ...req.headers };
       headers['host'] = url.host;

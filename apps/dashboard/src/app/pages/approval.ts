@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, type DecisionInput, type OneApproval, type RecordedDecision } from '../api';
-import { live, markDecided, useStore } from '../store';
+import { live, markDecided, onCallChanged, useStore } from '../store';
 import { html, Notice, PageHeader, Revealed, toApiError, useLoad, useNow, When } from '../ui';
-import { Arguments, byWhom, ConfirmDescription, Countdown, namesOf } from './approvals';
+import { Arguments, byWhom, ConfirmDescription, ConfirmMissing, Countdown, looksDestructive, namesOf } from './approvals';
 
 /** As the API checks it (decide.ts): the field stops there, the server says why anything else is refused. */
 const REASON_MAX = 500;
@@ -13,7 +13,7 @@ function outcomeSentence(a: OneApproval): string {
   const who = where ? ` ${where}` : '';
   switch (a.status) {
     case 'allowed':
-      return `Allowed${who}. The call was sent to the add-on.`;
+      return a.came ? `Allowed${who} · ${a.came.sentence}.` : `Allowed${who}.`;
     case 'denied':
       return `Denied${who}. The call did not run.`;
     case 'dismissed':
@@ -32,7 +32,8 @@ function outcomeSentence(a: OneApproval): string {
 }
 
 function Outcome({ a }: { a: OneApproval }) {
-  return html`<div class=${`notice ${a.status === 'allowed' ? 'notice-success' : 'notice-info'}`} role="status" data-outcome=${a.status}>
+  const kind = a.status !== 'allowed' || a.came?.ran === 'running' ? 'notice-info' : a.came?.done ? 'notice-success' : 'notice-error';
+  return html`<div class=${`notice ${kind}`} role="status" data-outcome=${a.status} data-ran=${a.came?.ran}>
     <p><strong>${outcomeSentence(a)}</strong></p>
     ${a.reason ? html`<p data-reason>Your reason, passed on to the app: <q><${Revealed} text=${a.reason} /></q></p>` : null}
     ${a.decidedAt ? html`<p class="small muted">Recorded <${When} iso=${a.decidedAt} />.</p>` : null}
@@ -107,9 +108,19 @@ export function ApprovalPage({ id }: { id: string }) {
     if (decidedElsewhere && state.data?.status === 'pending') void state.reload();
   }, [decidedElsewhere]);
   useReloadAtExpiry(state.data, () => void state.reload());
+  // Once allowed, the call's ending says what came of it.
+  const callId = state.data?.callId;
+  const running = state.data?.status === 'allowed' && (!state.data.came || state.data.came.ran === 'running');
+  useEffect(() => {
+    if (!running) return;
+    return onCallChanged((change) => {
+      if (!change || ('callId' in change ? change.callId === callId : change.approvalId === id)) void state.reload();
+    });
+  }, [running, callId]);
   const onDecided = (d: RecordedDecision) => {
     state.setData((prev) => ({ ...prev!, ...d, id: prev!.id }));
     if (d.status) markDecided(id, d.status);
+    if (d.status === 'allowed') void state.reload();
   };
 
   if (state.error?.status === 404) {
@@ -124,7 +135,7 @@ export function ApprovalPage({ id }: { id: string }) {
   const { tool, addon } = namesOf(a);
   const pending = a.status === 'pending';
   return html`<${PageHeader} title=${pending ? 'Approve a tool call' : 'A tool call’s approval'} lead=${html`<a href="/approvals">All approvals</a>`} />
-    <article class=${`card approval approval-page ${a.confirm?.style === 'destructive' ? 'approval-destructive' : ''}`} data-approval-id=${a.id} aria-labelledby="approval-h">
+    <article class=${`card approval approval-page ${looksDestructive(a) ? 'approval-destructive' : ''}`} data-approval-id=${a.id} aria-labelledby="approval-h">
       <h2 class="h3" id="approval-h">
         <span class="who"><${Revealed} text=${a.app} identifier /></span>${pending ? ' wants to run ' : ' asked to run '}<span class="tool-name" data-tool-name><strong><${Revealed} text=${tool} identifier /></strong>${' · '}<${Revealed} text=${addon} identifier /></span>
       </h2>
@@ -134,6 +145,7 @@ export function ApprovalPage({ id }: { id: string }) {
         <div><dt>Tool</dt><dd data-fact="tool"><${Revealed} text=${tool} identifier /></dd></div>
       </dl>
       <${ConfirmDescription} confirm=${a.confirm} approvalId=${a.id} />
+      ${pending ? html`<${ConfirmMissing} a=${a} />` : null}
       <h3 class="small-h">${pending ? 'Arguments, exactly as they will be sent' : 'Arguments'}</h3>
       <${Arguments} args=${a.arguments} />
       ${pending ? html`<${Countdown} expiresAt=${a.expiresAt} />` : null}

@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, post, type Approval, type DecisionInput, type OneApproval, type PushKey, type RecordedDecision } from '../api';
-import { live, markDecided, useStore } from '../store';
-import { html, Notice, NotAvailable, PageHeader, Revealed, toApiError, useNow, When } from '../ui';
+import { live, markDecided, onCallChanged, useStore } from '../store';
+import { html, Notice, NotAvailable, PageHeader, Revealed, revealedText, toApiError, useNow, When } from '../ui';
 import { clipGraphemes } from '../unicode';
 
 const FOLD = 160;
@@ -47,6 +47,28 @@ export function namesOf(a: Approval) {
 
 const omittedSentence = (n: number) => `${n} more ${n === 1 ? 'detail was' : 'details were'} left out by Toolport (too many to show).`;
 
+/** Why a tool that describes its calls shows none on this one: the person should not guess. */
+export function ConfirmMissing({ a }: { a: Pick<Approval, 'confirm' | 'confirmMissing'> & { addonName?: string; addon: string } }) {
+  if (a.confirm || !a.confirmMissing) return null;
+  const who = a.addonName || a.addon;
+  const why = a.confirmMissing === 'slow' ? 'did not describe this call in time' : 'could not describe this call (its description step failed)';
+  return html`<p class="confirm-missing small" data-confirm-missing=${a.confirmMissing}><${Revealed} text=${who} identifier /> ${why}, so only the arguments below say what it will do. Read them before you allow it.</p>`;
+}
+
+/** A destructive tool's card looks it, whether or not the add-on described the call; the add-on's own style wins when it did. */
+export const looksDestructive = (a: Pick<Approval, 'confirm' | 'destructive'>) => (a.confirm ? a.confirm.style === 'destructive' : a.destructive);
+
+/** `path: "/tmp/a.txt", force: true` on one short line: enough to tell one call from the next. */
+function argumentSummary(args: unknown, max = 90): string {
+  const one = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v)));
+  const text =
+    args && typeof args === 'object' && !Array.isArray(args)
+      ? Object.entries(args as Record<string, unknown>).map(([k, v]) => `${k}: ${one(v)}`).join(', ')
+      : one(args);
+  const shown = revealedText(text);
+  return [...shown].length > max ? `${clipGraphemes(shown, max - 1)}…` : shown;
+}
+
 /** Toolport's copy of the picture an add-on gave with its description of the call (`confirm.image`). */
 export function ConfirmPicture({ approvalId, image, alt }: { approvalId: string; image: { width: number; height: number }; alt: string }) {
   return html`<img class="confirm-image" src=${`/api/approvals/${encodeURIComponent(approvalId)}/image`} width=${image.width} height=${image.height} alt=${alt} loading="lazy" />`;
@@ -87,11 +109,12 @@ function ApprovalCard({ a, onDone }: { a: Approval; onDone: (id: string, outcome
       setBusy(false);
     }
   };
-  return html`<article class=${`card approval ${confirm?.style === 'destructive' ? 'approval-destructive' : ''}`} data-approval=${a.id} aria-labelledby=${`apr-${a.id}`} tabindex="-1">
+  return html`<article class=${`card approval ${looksDestructive(a) ? 'approval-destructive' : ''}`} data-approval=${a.id} aria-labelledby=${`apr-${a.id}`} tabindex="-1">
     <h2 class="h3" id=${`apr-${a.id}`}>
       <span class="who"><${Revealed} text=${app} identifier /></span>${' wants to run '}<span class="tool-name" data-tool-name><strong><${Revealed} text=${tool} identifier /></strong>${' · '}<${Revealed} text=${addon} identifier /></span>
     </h2>
     <${ConfirmDescription} confirm=${confirm} approvalId=${a.id} />
+    <${ConfirmMissing} a=${a} />
     <h3 class="small-h">Arguments, exactly as they will be sent</h3>
     <${Arguments} args=${a.arguments} />
     <${Countdown} expiresAt=${a.expiresAt} />
@@ -199,7 +222,7 @@ function useFocusAfterCards(pending: Approval[]) {
 }
 
 /** The Recent list: the server's decided approvals, and those just decided here (with a note). */
-type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string; callId?: string };
+type Decided = Approval & { status: string; decidedBy?: string | null; decidedAt?: string | null; reason?: string | null; note?: string; came?: OneApproval['came'] };
 const RECENT = 10;
 const outcomeWord: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'Expired, not answered', dismissed: 'Dismissed', cancelled: 'Cancelled by the app' };
 /** Where a person's decision was made, as the Recent list and a call's own page say it. */
@@ -213,7 +236,13 @@ export const byWhom: Record<string, string> = { dashboard: 'in the dashboard', p
 function useRecent(decided: Record<string, string>) {
   const [server, setServer] = useState<Decided[] | null>(null);
   const [local, setLocal] = useState<Decided[]>([]);
+  const [changes, setChanges] = useState(0);
   const seq = useRef(0);
+  // An allowed call's ending changes what its row says: read the list again when one of its calls changes.
+  const shown = useRef(new Set<string>());
+  useEffect(() => onCallChanged((change) => {
+    if (!change || ('callId' in change ? shown.current.has(change.callId) : true)) setChanges((n) => n + 1);
+  }), []);
   useEffect(() => {
     const mine = ++seq.current;
     // With status=all every approval says what ended it (a pending one: status pending).
@@ -221,11 +250,18 @@ function useRecent(decided: Record<string, string>) {
       (all) => mine === seq.current && setServer(all.filter((a) => a.status !== 'pending').slice(0, RECENT)),
       () => {},
     );
-  }, [Object.keys(decided).length]);
+  }, [Object.keys(decided).length, changes]);
   const ids = new Set((server ?? []).map((a) => a.id));
   const notes = new Map(local.map((a) => [a.id, a.note]));
   const list = [...local.filter((a) => !ids.has(a.id)), ...(server ?? []).map((a) => ({ ...a, note: notes.get(a.id) }))].slice(0, RECENT);
+  shown.current = new Set(list.map((a) => a.callId));
   return { list, loaded: server !== null, add: (a: Decided) => setLocal((l) => [a, ...l.filter((x) => x.id !== a.id)].slice(0, RECENT)) };
+}
+
+/** How a decision's badge looks: an allow reads well only once the call did what was allowed. */
+function badgeOf(r: Decided) {
+  if (r.status === 'allowed') return !r.came || r.came.ran === 'running' ? 'badge-calm' : r.came.done ? 'badge-ok' : 'badge-danger';
+  return r.status === 'denied' ? 'badge-danger' : 'badge-warn';
 }
 
 function Recent({ list }: { list: Decided[] }) {
@@ -234,11 +270,12 @@ function Recent({ list }: { list: Decided[] }) {
     <ul class="list compact">${list.map((r) => {
       const names = namesOf(r);
       const who = r.decidedBy ? byWhom[r.decidedBy] ?? `by ${r.decidedBy}` : '';
-      return html`<li class="list-item small" data-decided=${r.id} data-status=${r.status} tabindex="-1" key=${r.id}>
-        <span><strong><${Revealed} text=${names.tool} identifier /></strong> · <${Revealed} text=${names.addon} identifier /> for <${Revealed} text=${r.app} identifier /></span>
-        <span class="recent-outcome"><span class=${`badge ${r.status === 'allowed' ? 'badge-ok' : r.status === 'denied' ? 'badge-danger' : 'badge-warn'}`}>${outcomeWord[r.status] ?? r.status}</span>${who ? html` <span class="muted">${who}</span>` : null}${r.decidedAt ? html` <span class="muted">· <${When} iso=${r.decidedAt} /></span>` : null}${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
+      // The whole row opens the call's own page (the link's box is stretched over it).
+      return html`<li class="list-item small recent-row" data-decided=${r.id} data-status=${r.status} data-ran=${r.came?.ran} tabindex="-1" key=${r.id}>
+        <span><a class="row-link" href=${`/calls/${encodeURIComponent(r.callId)}`} aria-label=${`What happened to ${revealedText(names.tool)} for ${revealedText(r.app)}`}><strong><${Revealed} text=${names.tool} identifier /></strong></a> · <${Revealed} text=${names.addon} identifier /> for <${Revealed} text=${r.app} identifier /></span>
+        <span class="recent-args mono muted" data-args>${argumentSummary(r.arguments)}</span>
+        <span class="recent-outcome"><span class=${`badge ${badgeOf(r)}`}>${outcomeWord[r.status] ?? r.status}</span>${r.came ? html` <span data-came>· ${r.came.sentence}</span>` : null}${who ? html` <span class="muted">${who}</span>` : null}${r.decidedAt ? html` <span class="muted">· <${When} iso=${r.decidedAt} /></span>` : null}${r.note ? html` <span class="muted">${r.note}</span>` : null}</span>
         ${r.reason ? html`<span class="recent-reason small" data-reason>Your reason: <q><${Revealed} text=${r.reason} /></q></span>` : null}
-        ${r.callId ? html`<a class="small" href=${`/calls/${encodeURIComponent(r.callId)}`} aria-label=${`What happened to ${names.tool} for ${r.app}`}>What happened</a>` : null}
       </li>`;
     })}</ul>
   </section>`;

@@ -125,7 +125,7 @@ export function CallLifePage({ id }: { id: string }) {
       <h2 class="h3" id="call-h"><${Revealed} text=${c.app} identifier /> called <strong><${Revealed} text=${c.toolTitle} identifier /></strong> · <${Revealed} text=${c.addonName} identifier /></h2>
       <dl class="info">
         <div><dt>Started</dt><dd><${When} iso=${c.startedAt} /></dd></div>
-        <div><dt>Outcome</dt><dd data-fact="outcome">${c.outcome ? html`<span class=${`badge badge-${kindOf(c.outcome)}`}>${outcomeWords(c.outcome)}</span>` : STATE_WORDS[c.state]}</dd></div>
+        <div><dt>Outcome</dt><dd data-fact="outcome">${c.outcome ? html`<span class=${`badge badge-${kindOf(c.outcome)}`}>${outcomeWords(c.outcome)}</span>` : STATE_WORDS[c.state]}${c.came && c.state === 'ended' ? html` <span data-came=${c.came.ran}>You allowed it · ${c.came.sentence}.</span>` : null}</dd></div>
         ${c.statusMessage ? html`<div><dt>Now</dt><dd><${Revealed} text=${c.statusMessage} /></dd></div>` : null}
       </dl>
       ${c.image && c.approvalId ? html`<${ConfirmPicture} approvalId=${c.approvalId} image=${c.image} alt="The add-on’s picture of what this call would do" />` : null}

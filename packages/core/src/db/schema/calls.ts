@@ -19,6 +19,10 @@ export const approvals = pgTable(
     /** The exact JSON text that will be sent if allowed. */
     arguments: text('arguments').notNull(),
     confirm: jsonb('confirm'),
+    /** Why the add-on's description is missing, for a tool that has one: `slow` or `failed`. */
+    confirmMissing: text('confirm_missing', { enum: ['slow', 'failed'] }),
+    /** The tool was destructive when the app called it: the card says so even without a description. */
+    destructive: boolean('destructive').notNull().default(false),
     status: text('status', { enum: ['pending', 'allowed', 'denied', 'dismissed', 'expired', 'cancelled', 'revoked'] })
       .notNull()
       .default('pending'),
