@@ -122,6 +122,7 @@ const TIERS = {
   push: 'surface',
   'real-clients': 'browser-embedded',
   releases: 'both', // a browser step, but releases and apps on two servers on services
+  'schema-words': 'unit',
   'security-arguments': 'surface',
   'security-auth': 'surface',
   'security-mcp': 'surface',

@@ -447,7 +447,7 @@ describe('the dashboard', () => {
       await page.goto('/activity');
       const decision = page.locator('tr[data-call] .c-decision').first();
       await decision.waitFor();
-      assert.equal((await decision.textContent())?.trim(), 'allowed by your rule');
+      assert.equal((await decision.textContent())?.trim(), 'Allowed by your rule');
       assert.deepEqual(errors, []);
     } finally {
       await close();

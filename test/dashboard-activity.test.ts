@@ -1,11 +1,13 @@
 // Issue #30, "Activity that tells the truth": the charts are the server's sums over a chosen period
 // (every call in it, not the 50 rows a page loads), and latency is split into the person's wait
-// and the add-on's own time, at both sizes.
+// and the add-on's own time, at both sizes. Issue #43, "people read names, never ids or codes":
+// tools by title and add-ons by name (a tool since removed too), outcomes and decisions in words,
+// an x-axis whose labels differ, and a row that opens its call.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
-import { personWithNotes, startAddonServer } from './helpers/addon-server';
+import { notesManifest, personWithNotes, startAddonServer } from './helpers/addon-server';
 import { pendingOf, sleep } from './helpers/approvals';
 import { launchBrowser, screenshots } from './helpers/browser';
 import { axeSerious, dashboardAs, SIZES, type Size } from './helpers/dashboard';
@@ -101,3 +103,64 @@ for (const size of Object.keys(SIZES) as Size[]) {
     }
   });
 }
+
+describe('names, not ids or codes (#43)', () => {
+  before(async () => {
+    // An app asks for a tool that never existed, then the add-on's next release drops delete_note.
+    const app = (await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' })).client;
+    const unknown = await app.callTool({ name: `${person.addonId}__shred_everything`, arguments: {} });
+    assert.equal(unknown.isError, true);
+    await app.close();
+    const manifest = notesManifest(person.addonId, hook.url, { visibility: 'public' });
+    manifest.tools = manifest.tools.filter((t) => t.name !== 'delete_note');
+    const pushed = await person.dev.client.put(`/api/addons/${person.addonId}`, manifest);
+    assert.equal(pushed.status, 200, pushed.text);
+  });
+
+  for (const size of Object.keys(SIZES) as Size[]) {
+    it(`shows titles, names and words, distinct ticks, and a row opens its call (${SIZES[size].width} px)`, async () => {
+      const { page, errors, close } = await dashboardAs(browser, tp.url, person.client, size);
+      try {
+        await page.goto('/activity');
+        await page.locator('tr[data-call]').first().waitFor();
+        await page.locator('.chart[data-total]').waitFor();
+        const shown = await page.locator('main').innerText();
+        // What a person reads: no `addon__tool`, no add-on id, no snake_case code (`unknown_tool`,
+        // `search_notes`), and a 24-hour axis whose labels differ. Each is told apart below.
+        const ticks = await page.locator('.chart-x span').allInnerTexts();
+        const problems = [
+          ...(shown.match(/\S*__\S*/g) ?? []).slice(0, 3).map((id) => `a tool id is shown: ${id}`),
+          ...(shown.includes(person.addonId) ? [`the add-on's id is shown: ${person.addonId}`] : []),
+          ...[...new Set(shown.match(/\b[a-z]+_[a-z_]+\b/g) ?? [])].map((code) => `a code is shown: ${code}`),
+          ...(ticks.length < 3 || new Set(ticks).size < ticks.length ? [`the x-axis reads ${JSON.stringify(ticks)}`] : []),
+        ];
+        assert.deepEqual(problems, []);
+        const rows = page.locator('tr[data-call]');
+        const row = (title: string) => rows.filter({ has: page.locator('.c-tool', { hasText: title }) }).first();
+        // A tool the add-on no longer has keeps the title it was released with; one that never existed reads as words.
+        assert.match(await row('Delete a note').innerText(), /Delete a note[\s\S]*Notes[\s\S]*Allowed in the dashboard[\s\S]*Answered/);
+        assert.match(await row('Shred everything').innerText(), /Shred everything[\s\S]*Notes[\s\S]*No such tool/);
+        assert.match(await row('Search notes').innerText(), /Search notes[\s\S]*Answered/);
+        assert.equal(await page.locator(`[data-latency="${person.addonId}"] .latency-name`).innerText(), 'Notes');
+        assert.deepEqual(await axeSerious(page), []);
+        await screenshots(page, `activity-names-${size}`);
+
+        // The add-on filter offers the add-on by its name.
+        await page.getByLabel('Add-on', { exact: true }).selectOption({ label: 'Notes' });
+        await page.getByRole('button', { name: 'Filter' }).click();
+        await page.waitForURL(new RegExp(`addon=${person.addonId}`));
+
+        // A click anywhere on a row (here its outcome) opens that call's page.
+        const target = row('Shred everything');
+        const callId = await target.getAttribute('data-call');
+        await target.locator('.c-outcome').click();
+        await page.waitForURL(`**/calls/${callId}`);
+        await page.locator(`[data-call-page="${callId}"]`).waitFor();
+        assert.equal((await page.locator('h1').innerText()).trim(), 'Shred everything');
+        assert.deepEqual(errors, []);
+      } finally {
+        await close();
+      }
+    });
+  }
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hasSuspicious, revealText } from '../apps/dashboard/src/app/unicode';
-import { kindOf, median } from '../apps/dashboard/src/app/chart';
+import { axisTicks, kindOf, median } from '../apps/dashboard/src/app/chart';
 
 describe('dashboard: hidden characters made visible', () => {
   it('spells out bidi controls, zero-width and tag characters everywhere', () => {
@@ -37,5 +37,33 @@ describe('dashboard: chart helpers', () => {
     assert.equal(median([5, 1, 3]), 3);
     assert.equal(median([4, 1, 3, 2]), 2.5);
     assert.equal(median([]), 0);
+  });
+
+  it('labels the x-axis with distinct instants, whatever the period, the hour or the time zone (#43)', () => {
+    const HOUR = 3600e3;
+    // The periods of GET /api/calls/activity: their span and their buckets' width (calls/activity.ts).
+    const periods = { '1h': [HOUR, 5 * 60e3], '24h': [24 * HOUR, HOUR], '7d': [7 * 24 * HOUR, 6 * HOUR], '30d': [30 * 24 * HOUR, 24 * HOUR] } as const;
+    const zone = process.env.TZ;
+    try {
+      // Kolkata's half hours; New York and Lord Howe (half an hour) change their clocks in these weeks.
+      for (const tz of ['UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe']) {
+        process.env.TZ = tz;
+        for (const start of [Date.UTC(2026, 2, 6), Date.UTC(2026, 3, 3), Date.UTC(2026, 9, 30)]) {
+          for (let now = start; now < start + 3 * 24 * HOUR; now += 37 * 60e3) {
+            for (const [period, [span, step]] of Object.entries(periods)) {
+              const to = Math.floor(now / step) * step + step;
+              const ticks = axisTicks(to - span, to);
+              const at = `${period} to ${new Date(to).toISOString()} in ${tz}: ${JSON.stringify(ticks)}`;
+              assert.ok(ticks.length >= 3 && ticks.length <= 7, at);
+              assert.equal(new Set(ticks.map((t) => t.label)).size, ticks.length, `labels repeat: ${at}`);
+              assert.ok(ticks.every((t, i) => t.x > 0 && t.x <= 1 && (i === 0 || t.x > ticks[i - 1]!.x)), at);
+            }
+          }
+        }
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
   });
 });

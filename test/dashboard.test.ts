@@ -371,7 +371,8 @@ describe('the dashboard in a browser', () => {
   it('shows the call in the activity log', async (t) => {
     if (!app) return t.skip('needs a call made through the MCP endpoint');
     await page.getByRole('link', { name: 'Activity' }).click();
-    await page.locator('tr[data-call]', { hasText: 'notes__delete_note' }).first().waitFor();
+    // By the tool's title and the add-on's name, not `notes__delete_note` (#43).
+    await page.locator('tr[data-call]', { hasText: 'Delete a note' }).first().waitFor();
     await page.locator('.chart svg rect').first().waitFor();
     await screenshots(page, 'activity');
   });

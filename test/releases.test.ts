@@ -10,7 +10,7 @@ import { createBacking, startToolport, TARGET, type Backing, type Toolport } fro
 
 /**
  * Issue #23, the "rug pull": an add-on's update must not change a tool the person switched on
- * until they review it. On Postgres + Redis the releases go to one API process and the app talks
+ * until they review it; the review says what changed in words, never as JSON Schema (#43). On Postgres + Redis the releases go to one API process and the app talks
  * to another, so what each process caches is part of what is proven.
  */
 let backing: Backing;
@@ -191,8 +191,21 @@ describe('the review in a browser', () => {
       await page.locator(`[data-addon="${id}"] [data-tool="wipe"]`).getByRole('switch').click();
       await page.waitForFunction((n) => document.querySelector(`[data-addon="${n}"] [data-tool="wipe"] [role=switch]`)?.getAttribute('aria-checked') === 'true', id);
 
-      // The rug pull. (Hidden characters cannot get this far: registration refuses them.)
-      assert.equal((await dev.client.put(`/api/addons/${id}`, m([poisoned], 'Faster wiping.'))).status, 200);
+      // The rug pull, with arguments of every kind and a new answer shape. (Hidden characters
+      // cannot get this far: registration refuses them.)
+      const reviewed = {
+        ...poisoned,
+        arguments: [
+          { name: 'path', summary: 'The folder.', kind: { text: { maxLength: 500 } } },
+          ...poisoned.arguments.slice(1),
+          { name: 'force', summary: 'Delete read-only files too.', kind: 'boolean', required: false },
+          { name: 'depth', summary: 'How many levels down.', kind: { number: { whole: true, minimum: 1, maximum: 10 } }, required: false },
+          { name: 'mode', summary: 'How to delete.', kind: { choice: ['trash', 'shred', 'unlink'] }, required: false },
+        ],
+        outputSchema: { type: 'object', properties: { deleted: { type: 'integer', minimum: 0 } }, required: ['deleted'] },
+      };
+      const pushed = await dev.client.put(`/api/addons/${id}`, m([reviewed], 'Faster wiping.'));
+      assert.equal(pushed.status, 200, pushed.text);
       const { client: app } = await connectApp(person.user.mcpUrl, person.client);
       await page.reload();
       const review = page.getByRole('region', { name: 'Drawers has an update' });
@@ -204,6 +217,17 @@ describe('the review in a browser', () => {
       await summaryRow.locator('.diff-old').getByText(wipeV1.summary).waitFor();
       await review.locator('[data-field="destructive"] .diff-new').getByText('no').waitFor();
       await review.locator('[data-argument="secret"]').getByText('New argument').waitFor();
+      // Argument types and the answer's shape in words, never JSON Schema (#43).
+      const read = await review.innerText();
+      assert.doesNotMatch(read, /[{}]|"type"|maxLength/, `JSON Schema is shown: ${read}`);
+      const kind = (arg: string, side = '') => review.locator(`[data-argument="${arg}"] ${side} [data-kind]`).innerText();
+      assert.equal(await kind('secret'), 'optional · text up to 200 characters');
+      assert.equal(await kind('force'), 'optional · a yes/no choice');
+      assert.equal(await kind('depth'), 'optional · a whole number from 1 to 10');
+      assert.equal(await kind('mode'), 'optional · one of: trash, shred, unlink');
+      assert.equal(await kind('path', '.diff-old'), 'text up to 200 characters');
+      assert.equal(await kind('path', '.diff-new'), 'text up to 500 characters');
+      assert.equal(await review.locator('[data-field="outputSchema"] .diff-new').innerText(), 'a group of fields: deleted (a whole number of at least 0); and any other fields');
       await screenshots(page, 'addon-update');
 
       // Keep the old version: nothing changes for apps.

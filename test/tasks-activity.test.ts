@@ -59,7 +59,7 @@ describe('a running call in Activity', () => {
         await running.waitFor();
         const item = running.locator(`li[data-task="${taskId}"]`);
         await item.getByText('Searched 3 of 5 notebooks.').waitFor();
-        await item.getByText('search_notes').first().waitFor();
+        await item.getByText('Search notes').first().waitFor();
         await item.getByText('for Claude').waitFor();
         assert.deepEqual(await axeSerious(page), [], 'no serious accessibility problem');
         await screenshots(page, `tasks-activity-${size}`);
@@ -69,7 +69,7 @@ describe('a running call in Activity', () => {
         await item.getByText('Searched 4 of 5 notebooks.').waitFor();
 
         // Its own page: running, what it is doing now, and its progress so far.
-        await item.getByRole('link', { name: 'Details of search_notes for Claude' }).click();
+        await item.getByRole('link', { name: 'Details of Search notes for Claude' }).click();
         await page.locator('[data-call-page][data-state="running"]').waitFor();
         assert.deepEqual(await page.locator('.call-steps li').evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))), ['task', 'attempt', 'progress', 'progress']);
         assert.match((await page.locator('.call-life').textContent()) ?? '', /Searched 4 of 5 notebooks\./);
@@ -80,7 +80,7 @@ describe('a running call in Activity', () => {
         await page.goBack();
         await running.waitFor();
 
-        await item.getByRole('button', { name: /^Cancel search_notes for Claude$/ }).click();
+        await item.getByRole('button', { name: /^Cancel Search notes for Claude$/ }).click();
         await item.waitFor({ state: 'detached' });
         const got = (await wire.call('tasks/get', { taskId })).result;
         assert.equal(got.status, 'cancelled');
@@ -117,7 +117,7 @@ describe('a running call in Activity', () => {
       await item.getByText('At the add-on.').waitFor();
       await item.getByText('for Claude').waitFor();
       assert.equal(await item.getByRole('button', { name: /^Cancel/ }).count(), 0, 'only a task can be stopped from here');
-      await item.getByRole('link', { name: 'Details of search_notes for Claude' }).click();
+      await item.getByRole('link', { name: 'Details of Search notes for Claude' }).click();
       await page.locator('[data-call-page][data-state="running"]').waitFor();
 
       release();

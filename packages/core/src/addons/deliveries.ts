@@ -2,7 +2,8 @@ import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { notFound, validation } from '../errors';
-import { addons, deliveries } from '../db/schema/index';
+import { addons, calls, deliveries } from '../db/schema/index';
+import { toolTitlesOf } from '../approvals/names';
 import type { Json } from '../json';
 
 const PAGE = 50;
@@ -21,6 +22,8 @@ export interface DeliveryEntry {
   /** The add-on's pseudonymous id for the person. */
   subject: string | null;
   createdAt: Date;
+  /** The tool called (null: a delivery of no one tool, `tools.list`). */
+  tool: string | null;
 }
 
 /** `GET /api/addons/{id}/deliveries`: a page of the log, and the cursor of the next one (null: the last page). */
@@ -61,8 +64,11 @@ export async function listDeliveries({ ctx, addonId, cursor }: { ctx: Ctx; addon
       outcome: sql<string | null>`${deliveries.meta}->>'outcome'`,
       subject: deliveries.subject,
       createdAt: deliveries.createdAt,
+      // Recorded with the delivery; an older row's from its call (a describe step's call is `{call}_confirm`).
+      tool: sql<string | null>`coalesce(${deliveries.meta}->>'tool', ${calls.toolName})`,
     })
     .from(deliveries)
+    .leftJoin(calls, and(eq(calls.id, sql`regexp_replace(${deliveries.callId}, '_confirm$', '')`), eq(calls.addonId, deliveries.addonId)))
     .where(
       and(
         eq(deliveries.addonId, addonId),
@@ -76,5 +82,10 @@ export async function listDeliveries({ ctx, addonId, cursor }: { ctx: Ctx; addon
     .limit(PAGE + 1);
   const more = rows.length > PAGE;
   const items = more ? rows.slice(0, PAGE) : rows;
-  return { deliveries: items, nextCursor: more ? encodeCursor(items[items.length - 1]!) : null };
+  // The developer reads tools by title too; one since removed or renamed by the title it last had.
+  const titles = await toolTitlesOf(ctx.svc, addonId, items.flatMap((d) => (d.tool ? [d.tool] : [])));
+  return {
+    deliveries: items.map((d) => ({ ...d, toolTitle: d.tool ? titles.get(d.tool)! : null })),
+    nextCursor: more ? encodeCursor(items[items.length - 1]!) : null,
+  };
 }

@@ -688,7 +688,8 @@ function outputPatternProblem(p: string, st: SchemaCheckState): string | null {
 // ---------------------------------------------------------------------------------------------
 // Raw inputSchema: a whitelist of what can be enforced safely
 
-const KEYWORDS = new Set([
+/** Every keyword an inputSchema (and an outputSchema) may use; the dashboard says each in words (schema-words.ts). */
+export const SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
   '$schema', 'type', 'properties', 'required', 'additionalProperties', 'items', 'prefixItems',
   'minItems', 'maxItems', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum',
   'exclusiveMaximum', 'multipleOf', 'enum', 'const', 'description', 'title', 'default', 'examples',
@@ -1058,7 +1059,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
 
   let refused = false;
   for (const key of Object.keys(node)) {
-    if (KEYWORDS.has(key)) continue;
+    if (SCHEMA_KEYWORDS.has(key)) continue;
     refused = true;
     const at = ptr(path, key);
     if (key === '$ref') {
@@ -1071,7 +1072,7 @@ function checkNode(node: unknown, path: string, depth: number, root: boolean, er
     } else if (key in REFUSED) {
       err(at, REFUSED[key]! + '.');
     } else {
-      err(at, `\`${key}\` is not a supported keyword; an inputSchema may use: ${[...KEYWORDS].join(', ')}.`);
+      err(at, `\`${key}\` is not a supported keyword; an inputSchema may use: ${[...SCHEMA_KEYWORDS].join(', ')}.`);
     }
   }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Ctx } from '../context';
 import { personId } from '../context';
 import { parseInput } from '../input';
+import { addonNamesOf } from '../approvals/names';
 
 /** Each period and the width of its buckets: about two dozen bars whatever the period. */
 const PERIODS = {
@@ -74,6 +75,8 @@ export async function callActivity({ ctx, query }: { ctx: Ctx; query: { period?:
     totals[k] += Number(r.n);
     totals.calls += Number(r.n);
   }
+  const latency = rowsOf(perAddon);
+  const addonNames = await addonNamesOf(ctx.svc, latency.map((r) => String(r.addon_id)));
   return {
     period: q.period,
     from: new Date(from).toISOString(),
@@ -81,8 +84,9 @@ export async function callActivity({ ctx, query }: { ctx: Ctx; query: { period?:
     stepMs: step,
     buckets: series,
     totals,
-    latency: rowsOf(perAddon).map((r) => ({
+    latency: latency.map((r) => ({
       addon: String(r.addon_id),
+      addonName: addonNames.get(String(r.addon_id))!,
       calls: Number(r.calls),
       p50Ms: num(r.p50),
       /** Calls that waited for the person, and the median of that wait. */

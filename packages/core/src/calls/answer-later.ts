@@ -56,7 +56,7 @@ export async function answerLater(svc: Services, callId: string, msg: SignedMess
       latencyMs: 0,
       errorClass: null,
       detail: detail?.slice(0, 500) ?? null,
-      meta: { outcome },
+      meta: { outcome, tool: stored.toolName },
       createdAt: svc.clock.now(),
     };
     svc.logs.delivery(row);

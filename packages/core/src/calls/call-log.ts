@@ -5,6 +5,7 @@ import { validation } from '../errors';
 import type { Json } from '../json';
 import type { Services } from '../services';
 import { calls } from '../db/schema/index';
+import { withNames } from '../approvals/names';
 import { announceCallChange } from './watch';
 import { sendOutcomePush } from '../approvals/push';
 
@@ -152,12 +153,16 @@ export async function listCalls({ ctx, query }: { ctx: Ctx; query: { cursor?: st
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
+  // The names a person reads: a tool since removed or renamed keeps the title it last had.
+  const named = await withNames(ctx.svc, userId, page.map((r) => ({ addon: r.addonId, tool: r.toolName })));
   return {
-    items: page.map((r) => ({
+    items: page.map((r, i) => ({
       id: r.id,
       app: r.appName,
       addon: r.addonId,
+      addonName: named[i]!.addonName,
       tool: r.toolName,
+      toolTitle: named[i]!.toolTitle,
       argsDigest: r.argsDigest,
       decision: r.decision,
       decidedBy: r.decidedBy,

@@ -563,14 +563,14 @@ export async function runningCalls({ ctx }: { ctx: Ctx }) {
     });
   }
   const calls = await runningCallRows(ctx.svc, userId, RUNNING_SHOWN - live.length);
-  const named = await withNames(ctx.svc, userId, calls.map((c) => ({ addon: c.addonId, tool: c.toolName })));
-  calls.forEach((c, i) => {
+  for (const c of calls) {
     live.push({
       taskId: null,
       callId: c.id,
       app: c.appName,
       addon: c.addonId,
-      addonName: named[i]!.addonName,
+      // Named below, with every call's tool.
+      addonName: '',
       tool: c.toolName,
       statusMessage: null,
       accepted: false,
@@ -578,8 +578,10 @@ export async function runningCalls({ ctx }: { ctx: Ctx }) {
       createdAt: new Date(c.createdAt.getTime() - c.latencyMs),
       answerBy: null,
     });
-  });
-  return live;
+  }
+  // Shown by the names a person reads, as the call log is; a task keeps the add-on's name it was started under.
+  const named = await withNames(ctx.svc, userId, live.map((c) => ({ addon: c.addon, tool: c.tool })));
+  return live.map((c, i) => ({ ...c, addonName: c.addonName || named[i]!.addonName, toolTitle: named[i]!.toolTitle }));
 }
 
 /** The person stops one of their running calls, whichever app made it. */

@@ -49,8 +49,12 @@ const faceOf = (t: CompiledTool): ToolFace => ({ title: t.title, summary: t.summ
 export interface ArgumentChange {
   name: string;
   change: 'added' | 'removed' | 'changed';
+  /** The argument's schema (a property of the inputSchema; for `(schema)`, the whole inputSchema). */
   before?: unknown;
   after?: unknown;
+  /** Whether a call must give it, before and after: apart from the schema, whose own `required` lists a nested object's fields. */
+  requiredBefore?: boolean;
+  requiredAfter?: boolean;
 }
 
 export interface ToolChange {
@@ -73,12 +77,12 @@ function argumentChanges(before: Schema, after: Schema): ArgumentChange[] {
   const req = (s: Schema, n: string) => (s.required ?? []).includes(n);
   const out: ArgumentChange[] = [];
   for (const name of Object.keys(a)) {
-    if (!(name in b)) out.push({ name, change: 'added', after: { ...(a[name] as object), required: req(after, name) } });
+    if (!(name in b)) out.push({ name, change: 'added', after: a[name], requiredAfter: req(after, name) });
     else if (canonical(a[name]) !== canonical(b[name]) || req(after, name) !== req(before, name)) {
-      out.push({ name, change: 'changed', before: { ...(b[name] as object), required: req(before, name) }, after: { ...(a[name] as object), required: req(after, name) } });
+      out.push({ name, change: 'changed', before: b[name], after: a[name], requiredBefore: req(before, name), requiredAfter: req(after, name) });
     }
   }
-  for (const name of Object.keys(b)) if (!(name in a)) out.push({ name, change: 'removed', before: { ...(b[name] as object), required: req(before, name) } });
+  for (const name of Object.keys(b)) if (!(name in a)) out.push({ name, change: 'removed', before: b[name], requiredBefore: req(before, name) });
   // Anything else of the schema (additionalProperties, nesting rules) changed: said as one entry.
   const rest = (s: Record<string, unknown>) => canonical({ ...s, properties: undefined, required: undefined });
   if (!out.length && rest(before as Record<string, unknown>) !== rest(after as Record<string, unknown>)) {

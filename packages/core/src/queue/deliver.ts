@@ -135,7 +135,8 @@ function record(
     latencyMs: Math.max(0, Math.round(row.latencyMs)),
     errorClass: row.errorClass ?? null,
     detail: row.detail?.slice(0, 500) ?? null,
-    meta: { outcome: row.outcome, worker: WORKER },
+    // The tool, for the delivery log: the call's row may go with its person.
+    meta: { outcome: row.outcome, worker: WORKER, tool: job.tool },
     // Milliseconds, like the cursor of the delivery log that pages on it.
     createdAt: svc.clock.now(),
   };

@@ -1,19 +1,53 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, query, type Activity, type Call, type CallPage, type RunningCall } from '../api';
 import { CallsChart, kindOf, LatencyChart } from '../chart';
+import { navigate } from '../router';
 import { onCallChanged } from '../store';
-import { html, Notice, NotAvailable, oneAtATime, PageHeader, Revealed, When } from '../ui';
+import { html, Notice, NotAvailable, oneAtATime, PageHeader, Revealed, revealedText, When } from '../ui';
 import { OUTCOME_WORDS, outcomeWords } from './call';
 
 const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
 // Every outcome core's call log writes, so each can be picked before a call with it happened.
 const outcomes = Object.keys(OUTCOME_WORDS);
 
-/** Who decided, in the person's words: a rule of theirs reads "allowed by your rule", "blocked by your rule". */
+const DECISION_WORDS: Record<string, string> = {
+  allowed: 'Allowed',
+  denied: 'Denied',
+  dismissed: 'Dismissed',
+  expired: 'Not answered in time',
+  cancelled: 'Cancelled',
+  revoked: 'App’s access ended',
+  blocked: 'Blocked',
+};
+/** Where a decision was made, in the person's words; a timeout or a revocation says it all in the decision. */
+const DECIDED_BY_WORDS: Record<string, string> = {
+  dashboard: 'in the dashboard',
+  push: 'from a notification',
+  app: 'in the app',
+  rule: 'by your rule',
+  shutdown: 'as the server stopped',
+};
+
+/** Who decided, in the person's words: "Allowed from a notification", "Blocked by your rule". */
 function Decision({ call }: { call: Call }) {
   if (!call.decision) return html`<span class="muted">—</span>`;
-  if (call.decidedBy === 'rule') return html`<span class="by-rule">${call.decision} by your rule</span>`;
-  return html`${call.decision}${call.decidedBy ? html` <span class="muted small">by ${call.decidedBy}</span>` : null}`;
+  const words = DECISION_WORDS[call.decision] ?? 'Decided';
+  // The app cancelling its own call is the app's doing, not the person's answer in it.
+  const by = call.decision === 'cancelled' && call.decidedBy === 'app' ? 'by the app' : DECIDED_BY_WORDS[call.decidedBy ?? ''];
+  if (call.decidedBy === 'rule') return html`<span class="by-rule">${words} ${by}</span>`;
+  return html`${words}${by ? html` <span class="muted small">${by}</span>` : null}`;
+}
+
+/** A row of the call log opens its call: a click anywhere on it follows the row's own link. */
+function openRow(e: MouseEvent) {
+  const target = e.target as Element;
+  if (e.defaultPrevented || e.button !== 0 || target.closest('a, button, input, select, textarea, summary')) return;
+  // Selecting a row's text to copy it is not asking to open it.
+  if (String(getSelection() ?? '')) return;
+  const href = (e.currentTarget as HTMLElement).querySelector('a[data-call-link]')?.getAttribute('href');
+  if (!href) return;
+  if (e.metaKey || e.ctrlKey) window.open(href, '_blank', 'noopener');
+  else navigate(href);
 }
 
 /**
@@ -55,11 +89,11 @@ function RunningCalls() {
     ${problem && html`<${Notice} kind="error">${problem}<//>`}
     <ul class="running-list">${running.map(
       (c) => html`<li data-task=${c.taskId ?? undefined} data-call=${c.callId}>
-        <div><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code> <span class="muted small">for <${Revealed} text=${c.app} /></span></div>
+        <div><strong><${Revealed} text=${c.toolTitle} identifier /></strong> <span class="muted small">· <${Revealed} text=${c.addonName} identifier /> for <${Revealed} text=${c.app} /></span></div>
         <div class="running-status" role="status">${c.statusMessage ?? (c.taskId ? 'Working.' : 'At the add-on.')}</div>
-        <div class="muted small">Started <${When} iso=${c.createdAt} />${c.answerBy ? html`; ${c.addonName} has until <${When} iso=${c.answerBy} />` : null}. <a href=${`/calls/${encodeURIComponent(c.callId)}`} aria-label=${`Details of ${c.tool} for ${c.app}`}>Details</a></div>
+        <div class="muted small">Started <${When} iso=${c.createdAt} />${c.answerBy ? html`; ${c.addonName} has until <${When} iso=${c.answerBy} />` : null}. <a href=${`/calls/${encodeURIComponent(c.callId)}`} aria-label=${`Details of ${c.toolTitle} for ${c.app}`}>Details</a></div>
         ${c.taskId && html`<button type="button" class="btn btn-danger-outline" disabled=${stopping === c.taskId} onClick=${() => cancel({ ...c, taskId: c.taskId! })}
-          aria-label=${`Cancel ${c.tool} for ${c.app}`}>Cancel</button>`}
+          aria-label=${`Cancel ${c.toolTitle} for ${c.app}`}>Cancel</button>`}
       </li>`,
     )}</ul>
   </section>`;
@@ -105,7 +139,12 @@ export function ActivityPage() {
   }, [period, filters.app, filters.addon, filters.outcome]);
 
   const apps = [...new Set(items.map((c) => c.app))].sort();
-  const addons = [...new Set(items.map((c) => c.addon))].sort();
+  // The add-ons to filter by, by name: those of the calls loaded and of the period's sums, and the one filtered by.
+  const addonNames = new Map<string, string>();
+  for (const c of items) addonNames.set(c.addon, c.addonName);
+  for (const l of activity?.latency ?? []) addonNames.set(l.addon, l.addonName);
+  if (filters.addon && !addonNames.has(filters.addon)) addonNames.set(filters.addon, 'The add-on filtered by');
+  const addons = [...addonNames].sort((a, b) => a[1].localeCompare(b[1]));
   const onFilter = (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.target as HTMLFormElement);
@@ -117,7 +156,12 @@ export function ActivityPage() {
     <${RunningCalls} />
     <form class="filters card" onSubmit=${onFilter} aria-label="Filter calls">
       <div class="field"><label for="f-app">App</label><input id="f-app" name="app" list="apps-list" value=${filters.app} autocomplete="off" /></div>
-      <div class="field"><label for="f-addon">Add-on</label><input id="f-addon" name="addon" list="addons-list" value=${filters.addon} autocomplete="off" /></div>
+      <div class="field"><label for="f-addon">Add-on</label>
+        <select id="f-addon" name="addon" value=${filters.addon}>
+          <option value="">Any</option>
+          ${addons.map(([id, name]) => html`<option value=${id}>${revealedText(name)}</option>`)}
+        </select>
+      </div>
       <div class="field"><label for="f-outcome">Outcome</label>
         <select id="f-outcome" name="outcome" value=${filters.outcome}>
           <option value="">Any</option>
@@ -129,7 +173,6 @@ export function ActivityPage() {
         ${(filters.app || filters.addon || filters.outcome) && html`<button class="btn" type="button" onClick=${() => setFilters({ app: '', addon: '', outcome: '' })}>Clear</button>`}
       </div>
       <datalist id="apps-list">${apps.map((a) => html`<option value=${a} />`)}</datalist>
-      <datalist id="addons-list">${addons.map((a) => html`<option value=${a} />`)}</datalist>
     </form>
     ${error && html`<${Notice} kind="error">${error.message}<//>`}
     <div class="period"><label for="period">Period</label>
@@ -147,10 +190,10 @@ export function ActivityPage() {
         <caption class="visually-hidden">Tool calls, newest first</caption>
         <thead role="rowgroup"><tr role="row">${['When', 'App', 'Tool', 'Decision', 'Outcome', 'Latency'].map((h) => html`<th scope="col" role="columnheader" class=${h === 'Latency' ? 'num' : undefined}>${h}</th>`)}</tr></thead>
         <tbody role="rowgroup">${items.map(
-          (c) => html`<tr data-call=${c.id} role="row">
-            <td class="c-when" role="cell"><a href=${`/calls/${encodeURIComponent(c.id)}`}><${When} iso=${c.createdAt} /><span class="visually-hidden">: what happened</span></a></td>
+          (c) => html`<tr data-call=${c.id} role="row" class="row-link" onClick=${openRow}>
+            <td class="c-when" role="cell"><${When} iso=${c.createdAt} /></td>
             <td class="c-app" role="cell"><${Revealed} text=${c.app} identifier /></td>
-            <td class="c-tool" role="cell"><code class="mono"><${Revealed} text=${`${c.addon}__${c.tool}`} identifier /></code></td>
+            <td class="c-tool" role="cell"><a href=${`/calls/${encodeURIComponent(c.id)}`} data-call-link><${Revealed} text=${c.toolTitle} identifier /><span class="visually-hidden">: what happened</span></a> <span class="muted small">· <${Revealed} text=${c.addonName} identifier /></span></td>
             <td class="c-decision" role="cell"><${Decision} call=${c} /></td>
             <td class="c-outcome" role="cell"><span class=${`badge badge-${kindOf(c.outcome)}`} data-outcome=${c.outcome}>${outcomeWords(c.outcome)}</span></td>
             <td class="num c-latency" role="cell">${typeof c.latencyMs === 'number' ? `${c.latencyMs} ms` : '—'}</td>

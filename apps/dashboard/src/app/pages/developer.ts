@@ -135,23 +135,135 @@ export function DeveloperPage() {
     <${ManifestForm} existing=${(addons.data ?? []).map((a) => a.id)} onSaved=${() => void addons.reload()} />`;
 }
 
+/** What each delivery was, in words (its `type` stays in its details). */
+const DELIVERY_KIND: Record<string, string> = {
+  'tool.confirm': 'describe the call',
+  'tool.progress': 'progress report',
+  'tool.answer': 'answer sent later',
+  'tools.list': 'which tools to offer a person',
+};
+
+/** What a failed attempt came to, by its error class. */
+const FAILURE_WORDS: Record<string, string> = {
+  timeout: 'No answer in time',
+  deadline: 'No answer in time',
+  connect: 'Could not connect',
+  dns: 'Address not found',
+  tls: 'Secure connection failed',
+  too_large: 'Answer too large',
+  gone: 'Not delivered: webhook off',
+  cancelled: 'Cancelled by the app',
+  blocked_address: 'Address not allowed',
+  bad_url: 'Address not valid',
+  redirect: 'Redirected (not followed)',
+  protocol: 'Answer not readable',
+  bad_answer: 'Answer not readable',
+  unavailable: 'Unavailable',
+  internal: 'Toolport failed to send it',
+  addon_failed: 'Your code failed',
+};
+
+type DeliveryRow = DeliveryPage['deliveries'][number];
+
+/** A delivery's outcome in words, and whether it went well: a 200 is not always a success. */
+function deliveryOutcome(d: Pick<DeliveryRow, 'type' | 'outcome' | 'errorClass' | 'status'>): { words: string; kind: 'ok' | 'warn' | 'danger' } {
+  switch (d.outcome) {
+    case 'result': return { words: 'Answered', kind: 'ok' };
+    case 'accepted': return { words: 'Took it; answers later', kind: 'ok' };
+    case 'confirm': return { words: 'Described the call', kind: 'ok' };
+    case 'progress': return { words: 'Reported progress', kind: 'ok' };
+    case 'tool_error': return { words: 'The tool reported an error', kind: 'warn' };
+    case 'refusal': return { words: 'Refused the call', kind: 'warn' };
+    case 'late': return { words: 'Answered too late', kind: 'danger' };
+    case 'addon_failed': return { words: 'Your code failed', kind: 'danger' };
+    case 'refused': return { words: d.type === 'tools.list' ? 'Its list was not taken' : 'Toolport refused it', kind: 'danger' };
+  }
+  if (d.errorClass === 'http_status' || (!d.errorClass && d.status && d.status >= 300)) return { words: `Answered HTTP ${d.status ?? 'error'}`, kind: 'danger' };
+  if (d.errorClass) return { words: FAILURE_WORDS[d.errorClass] ?? 'Failed', kind: 'danger' };
+  return d.status ? { words: 'Answered', kind: 'ok' } : { words: 'No answer', kind: 'danger' };
+}
+
+/** What a delivery was, beside its tool: nothing for a call's first attempt, the usual case. */
+function kindOf(d: Pick<DeliveryRow, 'type' | 'attempt'>): string {
+  const kind = d.type === 'tool.call' ? '' : (DELIVERY_KIND[d.type] ?? 'a delivery');
+  const attempt = d.attempt > 1 ? `attempt ${d.attempt}` : '';
+  return [kind, attempt].filter(Boolean).join(', ');
+}
+
+/** A delivery's time to the second (several come within a minute), with the date when not today. */
+function Clock({ iso }: { iso: string }) {
+  const t = new Date(iso);
+  const today = t.toDateString() === new Date().toDateString();
+  const shown = today
+    ? t.toLocaleTimeString(undefined, { hour: 'numeric', minute: '2-digit', second: '2-digit' })
+    : t.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit' });
+  return html`<time datetime=${iso} title=${t.toLocaleString()}>${shown}</time>`;
+}
+
+/** Rows shown at first and added by "Show more": a log of hundreds stays a page a phone can scroll past. */
+const DELIVERIES_SHOWN = 10;
+
 function Deliveries({ id }: { id: string }) {
-  const list = useLoad(
-    () => get<DeliveryPage>(`/api/addons/${encodeURIComponent(id)}/deliveries`).then((d) => d.deliveries),
-    [id],
-  );
+  const [shown, setShown] = useState(DELIVERIES_SHOWN);
+  const [more, setMore] = useState<{ rows: DeliveryRow[]; cursor: string | null } | null>(null);
+  const [moreError, setMoreError] = useState('');
+  const list = useLoad(() => get<DeliveryPage>(`/api/addons/${encodeURIComponent(id)}/deliveries`), [id]);
+  const rows = [...(list.data?.deliveries ?? []), ...(more?.rows ?? [])];
+  const cursor = more ? more.cursor : (list.data?.nextCursor ?? null);
+  const refresh = () => {
+    setShown(DELIVERIES_SHOWN);
+    setMore(null);
+    void list.reload();
+  };
+  const [fetching, setFetching] = useState(false);
+  const showMore = async () => {
+    setMoreError('');
+    // The next page is read only once the rows loaded are all shown.
+    if (shown + DELIVERIES_SHOWN > rows.length && cursor) {
+      setFetching(true);
+      try {
+        const page = await get<DeliveryPage>(`/api/addons/${encodeURIComponent(id)}/deliveries?cursor=${encodeURIComponent(cursor)}`);
+        setMore({ rows: [...(more?.rows ?? []), ...page.deliveries], cursor: page.nextCursor });
+      } catch (err) {
+        setMoreError(toApiError(err).message);
+        return;
+      } finally {
+        setFetching(false);
+      }
+    }
+    setShown((n) => n + DELIVERIES_SHOWN);
+  };
   return html`<section class="card" aria-labelledby="deliveries-h">
-    <div class="row-between"><h2 id="deliveries-h" class="h3">Delivery log</h2><button type="button" class="btn btn-small" onClick=${() => list.reload()}>Refresh</button></div>
+    <div class="row-between"><h2 id="deliveries-h" class="h3">Delivery log</h2><button type="button" class="btn btn-small" onClick=${refresh}>Refresh</button></div>
     <${Loaded} state=${list} what="the delivery log">${() =>
-      list.data!.length === 0
+      rows.length === 0
         ? html`<p class="muted">No deliveries yet.</p>`
-        : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Deliveries"><table>
-            <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Call</th><th scope="col">Attempt</th><th scope="col">Result</th><th scope="col" class="num">Latency</th></tr></thead>
-            <tbody>${list.data!.map((d) => html`<tr data-delivery=${d.id}>
-              <td><${When} iso=${d.createdAt} /></td><td>${d.type}</td><td class="mono small">${d.callId}</td><td>${d.attempt}</td>
-              <td>${d.status ? html`<span class=${`badge ${d.status < 300 && !d.errorClass ? 'badge-ok' : 'badge-danger'}`}>${d.status}</span>${' '}` : null}${d.errorClass ? html`<span class="badge badge-danger">${d.errorClass}</span>` : null}${d.detail ? html`<div class="small muted"><${Revealed} text=${d.detail} /></div>` : null}</td>
-              <td class="num">${typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '—'}</td>
-            </tr>`)}</tbody></table></div>`}<//>
+        : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Deliveries"><table class="deliveries">
+            <caption class="visually-hidden">What Toolport delivered to your webhook, newest first</caption>
+            <thead><tr><th scope="col">When</th><th scope="col">Tool</th><th scope="col">Outcome</th><th scope="col" class="num">Latency</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead>
+            <tbody>${rows.slice(0, shown).map((d) => {
+              const o = deliveryOutcome(d);
+              return html`<tr data-delivery=${d.id} data-call=${d.callId}>
+                <td class="d-when"><${Clock} iso=${d.createdAt} /></td>
+                <td class="d-tool"><strong>${d.toolTitle ? html`<${Revealed} text=${d.toolTitle} identifier />` : 'Tool list'}</strong>
+                  ${kindOf(d) ? html` <span class="small muted d-kind">${kindOf(d)}</span>` : null}</td>
+                <td class="d-outcome"><span class=${`badge badge-${o.kind}`} data-outcome=${d.outcome ?? d.errorClass ?? ''}>${o.words}</span>${d.detail ? html`<div class="small muted d-detail"><${Revealed} text=${d.detail} /></div>` : null}</td>
+                <td class="num d-latency">${typeof d.latencyMs === 'number' ? `${d.latencyMs} ms` : '—'}</td>
+                <td class="d-more"><details class="fold delivery-more"><summary class="small">Details</summary>
+                  <dl class="facts small">
+                    <div><dt>Call id</dt><dd class="mono break">${d.callId}</dd></div>
+                    <div><dt>Type</dt><dd class="mono">${d.type}</dd></div>
+                    <div><dt>Attempt</dt><dd>${d.attempt}</dd></div>
+                    ${d.status ? html`<div><dt>HTTP status</dt><dd>${d.status}</dd></div>` : null}
+                    ${d.errorClass ? html`<div><dt>Error class</dt><dd class="mono">${d.errorClass}</dd></div>` : null}
+                    ${d.tool ? html`<div><dt>Tool name</dt><dd class="mono">${d.tool}</dd></div>` : null}
+                    ${d.subject ? html`<div><dt>Person</dt><dd class="mono break">${d.subject}</dd></div>` : null}
+                    ${d.detail ? html`<div><dt>Detail</dt><dd><${Revealed} text=${d.detail} /></dd></div>` : null}
+                  </dl></details></td>
+              </tr>`;
+            })}</tbody></table></div>
+            ${moreError ? html`<${Notice} kind="error">${moreError}<//>` : null}
+            ${shown < rows.length || cursor ? html`<button type="button" class="btn btn-block deliveries-more" disabled=${fetching} onClick=${showMore}>Show older deliveries</button>` : null}`}<//>
   </section>`;
 }
 
@@ -199,6 +311,9 @@ function CheckRunner({ addon }: { addon: Addon }) {
   </section>`;
 }
 
+/** Versions listed before "older versions". */
+const VERSIONS_SHOWN = 3;
+
 export function AddonDetailPage({ id }: { id: string }) {
   const addon = useLoad(() => get<Addon>(`/api/addons/${encodeURIComponent(id)}`), [id]);
   const versions = useLoad(() => get<AddonVersionView[]>(`/api/addons/${encodeURIComponent(id)}/versions`), [id]);
@@ -231,7 +346,13 @@ export function AddonDetailPage({ id }: { id: string }) {
         </section>
         <section class="card" aria-labelledby="versions-h">
           <h2 id="versions-h" class="h3">Versions</h2>
-          <${Loaded} state=${versions} what="versions">${() => html`<ul class="list compact">${versions.data!.map((v) => html`<li class="list-item small" data-version=${v.version}><span>Version ${v.version}${v.notes ? html` · <span class="muted">${v.notes}</span>` : null}</span><span class="muted"><${When} iso=${v.createdAt} /> · ${v.warnings.length} warnings · accepted by ${v.acceptedBy} install${v.acceptedBy === 1 ? '' : 's'}</span></li>`)}</ul>`}<//>
+          <${Loaded} state=${versions} what="versions">${() => {
+            const version = (v: AddonVersionView) => html`<li class="list-item small" data-version=${v.version}><span>Version ${v.version}${v.notes ? html` · <span class="muted">${v.notes}</span>` : null}</span><span class="muted"><${When} iso=${v.createdAt} /> · ${v.warnings.length} warnings · accepted by ${v.acceptedBy} install${v.acceptedBy === 1 ? '' : 's'}</span></li>`;
+            const all = versions.data!;
+            // A dev loop pushes a release at every save: the newest few, the rest folded.
+            return html`<ul class="list compact">${all.slice(0, VERSIONS_SHOWN).map(version)}</ul>
+              ${all.length > VERSIONS_SHOWN ? html`<details class="fold older-versions"><summary class="small">${all.length - VERSIONS_SHOWN} older version${all.length - VERSIONS_SHOWN === 1 ? '' : 's'}</summary><ul class="list compact">${all.slice(VERSIONS_SHOWN).map(version)}</ul></details>` : null}`;
+          }}<//>
         </section>
         <${CheckRunner} addon=${a} />
         <${Deliveries} id=${a.id} />`;

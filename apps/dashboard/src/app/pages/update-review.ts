@@ -1,29 +1,34 @@
 import { useState } from 'preact/hooks';
 import type { ArgumentChange, PendingUpdate, ToolChange } from '../api';
+import { schemaInWords } from '../schema-words';
 import { html, Notice, Revealed } from '../ui';
 
 const FIELD_LABEL: Record<string, string> = {
   title: 'Title', summary: 'Summary', destructive: 'Asks you first', readOnly: 'Read-only', confirm: 'Describes calls first', alwaysAsk: 'Always asks you',
-  idempotent: 'Safe to repeat', openWorld: 'Reaches beyond its own data', outputSchema: 'What it returns (schema)',
+  idempotent: 'Safe to repeat', openWorld: 'Reaches beyond its own data', outputSchema: 'What it returns',
 };
 
-const shown = (v: unknown) =>
-  typeof v === 'boolean' ? (v ? 'yes' : 'no') : v === null || v === undefined ? 'not said' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+/** A field's value in words: a schema (what it returns) as schemaInWords says it, never as JSON. */
+const shown = (field: string, v: unknown) =>
+  typeof v === 'boolean' ? (v ? 'yes' : 'no') : v === null || v === undefined ? 'not said' : field === 'outputSchema' || typeof v === 'object' ? schemaInWords(v) : String(v);
 
-/** One argument as the person reads it: its description and its kind, hidden characters revealed. */
-function ArgumentText({ schema }: { schema: unknown }) {
-  const s = (schema ?? {}) as Record<string, unknown>;
-  const { description, required, ...rest } = s;
-  return html`${typeof description === 'string' && description ? html`<${Revealed} text=${description} /> ` : null}<span class="muted small">${required === false ? 'optional · ' : ''}<code class="mono"><${Revealed} text=${JSON.stringify(rest)} /></code></span>`;
+/** One argument as the person reads it: its description and its kind in words, hidden characters revealed. */
+function ArgumentText({ schema, required }: { schema: unknown; required?: boolean }) {
+  const description = (schema as { description?: unknown } | null)?.description;
+  return html`${typeof description === 'string' && description ? html`<${Revealed} text=${description} /> ` : null}<span class="muted small" data-kind>${required === false ? 'optional · ' : ''}<${Revealed} text=${schemaInWords(schema)} /></span>`;
 }
 
 function ArgumentRow({ a }: { a: ArgumentChange }) {
-  const what = a.change === 'added' ? 'New argument' : a.change === 'removed' ? 'Argument removed' : 'Argument changed';
+  // `(schema)`: what changed is not one argument but the rules of them all (which extra keys are taken).
+  const whole = a.name === '(schema)';
+  const what = whole ? 'The arguments as a whole changed' : a.change === 'added' ? 'New argument' : a.change === 'removed' ? 'Argument removed' : 'Argument changed';
   return html`<li data-argument=${a.name}>
-    <strong>${what}</strong> <code class="mono"><${Revealed} text=${a.name} identifier /></code>
+    <strong>${what}</strong>${whole ? null : html` <code class="mono"><${Revealed} text=${a.name} identifier /></code>`}
     ${a.change === 'changed'
-      ? html`<div class="diff"><div class="diff-old"><span class="visually-hidden">Before: </span><${ArgumentText} schema=${a.before} /></div><div class="diff-new"><span class="visually-hidden">After: </span><${ArgumentText} schema=${a.after} /></div></div>`
-      : html`<div class=${a.change === 'added' ? 'diff-new' : 'diff-old'}><${ArgumentText} schema=${a.change === 'added' ? a.after : a.before} /></div>`}
+      ? html`<div class="diff"><div class="diff-old"><span class="visually-hidden">Before: </span><${ArgumentText} schema=${a.before} required=${a.requiredBefore} /></div><div class="diff-new"><span class="visually-hidden">After: </span><${ArgumentText} schema=${a.after} required=${a.requiredAfter} /></div></div>`
+      : a.change === 'added'
+        ? html`<div class="diff-new"><${ArgumentText} schema=${a.after} required=${a.requiredAfter} /></div>`
+        : html`<div class="diff-old"><${ArgumentText} schema=${a.before} required=${a.requiredBefore} /></div>`}
   </li>`;
 }
 
@@ -40,7 +45,7 @@ function ToolChangeView({ t }: { t: ToolChange }) {
     ${t.lessSafe.length ? html`<${Notice} kind="error"><strong>Less safe.</strong> ${t.lessSafe.join(' ')}<//>` : null}
     ${t.fields.length
       ? html`<table class="diff-table"><thead><tr><th scope="col">What</th><th scope="col">Now (what apps see)</th><th scope="col">In the update</th></tr></thead>
-          <tbody>${t.fields.map((f) => html`<tr data-field=${f.field}><th scope="row">${FIELD_LABEL[f.field] ?? f.field}</th><td class="diff-old"><${Revealed} text=${shown(f.before)} /></td><td class="diff-new"><${Revealed} text=${shown(f.after)} /></td></tr>`)}</tbody></table>`
+          <tbody>${t.fields.map((f) => html`<tr data-field=${f.field}><th scope="row">${FIELD_LABEL[f.field] ?? f.field}</th><td class="diff-old"><${Revealed} text=${shown(f.field, f.before)} /></td><td class="diff-new"><${Revealed} text=${shown(f.field, f.after)} /></td></tr>`)}</tbody></table>`
       : null}
     ${t.arguments.length ? html`<ul class="arguments">${t.arguments.map((a) => html`<${ArgumentRow} a=${a} />`)}</ul>` : null}
   </li>`;
