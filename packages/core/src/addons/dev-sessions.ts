@@ -105,5 +105,11 @@ async function developing(svc: Services, addonId: string, userId: string): Promi
  * when none does (the install stays on the release they accepted).
  */
 export async function followIfDeveloping(ctx: Ctx, addonId: string): Promise<OwnInstall | null> {
-  return (await developing(ctx.svc, addonId, personId(ctx))) ? followOwnInstall(ctx, addonId) : null;
+  try {
+    return (await developing(ctx.svc, addonId, personId(ctx))) ? await followOwnInstall(ctx, addonId) : null;
+  } catch (err) {
+    // The release is published already: the push stands, and the install waits for Accept.
+    ctx.svc.log.warn("cannot move the developer's own install to their new release", { err, addonId });
+    return null;
+  }
 }
