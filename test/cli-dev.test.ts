@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { AddOnError, defineAddon, serveNode, text, tool, type AddonManifest } from '@toolport/addon-kit';
 import { spawnToolport } from './helpers/process';
-import { developerKey, runToolportCli, startToolportCli, type CliProcess } from './helpers/cli';
+import { developerKey, installPacked, outsideTheRepository, runToolportCli, startToolportCli, type CliProcess } from './helpers/cli';
+import { installFor, listPublicly, newPerson } from './helpers/http';
+import { connectApp } from './helpers/mcp';
 import { createBacking, freePort, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
 
 // `toolport dev` against a real Toolport, with a real add-on made with the kit behind the webhook:
@@ -89,8 +91,8 @@ const killAll = () => {
 after(killAll);
 
 /** Starts `toolport dev` in `cwd`; it is killed after its test if the test leaves it running. */
-async function startDev(cwd: string, args: string[], env: Record<string, string>): Promise<CliProcess> {
-  const dev = await startToolportCli(['dev', ...args], { config: path.join(cwd, 'config.json'), env, cwd });
+async function startDev(cwd: string, args: string[], env: Record<string, string>, entry?: string): Promise<CliProcess> {
+  const dev = await startToolportCli(['dev', ...args], { config: path.join(cwd, 'config.json'), env, cwd, ...(entry ? { entry } : {}) });
   procs.push(dev.child);
   return dev;
 }
@@ -191,7 +193,9 @@ describe('toolport dev', () => {
     assert.equal(await dev.exited, 0, dev.stderr());
     const events = dev.stdout().trim().split('\n').map((line) => JSON.parse(line));
     assert.deepEqual(events[0], { event: 'watching', file });
-    assert.ok(events.some((e) => e.event === 'pushed' && e.action === 'updated' && e.id === id && e.version === 3), JSON.stringify(events));
+    // The first test published this very manifest as version 2: nothing is pushed again.
+    assert.ok(events.some((e) => e.event === 'unchanged' && e.id === id && e.version === 2 && e.ownInstall?.status === 'not_installed'), JSON.stringify(events));
+    assert.ok(!events.some((e) => e.event === 'pushed'), JSON.stringify(events));
     const delivery = events.find((e) => e.event === 'delivery');
     assert.equal(delivery.tool, 'echo');
     assert.equal(delivery.arguments, '{"text":"as json"}');
@@ -256,6 +260,150 @@ describe('toolport dev', () => {
     }
     assert.equal(again!.res.status, 200);
     again!.close();
+  });
+});
+
+/** An add-on made with the kit as a developer writes one: addon.json rewritten at each start. */
+const diaryAddon = (id: string, port: number) => `
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { defineAddon, serveNode, text, tool } from '@toolport/addon-kit';
+
+const addon = defineAddon({
+  id: '${id}', name: 'Diary', description: 'Plans meetings, for the dev loop test.', visibility: 'public',
+  webhook: 'http://127.0.0.1:${port}/webhook',
+  tools: {
+    plan: tool({
+      title: 'Plan a meeting', summary: 'Plans a meeting and returns what it was given.', readOnly: true,
+      arguments: {},
+      run: (args) => 'planned with ' + JSON.stringify(args),
+    }),
+  },
+});
+writeFileSync('addon.json', JSON.stringify(addon.manifest(), null, 2) + '\\n');
+// The secret \`toolport dev\` printed, once it has: read at each delivery.
+const secrets = () => (existsSync('secret.txt') ? [readFileSync('secret.txt', 'utf8').trim()] : []);
+await serveNode(addon.handler({ secrets }), ${port}, '127.0.0.1');
+`;
+
+const textOf = (r: unknown) => ((r as { content: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? '').join(' ');
+
+// Issue #43: the developer's own install follows what `toolport dev` pushes, a refused call shows in
+// its stream, and an unchanged manifest is not published again; run from a fresh folder, with the
+// packed CLI and kit, the add-on under `node --watch` as docs/addons.md says.
+describe('the dev loop from a fresh folder', { skip: TARGET === 'services' ? 'the same verbs and SQL as the embedded pass, which runs it' : false }, () => {
+  let tp: Toolport;
+  let dir: string;
+  let addonProcess: ChildProcess | undefined;
+  before(async () => {
+    tp = await startToolport();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'toolport dev loop '));
+  });
+  after(async () => {
+    addonProcess?.kill();
+    await tp?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("follows the developer's own install, and only theirs, shows refused calls, and pushes only a changed manifest", { timeout: 600_000 }, async () => {
+    const cli = await installPacked(dir);
+    const id = 'diary';
+    const port = await freePort();
+    const source = path.join(dir, 'addon.mjs');
+    writeFileSync(source, diaryAddon(id, port));
+    const isUp = () => fetch(`http://127.0.0.1:${port}/webhook`, { method: 'POST' }).then((r) => r.status === 401, () => false);
+    let addonErr = '';
+    const until = async (what: string, ok: () => Promise<boolean>) => {
+      for (let i = 0; !(await ok()); i++) {
+        assert.ok(i < 1200, `${what} did not happen: ${addonErr}`);
+        await sleep(50);
+      }
+    };
+    // As docs/addons.md says: `node --watch` starts the add-on again on each save, which rewrites addon.json.
+    addonProcess = spawn(process.execPath, ['--watch', 'addon.mjs'], { cwd: dir, env: outsideTheRepository(), stdio: ['ignore', 'ignore', 'pipe'] });
+    procs.push(addonProcess);
+    addonProcess.stderr!.setEncoding('utf8').on('data', (t: string) => (addonErr += t));
+    // Under --watch a crashed add-on leaves node waiting for a save: its error says so at once.
+    await until('the add-on listening', async () => (await isUp()) || (assert.doesNotMatch(addonErr, /Error/), false));
+
+    const developer = await newPerson(tp.url, 'diary-dev');
+    const key = await developer.client.post('/api/keys', { name: 'laptop' });
+    assert.equal(key.status, 201, key.text);
+    const env = { TOOLPORT_URL: tp.url, TOOLPORT_API_KEY: key.body.key as string };
+    const versions = async () =>
+      (await developer.client.get(`/api/addons/${id}/versions`)).body.map((v: { version: number }) => v.version);
+
+    let dev = await startDev(dir, ['addon.json'], env, cli);
+    await dev.waitFor(/^Created add-on diary\./);
+    writeFileSync(path.join(dir, 'secret.txt'), (await dev.waitFor(/^ {2}whsec_/)).trim());
+    assert.match(await dev.waitFor(/^You have not installed diary yourself/), new RegExp(`install it at ${tp.url}/addons/diary, and your install follows each push`));
+    await dev.waitFor(/^Streaming deliveries of diary live\./);
+
+    // The developer and another person each install it and switch the tool on, and each connects an app.
+    await listPublicly(tp.url, id, developer);
+    const other = await newPerson(tp.url, 'diary-user');
+    await installFor(developer, id, { plan: true });
+    await installFor(other, id, { plan: true });
+    const mine = (await connectApp(developer.user.mcpUrl, developer.client, { name: 'My editor' })).client;
+    const theirs = (await connectApp(other.user.mcpUrl, other.client, { name: 'Their editor' })).client;
+    try {
+      // The other person's refused call is not the developer's to see; their own is, with its sentence.
+      const refusedTheirs = await theirs.callTool({ name: 'diary__plan', arguments: { starts: 'their call' } });
+      assert.equal(refusedTheirs.isError, true);
+      const refused = await mine.callTool({ name: 'diary__plan', arguments: { starts: '9am' } });
+      assert.equal(refused.isError, true);
+      assert.match(textOf(refused), /Unknown argument `starts`; this tool takes no arguments\./);
+      assert.match(
+        await dev.waitFor(/ plan {2}/),
+        /^\d\d:\d\d:\d\d\.\d{3} {2}plan {2}\{"starts":"9am"\} {2}not sent \(invalid_arguments\) {2}Unknown argument `starts`; this tool takes no arguments\.$/,
+      );
+
+      // The developer adds the argument and saves: the add-on restarts, rewrites addon.json, dev pushes.
+      writeFileSync(source, readFileSync(source, 'utf8').replace('arguments: {},', "arguments: { starts: text({ maxLength: 40, summary: 'When it starts.' }) },"));
+      await dev.waitFor(/^Updated add-on diary to version 2\./);
+      assert.equal(await dev.waitFor(/^Your install /), 'Your install now uses version 2; your apps were told the tools changed ("plan").');
+      await until('the add-on listening again', isUp);
+
+      // The developer's own app: the new argument reaches the add-on, and the delivery is in the stream.
+      const { tools } = await mine.listTools();
+      assert.deepEqual(Object.keys((tools.find((t) => t.name === 'diary__plan')!.inputSchema.properties ?? {}) as object), ['starts']);
+      const planned = await mine.callTool({ name: 'diary__plan', arguments: { starts: '9am' } });
+      assert.notEqual(planned.isError, true, textOf(planned));
+      assert.equal(textOf(planned), 'planned with {"starts":"9am"}');
+      assert.match(await dev.waitFor(/ plan {2}/), / plan {2}\{"starts":"9am"\} {2}ok {2}HTTP 200 /);
+
+      // The other person's install stays on the release they accepted until they review this one.
+      const stillRefused = await theirs.callTool({ name: 'diary__plan', arguments: { starts: 'later' } });
+      assert.equal(stillRefused.isError, true);
+      assert.match(textOf(stillRefused), /Unknown argument `starts`; this tool takes no arguments\./);
+      const theirInstall = (await other.client.get('/api/installs')).body.find((i: { addon: { id: string } }) => i.addon.id === id);
+      assert.equal(theirInstall.update?.to, 2, JSON.stringify(theirInstall));
+      assert.equal(theirInstall.update?.from, 1);
+      assert.doesNotMatch(dev.stdout(), /their call|later/, "another person's refused calls are not in the developer's stream");
+
+      // Ctrl-C ends the session: a release pushed after it leaves the developer's install where it is.
+      dev.child.kill('SIGINT');
+      assert.equal(await dev.exited, 0, dev.stderr());
+      writeFileSync(source, readFileSync(source, 'utf8').replace('returns what it was given.', 'returns what it was given, word for word.'));
+      await until('addon.json rewritten', async () => readFileSync(path.join(dir, 'addon.json'), 'utf8').includes('word for word'));
+      const pushed = await runToolportCli(['addon', 'push', 'addon.json'], { config: path.join(dir, 'config.json'), env: { ...env }, cwd: dir, entry: cli });
+      assert.equal(pushed.code, 0, pushed.stderr);
+      assert.equal(pushed.stdout.trim(), 'Updated add-on diary to version 3.');
+      const myInstall = async () => (await developer.client.get('/api/installs')).body.find((i: { addon: { id: string } }) => i.addon.id === id);
+      assert.equal((await myInstall()).update?.to, 3, 'no dev session: the install waits for the developer to accept');
+
+      // A second start with the manifest unchanged publishes nothing, and brings the install along.
+      dev = await startDev(dir, ['addon.json'], env, cli);
+      await dev.waitFor(/is version 3 of diary already; nothing pushed\.$/);
+      assert.equal(await dev.waitFor(/^Your install /), 'Your install now uses version 3; your apps were told the tools changed ("plan").');
+      await dev.waitFor(/^Streaming deliveries of diary live\./);
+      assert.deepEqual(await versions(), [3, 2, 1]);
+      assert.equal((await myInstall()).update, null);
+      dev.child.kill('SIGINT');
+      assert.equal(await dev.exited, 0, dev.stderr());
+      assert.doesNotMatch(dev.stdout(), /^Updated add-on/m);
+    } finally {
+      await Promise.all([mine.close(), theirs.close()]);
+    }
   });
 });
 

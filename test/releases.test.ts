@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, screenshots, signInOnDashboard, watchErrors } from './helpers/browser';
-import { installFor, listPublicly, newPerson } from './helpers/http';
+import { Client, installFor, listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { createBacking, startToolport, TARGET, type Backing, type Toolport } from './helpers/target';
 
@@ -166,6 +166,83 @@ describe('tool changes reach apps only after the person reviews them', () => {
     assert.equal(install.update, null);
   });
 });
+
+// Issue #43: while `toolport dev` runs (a dev session), its developer's own install follows each
+// release without Accept; nobody else's does, a less safe release still waits for the developer's
+// review, and the session ends when the CLI ends it or its key is revoked.
+describe('a dev session', () => {
+  it("moves only its developer's own install, never across a less safe release, and ends on DELETE or with its key", async () => {
+    const id = `desk-${process.pid % 1000}`;
+    const dev = await newPerson(release.url, 'desk-dev');
+    const created = await dev.client.post('/api/keys', { name: 'laptop' });
+    assert.equal(created.status, 201, created.text);
+    const cli = new Client(release.url, created.body.key);
+    const searchV = (summary: string) => ({ ...search, summary });
+    const desk = (tools: unknown[]) => ({ ...manifest(tools), id, name: 'Desk' });
+    const push = async (tools: unknown[], by: Client = cli) => {
+      const res = await by.put(`/api/addons/${id}`, desk(tools));
+      assert.equal(res.status, 200, res.text);
+      return res.body;
+    };
+    assert.equal((await cli.post('/api/addons', desk([wipeV1, search]))).status, 201);
+    await listPublicly(release.url, id, dev);
+    const other = await newPerson(serve.url, 'desk-user');
+    await installFor(other, id, { wipe: true, search: true });
+
+    // Only the add-on's developer opens one; before they install it, nothing of theirs follows.
+    const stranger = await newPerson(release.url, 'desk-stranger');
+    const strangerKey = (await stranger.client.post('/api/keys', { name: 'theirs' })).body.key;
+    assert.equal((await new Client(release.url, strangerKey).post(`/api/addons/${id}/dev-sessions`)).status, 404);
+    let session = await cli.post(`/api/addons/${id}/dev-sessions`);
+    assert.equal(session.status, 201, session.text);
+    assert.deepEqual(session.body.ownInstall, { status: 'not_installed' });
+    assert.equal(session.body.release.version, 1);
+
+    await installFor(dev, id, { wipe: true, search: true });
+    // The developer's app talks to the other process (on services), which hears of the follow on the bus.
+    const onServe = Object.assign(new Client(serve.url), { cookies: dev.client.cookies });
+    const { client: app } = await connectApp(dev.user.mcpUrl.replace(release.url, serve.url), onServe);
+    const searchName = `${id}__search`;
+    const wipeName = `${id}__wipe`;
+
+    // A release that changes what apps read: the developer's install follows, their apps are told.
+    assert.deepEqual(await push([wipeV1, searchV('Finds files by name or by date and returns their paths.')]).then((b) => b.ownInstall), {
+      status: 'follows', version: 2, changed: ['search'], notSwitchedOn: [], on: 2, missingSettings: [],
+    });
+    await listedUntil(app, (t) => t.find((x) => x.name === searchName)?.description?.includes('by date') === true, "the developer's app sees release 2");
+
+    // Less safe (wipe would no longer ask): it waits for the developer's own review, as anyone's would.
+    const unsafe = await push([{ ...wipeV1, destructive: false }, searchV('Finds files by name or by date and returns their paths.')]);
+    assert.deepEqual(unsafe.ownInstall, {
+      status: 'held', version: 3, accepted: 2, lessSafe: [{ tool: 'wipe', why: 'It would no longer ask you before it runs (it is no longer marked destructive).' }],
+    });
+    assert.equal((await listedUntil(app, (t) => t.length === 2, 'listed')).find((t) => t.name === wipeName)!.annotations?.destructiveHint, true);
+    assert.equal((await dev.client.post(`/api/installs/${id}/accept`, { version: 3 })).status, 200);
+
+    // The CLI stopping ends it: the next release waits for Accept.
+    assert.equal((await cli.delete(`/api/addons/${id}/dev-sessions/${session.body.id}`)).status, 204);
+    assert.equal((await push([wipeV1, searchV('Finds files by name and returns their paths, newest first.')])).ownInstall, null);
+    const mine = async () => ((await dev.client.get('/api/installs')).body as any[]).find((i) => i.addon.id === id);
+    assert.equal((await mine()).update?.to, 4);
+
+    // A new session brings the install to the current release; revoking its key ends it.
+    session = await cli.post(`/api/addons/${id}/dev-sessions`);
+    assert.equal(session.body.ownInstall.status, 'follows');
+    assert.equal(session.body.ownInstall.version, 4);
+    assert.equal((await renew(cli, id, session.body.id)).status, 200);
+    assert.equal((await dev.client.delete(`/api/keys/${created.body.id}`)).status, 204);
+    assert.equal((await push([wipeV1, searchV('Finds files and returns their paths.')], dev.client)).ownInstall, null, 'a revoked key keeps no session');
+    assert.equal((await mine()).update?.to, 5);
+
+    // The other person was never moved: they still review from release 1.
+    const theirs = ((await other.client.get('/api/installs')).body as any[]).find((i) => i.addon.id === id);
+    assert.equal(theirs.update?.from, 1);
+    assert.equal(theirs.update?.to, 5);
+    await app.close();
+  });
+});
+
+const renew = (cli: Client, id: string, session: string) => cli.put(`/api/addons/${id}/dev-sessions/${session}`, {});
 
 describe('the review in a browser', () => {
   it('shows "has an update" with the change field by field and what makes it less safe; Accept applies it', async () => {

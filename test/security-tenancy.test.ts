@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createECDH, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { accountLinkStates, connectedAccounts, pushSubscriptions } from '../packages/core/src/db/schema/index';
+import { accountLinkStates, connectedAccounts, devSessions, pushSubscriptions } from '../packages/core/src/db/schema/index';
 import { sealAccountTokens } from '../packages/core/src/installs/connected-accounts';
 import { apiRoutes } from './helpers/routes';
 import { ask, pendingFor } from './helpers/approvals';
@@ -260,6 +260,26 @@ const cases: Record<string, Check> = {
     const before = hook.calls().length;
     for (const c of [B.client, B.api]) await is404(c.post(`/api/addons/${A.addonId}/check`, [{ tool: 'add_note', arguments: { text: 'x' } }]), 'check');
     assert.equal(hook.calls().length, before);
+  },
+  'POST /api/addons/:id/dev-sessions': async () => {
+    // Only an add-on's developer runs `toolport dev` for it: nobody else can move an install with one.
+    for (const c of [B.client, B.api]) await is404(c.post(`/api/addons/${A.addonId}/dev-sessions`), 'start dev session');
+    const [session] = await tp.svc.db.select().from(devSessions).where(eq(devSessions.addonId, A.addonId));
+    assert.equal(session, undefined);
+  },
+  'PUT /api/addons/:id/dev-sessions/:session': async () => {
+    const mine = await A.api.post(`/api/addons/${A.addonId}/dev-sessions`);
+    assert.equal(mine.status, 201, mine.text);
+    for (const c of [B.client, B.api]) await is404(c.put(`/api/addons/${A.addonId}/dev-sessions/${mine.body.id}`, {}), 'renew dev session');
+    assert.equal((await A.api.delete(`/api/addons/${A.addonId}/dev-sessions/${mine.body.id}`)).status, 204);
+  },
+  'DELETE /api/addons/:id/dev-sessions/:session': async () => {
+    const mine = await A.api.post(`/api/addons/${A.addonId}/dev-sessions`);
+    assert.equal(mine.status, 201, mine.text);
+    // Ending someone else's session is no error, and ends nothing.
+    for (const c of [B.client, B.api]) assert.equal((await c.delete(`/api/addons/${A.addonId}/dev-sessions/${mine.body.id}`)).status, 204);
+    assert.equal((await A.api.put(`/api/addons/${A.addonId}/dev-sessions/${mine.body.id}`, {})).status, 200);
+    assert.equal((await A.api.delete(`/api/addons/${A.addonId}/dev-sessions/${mine.body.id}`)).status, 204);
   },
   'GET /api/addons/:id/deliveries': async () => {
     for (const c of [B.client, B.api]) await is404(c.get(`/api/addons/${A.addonId}/deliveries`), 'deliveries');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { newPerson } from './http';
@@ -46,14 +46,14 @@ export interface CliRun {
  */
 export async function runToolportCli(
   args: string[],
-  opts: { config: string; env?: Record<string, string | undefined>; stdin?: string; viaTsx?: boolean },
+  opts: { config: string; env?: Record<string, string | undefined>; stdin?: string; viaTsx?: boolean; cwd?: string; entry?: string },
 ): Promise<CliRun> {
-  const entry = opts.viaTsx ? ['--import', 'tsx', 'packages/cli/src/main.ts'] : [await bundle()];
+  const entry = opts.entry ? [opts.entry] : opts.viaTsx ? ['--import', 'tsx', 'packages/cli/src/main.ts'] : [await bundle()];
   const env: Record<string, string> = {};
   const merged = { ...process.env, TOOLPORT_URL: undefined, TOOLPORT_API_KEY: undefined, TOOLPORT_CONFIG: opts.config, ...opts.env };
   for (const [k, v] of Object.entries(merged)) if (v !== undefined) env[k] = v;
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [...entry, ...args], { cwd: root, env, timeout: 120_000 }, (err, stdout, stderr) => {
+    const child = execFile(process.execPath, [...entry, ...args], { cwd: opts.cwd ?? root, env, timeout: 120_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       let json: any;
       try { json = JSON.parse(stdout); } catch { json = undefined; }
@@ -107,15 +107,18 @@ export interface CliProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the toolport CLI and leaves it running; the caller ends it (`child.kill('SIGINT')`). */
+/**
+ * Starts the toolport CLI and leaves it running; the caller ends it (`child.kill('SIGINT')`).
+ * `entry`: another build of it to run, such as the packed one a folder installed (`installPacked`).
+ */
 export async function startToolportCli(
   args: string[],
-  opts: { config: string; env?: Record<string, string | undefined>; cwd?: string },
+  opts: { config: string; env?: Record<string, string | undefined>; cwd?: string; entry?: string },
 ): Promise<CliProcess> {
   const env: Record<string, string> = {};
   const merged = { ...process.env, TOOLPORT_URL: undefined, TOOLPORT_API_KEY: undefined, TOOLPORT_CONFIG: opts.config, ...opts.env };
   for (const [k, v] of Object.entries(merged)) if (v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, [await bundle(), ...args], { cwd: opts.cwd ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [opts.entry ?? (await bundle()), ...args], { cwd: opts.cwd ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let cursor = 0;
@@ -171,4 +174,37 @@ export async function startToolportCli(
       });
     },
   };
+}
+
+/** No workspace resolution, tsx or stored login: what a developer's machine has. */
+export function outsideTheRepository(env: Record<string, string | undefined> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  const merged = { ...process.env, NODE_OPTIONS: undefined, INIT_CWD: undefined, npm_lifecycle_event: undefined, TOOLPORT_URL: undefined, TOOLPORT_API_KEY: undefined, ...env };
+  for (const [k, v] of Object.entries(merged)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+function sh(cmd: string, args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { cwd, env: outsideTheRepository(), timeout: 300_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * The kit and the CLI packed (`npm pack` runs each prepack: a build of today's sources) and
+ * installed into `dir` as a developer installs them, dev dependencies left out. Resolves to the
+ * installed CLI's entry (what `npx toolport` runs).
+ */
+export async function installPacked(dir: string): Promise<string> {
+  const into = path.join(dir, '.tarballs');
+  mkdirSync(into);
+  const res = await sh('npm', ['pack', '-w', '@toolport/addon-kit', '-w', '@toolport/cli', '--pack-destination', into, '--json'], root);
+  assert.equal(res.code, 0, res.stderr);
+  const tarballs = (JSON.parse(res.stdout) as Array<{ filename: string }>).map((p) => path.join(into, p.filename));
+  assert.equal((await sh('npm', ['init', '-y'], dir)).code, 0);
+  const installed = await sh('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], dir);
+  assert.equal(installed.code, 0, installed.stderr);
+  return path.join(dir, 'node_modules/@toolport/cli/dist/toolport.js');
 }

@@ -5,6 +5,8 @@ import pkg from '../package.json' with { type: 'json' };
 import { Api } from './api';
 import { configPath, DEFAULT_URL, readConfig, removeConfig, resolveCredentials, writeConfig } from './config';
 import { outcomeWord, runDev } from './dev';
+import { ownInstallLines } from './own-install';
+import type { OwnInstall } from '@toolport/core/api';
 import { CliError, EXIT, usage, type ExitCode, type FieldProblem } from './errors';
 
 export { CliError, EXIT } from './errors';
@@ -33,8 +35,9 @@ Usage:
   toolport addon check <id> <script.json>        run a check script through Toolport and print the report
   toolport addon deliveries <id> [--limit N]     the newest deliveries to the add-on's webhook (default 20)
   toolport addon rotate-secret <id>              a new signing secret; the old one keeps signing for 24 h
-  toolport dev <addon.json> [--webhook URL]      push the add-on, push again on each save, and stream its
-                                                 deliveries live (tool, arguments, outcome); Ctrl-C stops
+  toolport dev <addon.json> [--webhook URL]      push the add-on when it changed, push again on each save,
+                                                 move your own install along with each release, and stream
+                                                 its deliveries and your refused calls live; Ctrl-C stops
 
 Options:
   --json     machine-readable output on stdout (also for errors)
@@ -212,15 +215,30 @@ const lint: Command = async (args, out) => {
   out.say(verdict);
 };
 
-/** What a push did: the add-on registered (its secret, shown this once) or a new version published. */
+/**
+ * What a push did: the add-on registered (its secret, shown this once) or a new version published,
+ * with what became of the developer's own install (null: no `toolport dev` runs, so it stays where
+ * they accepted; absent: a Toolport older than dev sessions).
+ */
 export type Pushed =
   | { action: 'created'; id: string; signingSecret: string; warnings: FieldProblem[] }
-  | { action: 'updated'; id: string; version?: number; warnings: FieldProblem[] };
+  | { action: 'updated'; id: string; version?: number; warnings: FieldProblem[]; ownInstall?: OwnInstall | null };
+
+/** The manifest as pushed: `--webhook` replaces its URL. */
+function pushBody(manifest: unknown, webhook?: string): Record<string, unknown> {
+  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) throw new CliError('The manifest must be a JSON object.', EXIT.refused);
+  return { ...(manifest as Record<string, unknown>), ...(webhook ? { webhook } : {}) };
+}
+
+/** The digest Toolport gives the current release (`dev` pushes only a manifest that differs). */
+async function pushedDigest(manifest: unknown, webhook?: string): Promise<string> {
+  const { checkManifest, manifestDigest } = await import('@toolport/core/manifest');
+  return manifestDigest(checkManifest(pushBody(manifest, webhook)).manifest);
+}
 
 /** Registers the add-on, or publishes a new version when it is the developer's already (`push`, `dev`). */
 async function pushManifest(client: Api, manifest: unknown, webhook?: string): Promise<Pushed> {
-  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) throw new CliError('The manifest must be a JSON object.', EXIT.refused);
-  const body: Record<string, unknown> = { ...(manifest as Record<string, unknown>), ...(webhook ? { webhook } : {}) };
+  const body = pushBody(manifest, webhook);
   const id = typeof body.id === 'string' ? body.id : undefined;
 
   const created = await client.request('POST', '/api/addons', body, { accept: [409] });
@@ -238,7 +256,8 @@ async function pushManifest(client: Api, manifest: unknown, webhook?: string): P
     }
     throw err;
   }
-  return { action: 'updated', id, version: updated.body?.version, warnings: updated.body?.warnings ?? [] };
+  const ownInstall: OwnInstall | null | undefined = updated.body?.ownInstall;
+  return { action: 'updated', id, version: updated.body?.version, warnings: updated.body?.warnings ?? [], ...(ownInstall !== undefined ? { ownInstall } : {}) };
 }
 
 function pushedLines(p: Pushed): string[] {
@@ -256,9 +275,14 @@ function pushedLines(p: Pushed): string[] {
 const push: Command = async (args, out) => {
   const { values, positionals } = parse(args, { webhook: { type: 'string' } }, ['addon.json']);
   const manifest = readJsonFile(positionals[0]!, out.io, 'the manifest');
-  const pushed = await pushManifest(api(out.io), manifest, values.webhook);
+  const client = api(out.io);
+  const pushed = await pushManifest(client, manifest, values.webhook);
   out.result(pushed);
   for (const line of pushedLines(pushed)) out.say(line);
+  // A `toolport dev` running elsewhere moved the developer's own install along.
+  if (pushed.action === 'updated' && pushed.ownInstall) {
+    for (const line of ownInstallLines(pushed.ownInstall, { baseUrl: client.baseUrl, id: pushed.id, version: pushed.version })) out.say(line);
+  }
 };
 
 const dev: Command = async (args, out) => {
@@ -277,6 +301,7 @@ const dev: Command = async (args, out) => {
       return { manifest, report, ...lintLines(file, report) };
     },
     push: (manifest) => pushManifest(client, manifest, values.webhook),
+    digest: (manifest) => pushedDigest(manifest, values.webhook),
     pushedLines,
     problemLines,
   });

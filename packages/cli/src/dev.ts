@@ -1,12 +1,14 @@
-// `toolport dev`: push the manifest, push again on each save, and stream the add-on's deliveries
-// live. Node built-ins only (the CLI is published as one file); cli.ts gives it the manifest rules
+// `toolport dev`: push the manifest (unless the current release is that manifest), push again on each
+// save, keep a dev session open so the developer's own install follows each release, and stream the
+// add-on's deliveries, and the developer's calls Toolport refused, live. Node built-ins only (the CLI is published as one file); cli.ts gives it the manifest rules
 // and the push, so lint and push behave exactly as `addon lint` and `addon push` do.
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import type { LiveDelivery } from '@toolport/core/api';
+import type { DevSessionView, LiveDelivery, OwnInstall } from '@toolport/core/api';
 import type { Api } from './api';
 import type { LintReport, Pushed } from './cli';
 import { CliError, EXIT, type FieldProblem } from './errors';
+import { ownInstallLines } from './own-install';
 
 export interface DevOptions {
   /** The manifest's full path. */
@@ -19,6 +21,8 @@ export interface DevOptions {
   /** Parses (a CliError when it is not JSON) and lints a manifest's text. */
   check(text: string): Promise<{ manifest: unknown; report: LintReport; lines: string[]; verdict: string }>;
   push(manifest: unknown): Promise<Pushed>;
+  /** The manifest's digest as Toolport computes it for a release (a manifest that lints). */
+  digest(manifest: unknown): Promise<string>;
   pushedLines(pushed: Pushed): string[];
   problemLines(kind: string, list?: FieldProblem[]): string[];
 }
@@ -62,6 +66,16 @@ function clock(iso: string): string {
 const LATER: Record<string, string> = { 'tool.progress': 'progress', 'tool.answer': 'answered later' };
 
 function deliveryLine(d: Delivery): string {
+  // Toolport answered it itself: what the app sent, why it went no further, and the app's sentence.
+  if (d.outcome === 'not_sent') {
+    return [
+      clock(d.at),
+      printable(d.tool),
+      shorten(printable(String(d.arguments ?? '')), ARGUMENTS_SHOWN),
+      printable(`not sent (${d.errorClass ?? 'refused'})`),
+      shorten(printable(String(d.detail ?? '')), DETAIL_SHOWN),
+    ].join('  ');
+  }
   const later = d.outcome === 'refused' ? 'answer refused' : LATER[d.type];
   if (later) {
     const said = d.type === 'tool.progress' || d.outcome === 'refused' ? String(d.detail ?? '') : outcomeWord(d);
@@ -183,6 +197,63 @@ export async function runDev(o: DevOptions): Promise<void> {
   let lastPushed: string | undefined;
   let streamingId: string | undefined;
   let streamStop: AbortController | undefined;
+  /** The add-on's dev session: while it lasts, Toolport moves the developer's own install to each release. */
+  let session: { addonId: string; id: string; renew: NodeJS.Timeout } | undefined;
+  const sessionPath = (addonId: string, id?: string) =>
+    `/api/addons/${encodeURIComponent(addonId)}/dev-sessions${id ? `/${encodeURIComponent(id)}` : ''}`;
+  const installLines = (own: OwnInstall | null | undefined, id: string, version?: number) =>
+    ownInstallLines(own, { baseUrl: o.client.baseUrl, id, version });
+
+  async function closeSession() {
+    const s = session;
+    if (!s) return;
+    session = undefined;
+    clearInterval(s.renew);
+    // Best effort: a session not ended here lapses on its own within a minute and a half.
+    await o.client.request('DELETE', sessionPath(s.addonId, s.id), undefined, { accept: [404], timeoutMs: 5_000 }).catch(() => {});
+  }
+
+  /**
+   * Opens the add-on's session (ending another add-on's), which brings the developer's own install to
+   * the current release and says which release that is. Undefined: not (yet) an add-on of theirs.
+   */
+  async function openSession(addonId: string): Promise<DevSessionView | undefined> {
+    await closeSession();
+    let res;
+    try {
+      res = await o.client.request<DevSessionView>('POST', sessionPath(addonId), {}, { accept: [404] });
+    } catch (err) {
+      if (!(err instanceof CliError) || err.exitCode === EXIT.auth) throw err;
+      say(`Your install will not follow your pushes for now: ${sentence(err)}.`);
+      return undefined;
+    }
+    if (res.status === 404) return undefined;
+    if (stopped) {
+      await o.client.request('DELETE', sessionPath(addonId, res.body.id), undefined, { accept: [404], timeoutMs: 5_000 }).catch(() => {});
+      return undefined;
+    }
+    const renew = setInterval(() => void renewSession().catch(finish), Math.max(5, Number(res.body.renewAfterSeconds) || 30) * 1000);
+    session = { addonId, id: res.body.id, renew };
+    return res.body;
+  }
+
+  async function renewSession() {
+    const s = session;
+    if (!s) return;
+    try {
+      const res = await o.client.request('PUT', sessionPath(s.addonId, s.id), {}, { accept: [404] });
+      if (res.status !== 404 || session !== s) return;
+    } catch (err) {
+      if (err instanceof CliError && err.exitCode === EXIT.auth) throw err;
+      // The next renewal tries again; the live stream says when Toolport cannot be reached.
+      return;
+    }
+    // It lapsed (the computer slept, say): a new one brings the install to the current release.
+    const view = await openSession(s.addonId);
+    if (!view) return;
+    say(`Your dev session had lapsed; a new one follows your releases again.`);
+    for (const line of installLines(view.ownInstall, s.addonId, view.release.version)) say(line);
+  }
 
   async function streamDeliveries(id: string, signal: AbortSignal) {
     let failures = 0;
@@ -210,6 +281,7 @@ export async function runDev(o: DevOptions): Promise<void> {
           say(`The add-on ${id} no longer exists; save the manifest to register it again.`);
           emit({ event: 'stream', state: 'gone', id });
           if (streamingId === id) streamingId = lastSeen = lastPushed = undefined;
+          if (session?.addonId === id) void closeSession();
           return;
         }
         why = sentence(err);
@@ -255,6 +327,20 @@ export async function runDev(o: DevOptions): Promise<void> {
       say(`${o.file}: saved without changes; nothing pushed.`);
       return;
     }
+    // Once per add-on, a session; it says which release is current, so a manifest already published
+    // is not published again (a start with no change, a save that undoes the last one).
+    const id = String((manifest as { id?: unknown }).id);
+    if (session?.addonId !== id) {
+      const opened = await openSession(id);
+      if (opened && !opened.release.webhookDisabled && opened.release.manifestDigest === (await o.digest(manifest).catch(() => undefined))) {
+        lastPushed = canonical;
+        say(`${o.file} is version ${opened.release.version} of ${id} already; nothing pushed.`);
+        for (const line of installLines(opened.ownInstall, id, opened.release.version)) say(line);
+        emit({ event: 'unchanged', id, version: opened.release.version, ownInstall: opened.ownInstall });
+        follow(id);
+        return;
+      }
+    }
     let pushed: Pushed;
     try {
       pushed = await o.push(manifest);
@@ -269,7 +355,10 @@ export async function runDev(o: DevOptions): Promise<void> {
     }
     lastPushed = canonical;
     for (const line of o.pushedLines(pushed)) say(line);
-    emit({ event: 'pushed', ...pushed });
+    // Every push says what became of the developer's own install (a new add-on's session opens now).
+    const own = pushed.action === 'created' ? ((await openSession(pushed.id))?.ownInstall ?? null) : pushed.ownInstall;
+    for (const line of installLines(own, pushed.id, pushed.action === 'created' ? 1 : pushed.version)) say(line);
+    emit({ event: 'pushed', ...pushed, ownInstall: own ?? null });
     follow(pushed.id);
   }
 
@@ -338,6 +427,8 @@ export async function runDev(o: DevOptions): Promise<void> {
     clearTimeout(debounce);
     watcher.close();
     streamStop?.abort();
+    // Stopping ends the session: a release pushed from now on leaves the install where it is.
+    await closeSession();
   }
   say('Stopped.');
   emit({ event: 'stopped' });

@@ -14,6 +14,7 @@ export type { AccountLink, ConnectedAccount, Disconnected, InstallAccount } from
 export type { ManifestSetting } from './addons/types';
 export type { SettingValue } from './addons/setting-values';
 export type { AddonVersionView, AddonView, CreatedAddon, NewSigningSecret, UpdatedAddon } from './addons/registry';
+export type { DevSessionView, OwnInstall } from './addons/dev-sessions';
 export type { CheckReport } from './addons/check';
 export type { DeliveryPage } from './addons/deliveries';
 export type { LiveDelivery } from './events/channels';

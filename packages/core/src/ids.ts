@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 export type IdPrefix =
-  | 'usr' | 'ses' | 'key' | 'sec' | 'ins' | 'cli' | 'grt' | 'rtf' | 'apr' | 'hld' | 'call' | 'dlv' | 'psh' | 'kid' | 'rul' | 'acct' | 'art';
+  | 'usr' | 'ses' | 'key' | 'sec' | 'ins' | 'cli' | 'grt' | 'rtf' | 'apr' | 'hld' | 'call' | 'dlv' | 'psh' | 'kid' | 'rul' | 'acct' | 'art' | 'dev';
 
 /** Prefixed, URL-safe random id: `call_3kQ...`. 16 random bytes. */
 export function newId(prefix: IdPrefix): string {

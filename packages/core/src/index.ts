@@ -101,6 +101,7 @@ export {
   deleteAddon,
   rotateAddonSecret,
 } from './addons/registry';
+export { endDevSession, renewDevSession, startDevSession } from './addons/dev-sessions';
 export { liveSecrets } from './addons/signing-secrets';
 export { deleteAddonOauthClient, listAddonOauthClients, setAddonOauthClient } from './addons/oauth-clients';
 export { getCatalogEntry, listCatalog, listInstalls, installAddon, uninstallAddon, setToolSwitches } from './installs/installs';

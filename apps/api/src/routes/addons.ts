@@ -3,13 +3,16 @@ import {
   createAddon,
   deleteAddon,
   deleteAddonOauthClient,
+  endDevSession,
   getAddon,
   listAddonOauthClients,
   listAddons,
   listAddonVersions,
+  renewDevSession,
   rotateAddonSecret,
   runCheckScript,
   setAddonOauthClient,
+  startDevSession,
   updateAddon,
 } from '@toolport/core';
 import { requireDeveloper } from '../http/auth';
@@ -34,6 +37,19 @@ export const addonRoutes = new Hono<AppEnv>()
   .post('/addons/:id/check', async (c) =>
     c.json(await runCheckScript({ ctx: ctxOf(c), addonId: c.req.param('id'), input: await readJson(c) })),
   )
+  // `toolport dev` running: while a session lasts, the developer's own install follows each release.
+  .post('/addons/:id/dev-sessions', async (c) => {
+    await readJson(c);
+    return c.json(await startDevSession({ ctx: ctxOf(c), addonId: c.req.param('id') }), 201);
+  })
+  .put('/addons/:id/dev-sessions/:session', async (c) => {
+    await readJson(c);
+    return c.json(await renewDevSession({ ctx: ctxOf(c), addonId: c.req.param('id'), sessionId: c.req.param('session') }));
+  })
+  .delete('/addons/:id/dev-sessions/:session', async (c) => {
+    await endDevSession({ ctx: ctxOf(c), addonId: c.req.param('id'), sessionId: c.req.param('session') });
+    return c.body(null, 204);
+  })
   // The OAuth client of each provider the manifest declares (`accounts`): the secret is only ever said to be set.
   .get('/addons/:id/accounts', async (c) => c.json(await listAddonOauthClients({ ctx: ctxOf(c), addonId: c.req.param('id') })))
   .put('/addons/:id/accounts/:provider/client', async (c) =>

@@ -12,7 +12,8 @@ export const deliveryRoutes = new Hono<AppEnv>()
   )
   /**
    * The add-on's deliveries as they happen (Server-Sent Events, `toolport dev`): `event: delivery`
-   * for each finished attempt made by any process, and a comment every 15 s; it ends within 15 s
+   * for each finished attempt made by any process, and for each call of the developer's own that
+   * Toolport answered without sending (`outcome: not_sent`), and a comment every 15 s; it ends within 15 s
    * of the key (or session) it was opened with being revoked (signed out).
    */
   .get('/addons/:id/deliveries/live', requireDeveloper, (c) =>

@@ -104,6 +104,59 @@ function publishIfWatched(svc: Services, watched: Watched, job: LiveCall, row: D
   void svc.bus.publish(liveDeliveryChannel(job.addonId), event).catch(() => {});
 }
 
+/** A call Toolport answered itself, never sending it to its add-on (call-tool.ts). */
+export interface LiveRefusal {
+  addonId: string;
+  /** The person who made the call: only the add-on's own developer's calls are shown. */
+  userId: string;
+  callId: string;
+  tool: string;
+  /** As the app sent them, unchecked. */
+  arguments: unknown;
+  /** The call log's outcome: `invalid_arguments`, `switched_off`, `not_reviewed`, `denied`... */
+  outcome: string;
+  /** What the app was told. */
+  sentence: string;
+  latencyMs: number;
+}
+
+/**
+ * A refused call goes on its add-on's stream beside the deliveries, with the sentence the app read,
+ * but only when the developer made it: the add-on never received anyone else's, so neither does its
+ * developer. Without an announced stream this is one map lookup.
+ */
+export function publishLiveRefusal(svc: Services, refusal: LiveRefusal) {
+  const watched = svc.caches.get(WATCHED);
+  const publish = () => void refuseIfWatched(svc, watched, refusal).catch((err) => svc.log.warn('cannot show a refused call on its live stream', { err }));
+  if (!watched.held) publish();
+  else if (watched.held.length < MAX_HELD) watched.held.push(publish);
+}
+
+async function refuseIfWatched(svc: Services, watched: Watched, r: LiveRefusal) {
+  const until = watched.until.get(r.addonId);
+  if (until === undefined || until < svc.clock.now().getTime()) return;
+  const [own] = await svc.db
+    .select({ id: addons.id })
+    .from(addons)
+    .where(and(eq(addons.id, r.addonId), eq(addons.ownerId, r.userId), isNull(addons.deletedAt)));
+  if (!own) return;
+  const event: LiveDelivery = {
+    at: svc.clock.now().toISOString(),
+    callId: r.callId,
+    type: 'tool.call',
+    tool: r.tool,
+    arguments: cut(JSON.stringify(r.arguments ?? {}) ?? '', MAX_ARGUMENTS_CHARS),
+    attempt: 0,
+    outcome: 'not_sent',
+    status: null,
+    errorClass: r.outcome,
+    detail: r.sentence,
+    latencyMs: Math.max(0, Math.round(r.latencyMs)),
+    subject: svc.secrets.pseudonym(r.addonId, r.userId),
+  };
+  await svc.bus.publish(liveDeliveryChannel(r.addonId), event);
+}
+
 interface Holders {
   byAddon: Map<string, number>;
   total: number;

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { ToolportError, type FieldError } from '../errors';
 import { validatorFor } from './arguments';
 import { lintManifest } from './lint';
 import {
   RESERVED_KEYS,
+  canonicalJson,
   checkInputSchema,
   codePoints,
   compileArguments,
@@ -779,6 +781,13 @@ export function checkManifest(input: unknown): ManifestCheck {
   if (accounts?.length) manifest.accounts = accounts;
   return { manifest, tools: compiled, warnings: lintManifest(manifest), icons };
 }
+
+/**
+ * A checked manifest's fingerprint: equal for the same manifest however it is laid out. `toolport dev`
+ * compares its own (this very function, inlined in the CLI) with the current release's, so an
+ * unchanged manifest is not published again.
+ */
+export const manifestDigest = (manifest: Manifest): string => createHash('sha256').update(canonicalJson(manifest)).digest('base64url');
 
 function refusal(errors: FieldError[]): ToolportError {
   const n = errors.length;

@@ -7,13 +7,14 @@ import { dropToolRules } from '../approvals/rules';
 import { announceChoicesForgotten, forgetRemovedTools } from '../oauth/tool-choices';
 import type { Json } from '../json';
 import type { Services } from '../services';
-import { addons, addonSecrets, addonVersions, installs, tools, toolSwitches } from '../db/schema/index';
+import { addons, addonSecrets, addonVersions, devSessions, installs, tools, toolSwitches } from '../db/schema/index';
 import { newSigningSecret } from '../outbound/signing';
 import { pingWebhook } from '../outbound/webhook';
 import { checkManifest } from './manifest';
 import { liveSecrets } from './signing-secrets';
 import { acceptedCounts } from '../installs/releases';
 import { listingAfterPush } from './listings';
+import { followIfDeveloping } from './dev-sessions';
 import { iconUrl, resolveIcons, storeIcons, type ResolvedIcons } from './icons';
 import type { CompiledTool, ManifestCheck, StoredIcon } from './types';
 
@@ -154,7 +155,8 @@ export async function updateAddon({ ctx, id, input }: { ctx: Ctx; id: string; in
   await ctx.svc.changes.changed('addon', { addonId: id });
   await announceChoicesForgotten(ctx.svc, choicesChanged);
   if (rulesDropped) await ctx.svc.changes.changed('rules', {});
-  return { id, version, warnings };
+  // While `toolport dev` runs, the developer's own install follows (null: it stays where they accepted).
+  return { id, version, warnings, ownInstall: await followIfDeveloping(ctx, id) };
 }
 
 /** Icons as the developer API shows them: at Toolport's own URL. */
@@ -261,6 +263,7 @@ export async function deleteAddon({ ctx, id }: { ctx: Ctx; id: string }) {
     await tx.delete(installs).where(eq(installs.addonId, id));
     await tx.delete(toolSwitches).where(eq(toolSwitches.addonId, id));
     await tx.delete(addonSecrets).where(eq(addonSecrets.addonId, id));
+    await tx.delete(devSessions).where(eq(devSessions.addonId, id));
   });
   await ctx.svc.changes.changed('addon', { addonId: id });
 }

@@ -49,6 +49,7 @@ import {
   type TaskView,
 } from './tasks';
 import { endTurn, exclusiveLine, waitTurn } from '../turns';
+import { publishLiveRefusal } from '../addons/live-deliveries';
 
 /** A call has at most this long from dispatch to the add-on's answer (DESIGN.md limits); a tool may ask for less. */
 const CALL_DEADLINE_MS = 30_000;
@@ -130,12 +131,36 @@ export function callTool({ ctx, input, options = {} }: { ctx: Ctx; input: CallTo
   const actor = ctx.actor;
   if (actor.kind !== 'app') throw new Error('callTool needs an app acting for a person.');
   const callId = newId('call');
-  return inSpan('mcp tools/call', { attributes: { 'toolport.call.id': callId } }, (span) =>
-    runCall(new CallRun(ctx.svc, actor, callId, span), input, options).catch((err: unknown) => {
-      ctx.svc.log.error('tool call failed', { err, callId });
-      throw err;
-    }),
-  );
+  return inSpan('mcp tools/call', { attributes: { 'toolport.call.id': callId } }, (span) => {
+    const run = new CallRun(ctx.svc, actor, callId, span);
+    return runCall(run, input, options).then(
+      (result) => {
+        if (!run.sent) showRefusal(run, input, result);
+        return result;
+      },
+      (err: unknown) => {
+        ctx.svc.log.error('tool call failed', { err, callId });
+        throw err;
+      },
+    );
+  });
+}
+
+/** A call answered without reaching its add-on, on the add-on's live stream (its developer's calls only). */
+function showRefusal(run: CallRun, input: CallToolInput, result: ToolResult) {
+  const logged = run.logged;
+  // A limited call is not logged; an unknown name with no add-on in it has no stream.
+  if (!logged?.addonId) return;
+  publishLiveRefusal(run.svc, {
+    addonId: logged.addonId,
+    userId: run.actor.userId,
+    callId: run.id,
+    tool: logged.toolName,
+    arguments: input.arguments,
+    outcome: logged.outcome,
+    sentence: result.content.map((b) => (b.type === 'text' ? String(b.text) : '')).join(' ').trim(),
+    latencyMs: performance.now() - run.started,
+  });
 }
 
 type AppActor = Extract<Ctx['actor'], { kind: 'app' }>;
@@ -154,6 +179,8 @@ class CallRun {
   shown = false;
   /** What its log row said last (a task that never reached its add-on ends with the same). */
   logged: Logged | undefined;
+  /** Handed to its add-on: the delivery's own line goes on the live stream, not a refusal's. */
+  sent = false;
   constructor(
     readonly svc: Services,
     readonly actor: AppActor,
@@ -170,6 +197,7 @@ class CallRun {
    */
   atAddon(rec: Omit<Logged, 'outcome'>) {
     const { svc, actor } = this;
+    this.sent = true;
     recordCall(svc, { id: this.id, userId: actor.userId, grantId: actor.grantId, appName: actor.appName, ...rec, outcome: 'running', latencyMs: performance.now() - this.started });
     this.running = setTimeout(() => {
       this.shown = true;
@@ -805,6 +833,7 @@ async function deliverAsTask(run: CallRun, watcher: CallWatcher | undefined, cal
   const { tool, where } = call;
   const decided = { decision: decision?.status, decidedBy: decision?.decidedBy };
   call.sent = true;
+  run.sent = true;
   let task: TaskView | null = call.task ?? null;
   try {
     // Begun before the person was asked: followed first (a cancel from now on is heard), then the

@@ -50,7 +50,11 @@ export interface LiveDelivery {
   /** The arguments' JSON text as the webhook received it, cut to 2,048 characters ("…" when cut). */
   arguments: string;
   attempt: number;
-  /** `result`, `tool_error`, `refusal`, `confirm`, `addon_failed`, `late` or `failure` (then see errorClass). */
+  /**
+   * `result`, `tool_error`, `refusal`, `confirm`, `addon_failed`, `late` or `failure` (then see
+   * errorClass); `not_sent`: Toolport answered the call itself (attempt 0, errorClass the call log's
+   * outcome such as `invalid_arguments`, detail the sentence the app was told).
+   */
   outcome: string;
   status: number | null;
   errorClass: string | null;

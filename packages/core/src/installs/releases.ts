@@ -212,12 +212,22 @@ export async function acceptUpdate({ ctx, addonId, input }: { ctx: Ctx; addonId:
   if (row.version !== version) {
     throw conflict(`A newer release (${row.version}) arrived after the one you reviewed (${String(version)}). Review it, then accept.`, { current: row.version });
   }
+  await acceptRelease(ctx, addonId, row.version);
+  return { addon: addonId, accepted: row.version };
+}
+
+/**
+ * The person's switched-on tools take `version`'s definitions (their apps are told the list changed);
+ * switched-off ones forget theirs. The dashboard's Accept, and a developer's own install following
+ * their `toolport dev` (installs/own-install.ts).
+ */
+export async function acceptRelease(ctx: Ctx, addonId: string, version: number) {
+  const userId = personId(ctx);
   await ctx.svc.db
     .update(toolSwitches)
-    .set({ acceptedVersion: sql`case when ${toolSwitches.enabled} then ${row.version}::int else null end` })
+    .set({ acceptedVersion: sql`case when ${toolSwitches.enabled} then ${version}::int else null end` })
     .where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId), isNotNull(toolSwitches.acceptedVersion)));
   await ctx.svc.changes.changed('tools', { userId });
-  return { addon: addonId, accepted: row.version };
 }
 
 /** Per release of an add-on, how many installs have accepted it (or a later one). */

@@ -1,6 +1,6 @@
 import { boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { FieldError } from '../../errors';
-import { users } from './accounts';
+import { apiKeys, users } from './accounts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -105,6 +105,24 @@ export const installs = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.addonId] }), index('installs_addon_idx').on(t.addonId)],
+);
+
+/**
+ * A `toolport dev` running for an add-on (addons/dev-sessions.ts): while one has not expired, its
+ * developer's own install follows each release they push. Renewed by the CLI; ended by it on stop.
+ */
+export const devSessions = pgTable(
+  'dev_sessions',
+  {
+    id: text('id').primaryKey(),
+    addonId: text('addon_id').notNull().references(() => addons.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    /** The key it was last renewed with: revoked, the session no longer counts. Null: a dashboard session. */
+    keyId: text('key_id').references(() => apiKeys.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('dev_sessions_addon_idx').on(t.addonId)],
 );
 
 /** The OAuth client an add-on's developer registered with a provider its manifest declares (`accounts`). */
