@@ -40,6 +40,33 @@ describe('sign-up', () => {
     assert.deepEqual(taken.body.errors, [{ path: '/email', message: 'An account with this email already exists: sign in instead.' }]);
   });
 
+  it('says what is missing in sign-up words: which field, and what to give', async () => {
+    const ctx = await newContext(browser, tp.url, SIZES.phone);
+    const page = await ctx.newPage();
+    try {
+      await page.goto('/signup');
+      const create = page.getByRole('button', { name: 'Create account' });
+      const cases = [
+        { email: '', password: '', says: 'To create your account, give your email and a password of at least 10 characters.' },
+        { email: 'someone@example.com', password: '', says: 'To create your account, give a password of at least 10 characters.' },
+        { email: '', password: 'long enough password', says: 'To create your account, give your email.' },
+        { email: 'someone at example.com', password: 'long enough password', says: 'To create your account, give a valid email address.' },
+      ];
+      for (const c of cases) {
+        await page.getByLabel('Email').fill(c.email);
+        await page.getByLabel('Password').fill(c.password);
+        await create.click();
+        const alert = page.getByRole('alert');
+        await alert.filter({ hasText: c.says }).waitFor({ timeout: 5_000 }).catch(() => {});
+        const said = (await alert.textContent())?.trim();
+        assert.equal(said, c.says, `email "${c.email}", password of ${c.password.length}`);
+        assert.doesNotMatch(said ?? '', /sign-in/i, 'sign-up is not sign-in');
+      }
+    } finally {
+      await ctx.close();
+    }
+  });
+
   for (const size of Object.keys(SIZES) as Size[]) {
     it(`marks every bad field at once in the form at ${SIZES[size].width} px, focus on the first`, async () => {
       const someone = await newPerson(tp.url, `taken-${size}`);

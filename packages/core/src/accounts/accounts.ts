@@ -50,17 +50,35 @@ const takenField = { path: '/email', message: 'An account with this email alread
 const emailTaken = async (svc: Ctx['svc'], email: string) =>
   (await svc.db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1)).length > 0;
 
+/**
+ * What sign-up lacks, in sign-up's words: each field that is missing or wrong and what to give
+ * there ("To create your account, give your email and a password of at least 10 characters.").
+ */
+function signupSentence(input: unknown): string {
+  const given = (input && typeof input === 'object' ? input : {}) as { email?: unknown; password?: unknown };
+  const wants: string[] = [];
+  const email = typeof given.email === 'string' ? given.email.trim() : '';
+  if (!email) wants.push('your email');
+  else if (!credentials.shape.email.safeParse(email).success) wants.push('a valid email address');
+  const password = typeof given.password === 'string' ? given.password : '';
+  if (!password) wants.push('a password of at least 10 characters');
+  else if (password.length < 10) wants.push('a longer password, at least 10 characters');
+  else if (password.length > 256) wants.push('a shorter password, at most 256 characters');
+  return wants.length ? `To create your account, give ${wants.join(' and ')}.` : 'To create your account, fix the fields marked below.';
+}
+
 export async function signup({ ctx, input, device }: { ctx: Ctx; input: unknown; device?: Device }) {
   let values: z.output<typeof signupInput>;
   try {
     values = parseInput(signupInput, input, INCOMPLETE);
   } catch (err) {
+    if (!(err instanceof ToolportError)) throw err;
     // Every bad field at once: a taken email is told together with the password's problems, not after them.
     const email = credentials.shape.email.safeParse(input && typeof input === 'object' ? (input as { email?: unknown }).email : undefined);
-    if (err instanceof ToolportError && email.success && (await emailTaken(ctx.svc, email.data))) {
+    if (email.success && (await emailTaken(ctx.svc, email.data))) {
       throw validation('Fix the fields marked below.', [takenField, ...(err.details.errors ?? []).filter((e) => e.path !== '/email')]);
     }
-    throw err;
+    throw validation(signupSentence(input), err.details.errors ?? []);
   }
   const { email, password } = values;
   const passwordHash = await hashPassword(password, ctx.svc.config.passwordCost);
