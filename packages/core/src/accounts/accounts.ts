@@ -9,7 +9,7 @@ import { inputObject, parseInput } from '../input';
 import { newId } from '../ids';
 import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
-import { invisibleProblem } from '../addons/manifest';
+import { hasListedAddon, publisherName } from '../addons/listings';
 import { issueLink, mailTexts, sendInBackground, useLink, voidLinks } from './email-links';
 import { browserOf, createSession, endOtherSessions, networkOf, type Device } from './sessions';
 import { deviceCookieFor, knownDevice } from './devices';
@@ -407,22 +407,9 @@ export async function getSettings({ ctx }: { ctx: Ctx }) {
   return { aiApps: row.aiApps, displayName: row.displayName };
 }
 
-const NAME_RULE = 'Give a name of 1 to 60 characters, or null to have none.';
-
-/** The publisher name the catalog shows: 1 to 60 characters, nothing hidden (as in manifests). */
-const publisherName = z.string({ message: NAME_RULE }).transform((raw, ctx) => {
-  const name = raw.normalize('NFC').trim();
-  if (name.length < 1 || Array.from(name).length > 60) ctx.addIssue({ code: 'custom', message: NAME_RULE });
-  else {
-    const hidden = invisibleProblem(name);
-    if (hidden) ctx.addIssue({ code: 'custom', message: `The name ${hidden}.` });
-  }
-  return name;
-});
-
 const settingsInput = inputObject({
   aiApps: z.boolean({ message: 'Use true or false.' }).optional(),
-  displayName: publisherName.nullable().optional(),
+  displayName: publisherName('Give a name of 1 to 60 characters, or null to have none.').nullable().optional(),
 }).strict('This setting does not exist.');
 /** `PATCH /api/settings`. */
 export type AccountSettingsInput = z.input<typeof settingsInput>;
@@ -432,7 +419,14 @@ export type AccountSettings = Awaited<ReturnType<typeof getSettings>>;
 export async function updateSettings({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const { aiApps, displayName } = parseInput(settingsInput, input, 'The settings are not valid.');
   const userId = personId(ctx);
-  if (displayName !== undefined) await ctx.svc.db.update(users).set({ displayName }).where(eq(users.id, userId));
+  if (displayName !== undefined) {
+    // An operator checked the name when they listed the person's add-on: it is not swapped alone.
+    const [named] = await ctx.svc.db.select({ displayName: users.displayName }).from(users).where(eq(users.id, userId));
+    if (named && named.displayName !== displayName && (await hasListedAddon(ctx.svc, userId))) {
+      throw conflict('Your publisher name was checked by a Toolport operator when they listed your add-on; ask an operator to change it.');
+    }
+    await ctx.svc.db.update(users).set({ displayName }).where(eq(users.id, userId));
+  }
   if (aiApps !== undefined) {
     await ctx.svc.db.update(users).set({ aiApps }).where(eq(users.id, userId));
     await ctx.svc.changes.changed('gate', { userId });
