@@ -30,6 +30,8 @@ input[type=email],input[type=password]{width:100%;min-height:2.6rem;padding:.55r
 .actions{display:flex;gap:.75rem;margin-top:1.5rem}
 button{flex:1;min-height:2.5rem;padding:.45rem 1rem;border-radius:8px;border:1px solid var(--control-border);background:var(--surface);color:var(--text);font:inherit;font-weight:560;cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+a.button{display:flex;align-items:center;justify-content:center;min-height:2.75rem;padding:.45rem 1rem;border-radius:8px;border:1px solid var(--control-border);color:var(--text);font-weight:560;text-decoration:none}
+a.button:hover{background:var(--glow)}
 button.primary:hover{background:var(--accent-hover)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 code{font-size:.85rem}

@@ -401,6 +401,25 @@ export async function getMe({ ctx }: { ctx: Ctx }): Promise<Me> {
   return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.id), emailVerified: row.emailVerifiedAt !== null };
 }
 
+/** `GET /api/session`: who is signed in on this browser, if anyone. */
+export interface SessionState {
+  person: Me | null;
+}
+
+/**
+ * Whether the browser's cookie is a session, and whose: answered either way, so a signed-out
+ * dashboard loads without a failed request (`GET /api/me` answers 401 then).
+ */
+export async function getSessionState({ ctx }: { ctx: Ctx }): Promise<SessionState> {
+  if (ctx.actor.kind !== 'person') return { person: null };
+  try {
+    return { person: await getMe({ ctx }) };
+  } catch (err) {
+    if (err instanceof ToolportError && err.code === 'UNAUTHORIZED') return { person: null };
+    throw err;
+  }
+}
+
 export async function getSettings({ ctx }: { ctx: Ctx }) {
   const [row] = await ctx.svc.db.select({ aiApps: users.aiApps, displayName: users.displayName }).from(users).where(eq(users.id, personId(ctx)));
   if (!row) throw unauthorized();
