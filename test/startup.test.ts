@@ -168,6 +168,34 @@ describe('start-up', { concurrency: true }, () => {
     });
   }
 
+  it('every bad setting at once: one report listing each, exit 78, before anything is contacted', { skip: embeddedOnly }, async () => {
+    const run = await failedStart({
+      PORT: 'eighty',
+      ROLE: 'boss',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x',
+      TOOLPORT_SIGNING_KEYS: '',
+      REDIS_PREFIX: 'my prefix!',
+      LIMIT_CALLS_PER_PERSON: '0',
+      VAPID_PUBLIC_KEY: 'BOnly-half-of-a-pair',
+      TOOLPORT_OPERATORS: 'ops@example.com',
+    });
+    const shown = run.all.slice(-3000);
+    assert.equal(run.code, 78, `exits 78 (EX_CONFIG), not ${run.code}:\n${shown}`);
+    assert.doesNotMatch(run.all, /^\s+at .+[(:]\d+/m, `no stack trace:\n${shown}`);
+    assert.doesNotMatch(run.all, /Toolport is waiting/, 'nothing is contacted while a setting is wrong');
+    for (const sentence of [
+      'PORT must be a whole number from 0 to 65535, not "eighty".',
+      'ROLE must be all, api or worker, not "boss".',
+      'REDIS_PREFIX must be 1-40 letters, digits, _ or -.',
+      'LIMIT_CALLS_PER_PERSON must be a whole number from 1 to 1000000, not "0".',
+      'VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY go together: set both or neither.',
+      'TOOLPORT_SECRET_KEY is required with DATABASE_URL: every process must share the master keys.',
+      'TOOLPORT_SIGNING_KEYS is required with DATABASE_URL',
+      'TOOLPORT_OPERATORS: "ops@example.com" is an email',
+    ]) assert.ok(run.all.includes(sentence), `the report says: ${sentence}\n${shown}`);
+    assert.match(run.lines[0] ?? '', /^Toolport cannot start, the settings have 8 problem\(s\):$/, 'one report, counting them all');
+  });
+
   it('a port already taken: one line naming PORT', async () => {
     const port = await freePort();
     const taken: Server = await new Promise((resolve) => {

@@ -1,4 +1,4 @@
-import { checkDependencies, ConfigError, parseConfig, productionSecretProblems, startTracing } from '@toolport/core';
+import { checkDependencies, parseConfig, startTracing } from '@toolport/core';
 import { runEntry } from './run';
 import { startServer } from './server';
 import { startWorker } from './worker';
@@ -7,10 +7,9 @@ import { startWorker } from './worker';
 const EXIT_AFTER_GRACE_MS = 4_000;
 
 async function main() {
-  const config = parseConfig(process.env);
-  // Missing keys are reported before any wait for the database (createServices checks them too).
-  const missing = productionSecretProblems(config);
-  if (missing.length) throw new ConfigError(missing);
+  // Every bad setting in one report, missing keys included, before any wait for the database
+  // (createServices checks the keys too).
+  const config = parseConfig(process.env, { requireKeys: true });
   await checkDependencies(config);
   // Before anything that makes spans; a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
   const stopTracing = await startTracing(config);
