@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -194,6 +196,25 @@ describe('start-up', { concurrency: true }, () => {
       'TOOLPORT_OPERATORS: "ops@example.com" is an email',
     ]) assert.ok(run.all.includes(sentence), `the report says: ${sentence}\n${shown}`);
     assert.match(run.lines[0] ?? '', /^Toolport cannot start, the settings have 8 problem\(s\):$/, 'one report, counting them all');
+  });
+
+  it('logs one line per migration it applies, by name, and none when nothing was pending', { skip: embeddedOnly }, async () => {
+    const journal = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../packages/core/drizzle/meta/_journal.json'), 'utf8')) as { entries: Array<{ tag: string }> };
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tp-migrations-'));
+    try {
+      const applied = (out: string) =>
+        out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; migration?: string }).filter((l) => l.msg === 'migration applied').map((l) => l.migration);
+      const first = start({ DATA_DIR: dataDir }, await freePort());
+      await waitReady(first);
+      assert.deepEqual(applied(first.stdout()), journal.entries.map((e) => e.tag), 'a new database: each migration, in order');
+      await stop(first);
+      const again = start({ DATA_DIR: dataDir }, await freePort());
+      await waitReady(again);
+      assert.deepEqual(applied(again.stdout()), [], 'nothing pending: no migration line');
+      await stop(again);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('a port already taken: one line naming PORT', async () => {
