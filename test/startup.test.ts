@@ -11,7 +11,7 @@ import { ConfigError, createLogger, parseConfig, StartupError } from '@toolport/
 import { listen } from '../apps/api/src/listen';
 import { startServer, type RunningServer } from '../apps/api/src/server';
 import { createBacking, freePort, newSigningKey, PG_ADMIN_URL, TARGET, type Backing } from './helpers/target';
-import { toolportEntry } from './helpers/process';
+import { runToEnd, toolportEntry } from './helpers/process';
 
 /**
  * Start-up that says what is wrong: the real entry point (`apps/api/src/main.ts`) as a process,
@@ -207,6 +207,11 @@ describe('start-up', { concurrency: true }, () => {
       const first = start({ DATA_DIR: dataDir }, await freePort());
       await waitReady(first);
       assert.deepEqual(applied(first.stdout()), journal.entries.map((e) => e.tag), 'a new database: each migration, in order');
+      // What the first start is doing, in order: starting, each migration, running.
+      const out = first.stdout();
+      const at = (text: string) => out.indexOf(text);
+      assert.ok(at('Toolport is starting: opening its database in') >= 0, out.slice(0, 500));
+      assert.ok(at('Toolport is starting') < at('"migration applied"') && at('"migration applied"') < at('Toolport is running'), out.slice(0, 2000));
       await stop(first);
       const again = start({ DATA_DIR: dataDir }, await freePort());
       await waitReady(again);
@@ -214,6 +219,25 @@ describe('start-up', { concurrency: true }, () => {
       await stop(again);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('says what the first start is doing while it builds the dashboard: a line before, one when done', { skip: embeddedOnly }, async () => {
+    // `npm start`'s prestart step, into a folder of its own (the suite's dist/ is in use).
+    const out = mkdtempSync(path.join(os.tmpdir(), 'tp-dashboard-'));
+    const root = path.resolve(import.meta.dirname, '..');
+    const build = () => runToEnd(process.execPath, ['--import', 'tsx', 'apps/dashboard/src/build.ts', '--out', out], { cwd: root, env: { ...process.env, NODE_OPTIONS: '' } });
+    try {
+      const first = await build();
+      assert.equal(first.code, 0, first.stderr);
+      const lines = first.stdout.split('\n').filter(Boolean);
+      assert.equal(lines.length, 2, first.stdout);
+      assert.match(lines[0]!, /^dashboard: building the web dashboard \(the first start takes up to a minute\)\.\.\.$/, 'said before the build starts');
+      assert.match(lines[1]!, /^dashboard: built in \d+ ms\.$/, 'and when it is done');
+      const again = await build();
+      assert.deepEqual(again.stdout.split('\n').filter(Boolean), ['dashboard: up to date.'], 'nothing to build: one line');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
     }
   });
 

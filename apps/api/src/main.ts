@@ -13,11 +13,14 @@ async function main() {
   await checkDependencies(config);
   // Before anything that makes spans; a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
   const stopTracing = await startTracing(config);
+  const mode = config.embedded ? 'embedded (PGlite, in-process queue)' : 'Postgres + Redis';
+  // The embedded database's first start creates it, which takes a while: say what is going on.
+  const talk = process.stdout.isTTY || config.embedded;
+  if (talk) console.log(`\n  Toolport is starting: ${config.database.dataDir ? `opening its database in ${config.database.dataDir} (the first start creates it)` : 'connecting to Postgres and Redis'}...`);
   // ROLE=worker runs only the call worker (with /healthz and /readyz); the other roles serve the API.
   const server = config.role === 'worker' ? await startWorker(config) : await startServer(config);
-  const mode = config.embedded ? 'embedded (PGlite, in-process queue)' : 'Postgres + Redis';
   server.svc.log.info('toolport started', { url: config.publicUrl, mode, role: config.role });
-  if (process.stdout.isTTY || config.embedded) console.log(`\n  Toolport is running: open ${config.publicUrl}\n`);
+  if (talk) console.log(`\n  Toolport is running: open ${config.publicUrl}\n`);
 
   const stop = async (signal: string) => {
     server.svc.log.info('shutting down', { signal });
