@@ -76,9 +76,9 @@ describe('a 404 for an object says it is gone', () => {
   });
 });
 
-/** A problem+json answer for /api/me, as the server sends it. */
+/** A problem+json answer for /api/session, as the server sends it. */
 const meAnswers = (status: number, detail: string) => (page: Page) =>
-  page.route('**/api/me', (route) =>
+  page.route('**/api/session', (route) =>
     route.fulfill({ status, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', status, detail }) }),
   );
 
@@ -88,16 +88,16 @@ async function settle(page: Page) {
   return new URL(page.url()).pathname;
 }
 
-describe('only a 401 from /api/me signs the person out', () => {
+describe('only a signed-out answer from /api/session signs the person out', () => {
   it('keeps the person signed in through a 503, shows that Toolport cannot be reached, and comes back on Try again', async () => {
     const { page } = await signedIn('me-503');
     await meAnswers(503, 'Toolport cannot reach its database or queue right now. Try again in a few seconds.')(page);
     await page.reload();
-    assert.equal(await settle(page), '/', 'a 503 from /api/me sent the person to the sign-in page');
+    assert.equal(await settle(page), '/', 'a 503 from /api/session sent the person to the sign-in page');
     const alert = page.getByRole('alert');
     assert.match((await alert.textContent()) ?? '', /Toolport cannot be reached right now.*still signed in/s);
     assert.ok((await page.context().cookies()).some((c) => c.name === 'tp_session'), 'the session cookie stays');
-    await page.unroute('**/api/me');
+    await page.unroute('**/api/session');
     await page.getByRole('button', { name: 'Try again' }).click();
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
     await page.context().close();
@@ -105,11 +105,11 @@ describe('only a 401 from /api/me signs the person out', () => {
 
   it('keeps the person signed in through a network failure and retries by itself', async () => {
     const { page } = await signedIn('me-blip');
-    await page.route('**/api/me', (route) => route.abort('internetdisconnected'));
+    await page.route('**/api/session', (route) => route.abort('internetdisconnected'));
     await page.reload();
-    assert.equal(await settle(page), '/', 'a network failure of /api/me sent the person to the sign-in page');
+    assert.equal(await settle(page), '/', 'a network failure of /api/session sent the person to the sign-in page');
     await page.getByRole('alert').filter({ hasText: 'Toolport cannot be reached right now.' }).waitFor();
-    await page.unroute('**/api/me');
+    await page.unroute('**/api/session');
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor(); // the next retry, without a click
     await page.context().close();
   });
@@ -117,6 +117,16 @@ describe('only a 401 from /api/me signs the person out', () => {
   it('signs the person out on a 401', async () => {
     const { page } = await signedIn('me-401');
     await meAnswers(401, 'Sign in first.')(page);
+    await page.reload();
+    assert.equal(await settle(page), '/signin');
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.context().close();
+  });
+
+  it('signs the person out when their session ended elsewhere: the server answers that nobody is signed in', async () => {
+    const { page, client } = await signedIn('me-ended');
+    // Signed out everywhere else from the sign-up session: the browser's session is one of them.
+    assert.equal((await client.post('/api/sessions/end-others')).status, 200);
     await page.reload();
     assert.equal(await settle(page), '/signin');
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();

@@ -7,6 +7,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
+import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser, newContext, SAVE_SCREENSHOTS, screenshots } from './helpers/browser';
 import { axeSerious, dashboardAs, SIZES, type Size } from './helpers/dashboard';
 import { Client, newPerson } from './helpers/http';
@@ -39,6 +40,33 @@ describe('sign-up', () => {
     assert.deepEqual(taken.body.errors, [{ path: '/email', message: 'An account with this email already exists: sign in instead.' }]);
   });
 
+  it('says what is missing in sign-up words: which field, and what to give', async () => {
+    const ctx = await newContext(browser, tp.url, SIZES.phone);
+    const page = await ctx.newPage();
+    try {
+      await page.goto('/signup');
+      const create = page.getByRole('button', { name: 'Create account' });
+      const cases = [
+        { email: '', password: '', says: 'To create your account, give your email and a password of at least 10 characters.' },
+        { email: 'someone@example.com', password: '', says: 'To create your account, give a password of at least 10 characters.' },
+        { email: '', password: 'long enough password', says: 'To create your account, give your email.' },
+        { email: 'someone at example.com', password: 'long enough password', says: 'To create your account, give a valid email address.' },
+      ];
+      for (const c of cases) {
+        await page.getByLabel('Email').fill(c.email);
+        await page.getByLabel('Password').fill(c.password);
+        await create.click();
+        const alert = page.getByRole('alert');
+        await alert.filter({ hasText: c.says }).waitFor({ timeout: 5_000 }).catch(() => {});
+        const said = (await alert.textContent())?.trim();
+        assert.equal(said, c.says, `email "${c.email}", password of ${c.password.length}`);
+        assert.doesNotMatch(said ?? '', /sign-in/i, 'sign-up is not sign-in');
+      }
+    } finally {
+      await ctx.close();
+    }
+  });
+
   for (const size of Object.keys(SIZES) as Size[]) {
     it(`marks every bad field at once in the form at ${SIZES[size].width} px, focus on the first`, async () => {
       const someone = await newPerson(tp.url, `taken-${size}`);
@@ -66,8 +94,8 @@ describe('sign-up', () => {
 });
 
 /** An app's authorization URL for `person`'s MCP URL, as the SDK client hands it over. */
-async function authorizationUrl(mcpUrl: string, name: string) {
-  const provider = new TestOAuthProvider(name);
+async function authorizationUrl(mcpUrl: string, name: string, redirect?: string) {
+  const provider = new TestOAuthProvider(name, redirect);
   const client = new McpClient({ name, version: '1.0.0' });
   await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider })), UnauthorizedError);
   return provider.authorizationUrl!;
@@ -116,3 +144,71 @@ for (const scheme of ['light', 'dark'] as const) {
     });
   }
 }
+
+/**
+ * Every word of the page's text that a line break cuts in two: a run of letters and digits inside
+ * one text node whose boxes lie on more than one line. A name may wrap between its parts (after a
+ * dot, before the @, between snake_case words), each its own text node, never inside a word.
+ */
+const wordsCutByLines = (page: Page) =>
+  page.evaluate(() => {
+    const cut: string[] = [];
+    const walker = document.createTreeWalker(document.querySelector('main')!, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+      for (const m of node.data.matchAll(/[\p{L}\p{N}]+/gu)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = [...range.getClientRects()].filter((r) => r.width > 0).map((r) => r.top);
+        if (tops.length && Math.max(...tops) - Math.min(...tops) > 2) cut.push(m[0]);
+      }
+    }
+    return cut;
+  });
+
+describe('the consent page on a phone', () => {
+  it('cuts no name inside a word: app, hosts, email and tools wrap at their seams or are ellipsized whole', async () => {
+    const hook = await startAddonServer({});
+    try {
+      const person = await personWithNotes(tp.url, hook, { search_notes_by_tag_and_date: true, delete_note: true }, 'consent-wrap', (m) => {
+        m.name = 'Notes and Meeting Transcripts';
+        m.tools[0]!.name = 'search_notes_by_tag_and_date';
+      });
+      const cases = [
+        { app: 'Claude Desktop for AcmeCorporationEngineering', redirect: 'https://callback.engineeringtoolsgateway.acmecorporation.example/oauth' },
+        // One word wider than the phone's line: ellipsized on its line, whole in its title.
+        { app: 'Supercalifragilisticexpialidociousassistant', redirect: 'http://127.0.0.1:7777/callback' },
+      ];
+      for (const { app, redirect } of cases) {
+        const url = await authorizationUrl(person.user.mcpUrl, app, redirect);
+        const { page, close } = await dashboardAs(browser, tp.url, person.client, 'phone');
+        try {
+          await page.goto(url.toString());
+          const heading = page.getByRole('heading', { level: 1 });
+          await heading.waitFor();
+          assert.equal((await heading.textContent())?.replace(/\s+/g, ' '), `Let ${app} use your Toolport tools?`, 'the whole name is on the page');
+          if (SAVE_SCREENSHOTS) await page.screenshot({ path: `test-results/screenshots/consent-wrap-${app.length}-phone.png`, fullPage: true });
+          assert.deepEqual(await wordsCutByLines(page), [], `${app}: no word is cut by a line break`);
+          const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          assert.equal(sideways, 0, 'the page does not scroll sideways');
+          // Whatever is ellipsized has its whole name in its title.
+          const clipped = await page.evaluate(() =>
+            [...document.querySelectorAll<HTMLElement>('main *')]
+              .filter((el) => el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'hidden')
+              .map((el) => ({ shown: el.textContent, title: el.title })),
+          );
+          for (const c of clipped) assert.ok(c.title.includes(c.shown ?? ''), `an ellipsized "${c.shown}" has the whole name in its title: ${c.title}`);
+          if (app.startsWith('Super')) assert.ok(clipped.some((c) => c.title === app), `the long name is ellipsized whole: ${JSON.stringify(clipped)}`);
+          for (const text of ['engineeringtoolsgateway', 'search_notes_by_tag_and_date', person.email.split('@')[0]!]) {
+            if (app.startsWith('Super') && text === 'engineeringtoolsgateway') continue;
+            assert.ok((await page.locator('main').textContent())?.includes(text), `${text} is on the page`);
+          }
+        } finally {
+          await close();
+        }
+      }
+    } finally {
+      await hook.close();
+    }
+  });
+});

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { launchBrowser, newContext, phoneOverflow, screenshots, watchErrors } from './helpers/browser';
+import { dashboardAs, SIZES, type Size } from './helpers/dashboard';
 import { Client, listPublicly, newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
 import { startToolport, type Toolport } from './helpers/target';
@@ -501,5 +502,158 @@ describe('the dashboard in a browser', () => {
 
   it('never scrolls sideways on a 375 px phone', () => {
     assert.deepEqual(phoneOverflow, []);
+  });
+});
+
+/**
+ * Every failed request and console error a page makes, including the 4xx answers `watchErrors`
+ * lets pass: a signed-out load must make none.
+ */
+function watchEverything(page: Page): string[] {
+  const seen: string[] = [];
+  page.on('response', (r) => { if (r.status() >= 400) seen.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`); });
+  page.on('console', (m) => { if (m.type() === 'error') seen.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => seen.push(`page error: ${String(e)}`));
+  return seen;
+}
+
+/**
+ * Links and buttons that stand alone (not a few words inside a sentence) smaller than 24 px either
+ * way (WCAG 2.2's target size), and text links lower than `linkMin` (44 px on a phone: a finger).
+ */
+const smallTargets = (page: Page, linkMin: number) =>
+  page.evaluate((linkMin) => {
+    const words = (t: string) => t.trim().split(/\s+/).filter(Boolean).length;
+    return [...document.querySelectorAll<HTMLElement>('a[href], button')]
+      .filter((el) => {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || el.closest('.visually-hidden, dialog:not([open]), .sidebar, .skip')) return false;
+        const block = el.closest('p, li, td, dd, dt, h1, h2, h3, h4, div, label, form') ?? document.body;
+        // Inside a sentence (WCAG's exception for inline links): the words around it are more than a few.
+        const around = words(block.textContent ?? '') - words(el.textContent ?? '');
+        if (around > 4) return false;
+        const textLink = el.tagName === 'A' && !el.classList.contains('btn');
+        return r.height < (textLink ? linkMin : 24) || r.width < 24;
+      })
+      .map((el) => `"${el.textContent?.trim()}" ${Math.round(el.getBoundingClientRect().width)}×${Math.round(el.getBoundingClientRect().height)}`);
+  }, linkMin);
+
+describe('the details a person notices', () => {
+  it('titles the sign-in page "Sign in" and loads it signed out without a failed request', async () => {
+    for (const start of ['/', '/signin', '/signup', '/activity']) {
+      const ctx = await newContext(browser, tp.url, SIZES.desktop);
+      const page = await ctx.newPage();
+      const seen = watchEverything(page);
+      // Every title the tab shows while the page loads, not only the last.
+      await page.addInitScript(() => {
+        const w = window as unknown as { titles: string[] };
+        w.titles = [];
+        new MutationObserver(() => { if (document.title && w.titles.at(-1) !== document.title) w.titles.push(document.title); })
+          .observe(document, { subtree: true, childList: true, characterData: true });
+      });
+      try {
+        await page.goto(start);
+        const heading = start === '/signup' ? 'Create your account' : 'Sign in';
+        await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+        await page.waitForLoadState('networkidle');
+        assert.equal(await page.title(), `${heading} · Toolport`, `the tab opened at ${start}`);
+        const titles = await page.evaluate(() => (window as unknown as { titles: string[] }).titles);
+        assert.deepEqual(titles.filter((t) => t !== 'Toolport' && t !== `${heading} · Toolport`), [], `the tab never names another page: ${titles.join(' → ')}`);
+        assert.deepEqual(seen, [], `opening ${start} signed out`);
+      } finally {
+        await ctx.close();
+      }
+    }
+  });
+
+  it('weighs "Get a new URL" below "Copy URL" on Home: the rare, destructive one is the quiet one', async () => {
+    const person = await newPerson(tp.url, 'weights');
+    for (const size of Object.keys(SIZES) as Size[]) {
+      const { page, close } = await dashboardAs(browser, tp.url, person.client, size);
+      try {
+        await page.goto('/');
+        await page.getByTestId('mcp-url').waitFor();
+        const look = (name: string) =>
+          page.getByRole('button', { name, exact: true }).evaluate((el) => {
+            const cs = getComputedStyle(el);
+            const filled = !/rgba\(0, 0, 0, 0\)|transparent/.test(cs.backgroundColor) && cs.backgroundColor !== getComputedStyle(el.closest('.card')!).backgroundColor;
+            const bordered = parseFloat(cs.borderTopWidth) > 0 && !/rgba\(0, 0, 0, 0\)|transparent/.test(cs.borderTopColor);
+            const r = el.getBoundingClientRect();
+            return { filled, bordered, fontSize: parseFloat(cs.fontSize), weight: Number(cs.fontWeight), height: r.height, width: r.width };
+          });
+        const copy = await look('Copy URL');
+        const rotate = await look('Get a new URL');
+        assert.equal(copy.filled, true, `${size}: Copy URL is the filled, primary button`);
+        assert.deepEqual([rotate.filled, rotate.bordered], [false, false], `${size}: Get a new URL is neither filled nor outlined`);
+        assert.ok(rotate.fontSize < copy.fontSize || rotate.weight < copy.weight, `${size}: Get a new URL has smaller or lighter text: ${JSON.stringify({ copy, rotate })}`);
+        assert.ok(rotate.height >= 24 && rotate.width >= 24, `${size}: still a target of 24 px at least`);
+        if (size === 'desktop') await screenshots(page, 'home-buttons');
+      } finally {
+        await close();
+      }
+    }
+  });
+
+  it('makes every link that stands alone a target: 24 px at least, 44 px high on a phone', async () => {
+    const person = await newPerson(tp.url, 'targets');
+    const found: string[] = [];
+    for (const size of Object.keys(SIZES) as Size[]) {
+      const min = size === 'phone' ? 44 : 24;
+      const anon = await newContext(browser, tp.url, SIZES[size]);
+      const tab = await anon.newPage();
+      const signedIn = await dashboardAs(browser, tp.url, person.client, size);
+      try {
+        for (const path of ['/signin', '/signup', '/forgot-password', '/developers']) {
+          await tab.goto(path);
+          await tab.locator('#page-title').waitFor();
+          for (const t of await smallTargets(tab, min)) found.push(`${size} ${path}: ${t}`);
+        }
+        // The sign-in page an app's authorization sends a signed-out person to (server-rendered).
+        const { user } = await newPerson(tp.url, 'targets-app');
+        const mcp = new URL(user.mcpUrl);
+        const login = `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: (await new Client(tp.url).post('/oauth/register', { client_name: 'Targets', redirect_uris: ['http://127.0.0.1:9999/callback'] })).body.client_id, redirect_uri: 'http://127.0.0.1:9999/callback', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', resource: mcp.toString(), state: 's' })}`;
+        await tab.goto(login);
+        await tab.getByRole('heading', { level: 1, name: 'Sign in to Toolport' }).waitFor();
+        for (const t of await smallTargets(tab, min)) found.push(`${size} oauth sign-in: ${t}`);
+        for (const path of ['/', '/nothing-here']) {
+          await signedIn.page.goto(path);
+          await signedIn.page.locator('#page-title').waitFor();
+          for (const t of await smallTargets(signedIn.page, min)) found.push(`${size} ${path}: ${t}`);
+        }
+      } finally {
+        await anon.close();
+        await signedIn.close();
+      }
+    }
+    assert.deepEqual(found, []);
+  });
+
+  it('answers /developers: a page for add-on developers when signed out, the developer page when signed in', async () => {
+    const ctx = await newContext(browser, tp.url, SIZES.phone);
+    const page = await ctx.newPage();
+    const seen = watchEverything(page);
+    try {
+      await page.goto('/developers');
+      await page.getByRole('heading', { level: 1, name: 'Build add-ons for Toolport' }).waitFor();
+      assert.equal(page.url(), `${tp.url}/developers`, 'not sent to sign in');
+      assert.equal(await page.title(), 'Build add-ons for Toolport · Toolport');
+      const text = (await page.locator('main').textContent()) ?? '';
+      for (const said of ['@toolport/cli', '@toolport/addon-kit', 'docs/quickstart.md']) assert.ok(text.includes(said), `it names ${said}`);
+      assert.deepEqual(seen, []);
+      // Creating an account from there lands on the developer page.
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.getByLabel('Email').fill(`developers-${process.pid}-${Date.now()}@example.com`);
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.waitForURL('**/developer');
+      await page.getByRole('heading', { level: 1, name: 'Developers' }).waitFor();
+      // Signed in, /developers is the developer page itself.
+      await page.goto('/developers');
+      await page.waitForURL('**/developer');
+      await page.getByRole('heading', { level: 1, name: 'Developers' }).waitFor();
+      await screenshots(page, 'developers-signed-in');
+    } finally {
+      await ctx.close();
+    }
   });
 });

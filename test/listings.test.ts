@@ -63,8 +63,8 @@ describe('public listings are reviewed by an operator', () => {
     assert.ok(!((await person.client.get('/api/catalog')).body as any[]).some((a) => a.id === id), 'still not listed');
     await confirmEmail(dev);
     assert.equal(((await op.get('/api/operator/listings')).body as any[]).find((q) => q.addonId === id).publisher.emailConfirmed, true);
-    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 200);
-    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 409, 'decided once');
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve', publisher: 'Lister' })).status, 200);
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve', publisher: 'Lister' })).status, 409, 'decided once');
 
     const listed = ((await person.client.get('/api/catalog')).body as any[]).find((a) => a.id === id);
     assert.ok(listed, 'listed now');
@@ -75,6 +75,27 @@ describe('public listings are reviewed by an operator', () => {
     // A new release of an approved listing stays listed.
     assert.equal((await dev.client.put(`/api/addons/${id}`, notesManifest(id, hook.url, { visibility: 'public', description: 'Two.' }))).status, 200);
     assert.equal((await dev.client.get(`/api/addons/${id}`)).body.listing.status, 'approved');
+  });
+
+  it('names every approved publisher: the operator gives the name the catalog shows, which the developer then cannot change alone', async () => {
+    const dev = await newPerson(tp.url, 'unnamed');
+    const id = newId();
+    const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
+    hook.setSecret(created.body.signingSecret);
+    await confirmEmail(dev);
+    const op = await operatorOf(tp.url);
+    const nameless = await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' });
+    assert.equal(nameless.status, 409, nameless.text);
+    assert.equal(nameless.body.detail, 'Give the publisher’s name: the catalog shows it to everyone as who makes this add-on, and this developer has not given one.');
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve', publisher: '  ' })).status, 422, 'a blank name is no name');
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve', publisher: 'Acme Notes Ltd' })).status, 200);
+    const person = await newPerson(tp.url, 'reads');
+    assert.equal(((await person.client.get('/api/catalog')).body as any[]).find((a) => a.id === id).publisher.name, 'Acme Notes Ltd');
+    // The name was checked by an operator: while the add-on is listed, the developer cannot swap it for another.
+    const renamed = await dev.client.patch('/api/settings', { displayName: 'Google' });
+    assert.equal(renamed.status, 409, renamed.text);
+    assert.match(renamed.body.detail, /operator/);
+    assert.equal((await dev.client.get('/api/settings')).body.displayName, 'Acme Notes Ltd');
   });
 
   it('tells the developer why a request was rejected', async () => {
@@ -98,7 +119,7 @@ describe('public listings are reviewed by an operator', () => {
     hook.setSecret(created.body.signingSecret);
     await confirmEmail(dev);
     const op = await operatorOf(tp.url);
-    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' })).status, 200);
+    assert.equal((await op.post(`/api/operator/listings/${id}/decision`, { decision: 'approve', publisher: 'Delisted Notes' })).status, 200);
     const person = await newPerson(tp.url, 'installed');
     await installFor(person, id, { search_notes: true });
     const { client: app } = await connectApp(person.user.mcpUrl, person.client);
@@ -124,7 +145,7 @@ describe('the operator page in a browser', () => {
   it('shows the request with its publisher; Approve lists it in the catalog with who publishes it', async () => {
     await ensureDashboardBuilt();
     const dev = await newPerson(tp.url, 'shown');
-    assert.equal((await dev.client.patch('/api/settings', { displayName: 'Acme Notes Ltd' })).status, 200);
+    assert.equal((await dev.client.patch('/api/settings', { displayName: 'Acme Notes' })).status, 200);
     const id = newId();
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     hook.setSecret(created.body.signingSecret);
@@ -137,12 +158,31 @@ describe('the operator page in a browser', () => {
       await signInOnDashboard(page, OPERATOR_EMAIL, OPERATOR_PASSWORD);
       await page.getByRole('link', { name: 'Listings' }).click();
       const card = page.locator(`[data-listing="${id}"]`);
-      await card.getByText('Acme Notes Ltd').waitFor();
+      await card.getByText('Acme Notes').first().waitFor();
       await card.getByText(new URL(hook.url).host).waitFor();
+      // The name the catalog will show, as the developer gave it; the operator checks it and corrects it.
+      const name = card.getByLabel('Publisher name');
+      assert.equal(await name.inputValue(), 'Acme Notes');
+      await name.fill('Acme Notes Ltd');
       await screenshots(page, 'operator-listings');
       await card.getByRole('button', { name: 'Approve Notes' }).click();
-      await page.getByText('Notes: listed.').waitFor();
+      await page.getByText('Notes: listed, by Acme Notes Ltd.').waitFor();
       assert.deepEqual(errors, []);
+
+      // A person reads who publishes it, on the catalog and on the add-on's own page.
+      const person = await newPerson(tp.url, 'reader');
+      const reader = await newContext(browser, tp.url);
+      await reader.addCookies([...person.client.cookies].map(([n, value]) => ({ name: n, value, url: tp.url })));
+      const tab = await reader.newPage();
+      await tab.goto('/addons');
+      const entry = tab.locator(`[data-addon="${id}"]`);
+      await entry.waitFor();
+      assert.match((await entry.locator('.publisher').textContent()) ?? '', /^By Acme Notes Ltd · runs on /);
+      await tab.goto(`/addons/${id}`);
+      await tab.locator('[data-catalog]').waitFor();
+      assert.equal(await tab.locator('dt:text-is("Publisher") + dd').textContent(), 'Acme Notes Ltd');
+      assert.doesNotMatch((await tab.locator('main').textContent()) ?? '', /unnamed/i);
+      await reader.close();
       await ctx.close();
     } finally {
       await close();

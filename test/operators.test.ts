@@ -37,7 +37,7 @@ describe('operators are named by account id', () => {
     const created = await dev.client.post('/api/addons', notesManifest(id, hook.url, { visibility: 'public' }));
     assert.equal(created.status, 201, created.text);
     await confirmEmail(dev);
-    const decide = (c: Client) => c.post(`/api/operator/listings/${id}/decision`, { decision: 'approve' });
+    const decide = (c: Client) => c.post(`/api/operator/listings/${id}/decision`, { decision: 'approve', publisher: 'Asks Ltd' });
 
     // The operator's own email, in any case, is taken; any other, even one carrying the id, is nobody's operator.
     assert.equal((await new Client(tp.url).post('/api/session/signup', { email: OPERATOR_EMAIL.toUpperCase(), password: PASSWORD })).status, 409);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -78,6 +78,31 @@ before(async () => {
 after(async () => {
   await tp?.stop();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the repository', () => {
+  it('installs with `npm ci` and no engine warning on Node 20, 22 and 24', { timeout: SLOW }, async () => {
+    // The manifests and the lock only, as the Dockerfile's first stage copies them: npm ci checks
+    // the lock against them and every locked package's engines (no download with --dry-run).
+    const copy = path.join(tmp, 'repository');
+    mkdirSync(copy);
+    copyFileSync(path.join(root, 'package.json'), path.join(copy, 'package.json'));
+    copyFileSync(path.join(root, 'package-lock.json'), path.join(copy, 'package-lock.json'));
+    for (const group of ['packages', 'apps', 'examples']) {
+      for (const name of readdirSync(path.join(root, group))) {
+        const manifest = path.join(root, group, name, 'package.json');
+        if (!existsSync(manifest)) continue;
+        mkdirSync(path.join(copy, group, name), { recursive: true });
+        copyFileSync(manifest, path.join(copy, group, name, 'package.json'));
+      }
+    }
+    assert.equal(nodes.size, 3, [...nodes.keys()].join(', '));
+    for (const [version, dir] of nodes) {
+      const ran = await sh('npm', ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: copy, node: dir });
+      assert.equal(ran.code, 0, `npm ci on node ${version}: ${ran.stderr}`);
+      assert.doesNotMatch(`${ran.stdout}${ran.stderr}`, /EBADENGINE/, `npm ci on node ${version}:\n${ran.stderr}`);
+    }
+  });
 });
 
 describe('the packages as published', () => {

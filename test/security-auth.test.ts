@@ -25,6 +25,7 @@ const PUBLIC: Record<string, string> = {
   'POST /api/session/verify-email': 'its credential is the one-time link mailed to the account',
   'POST /api/session/passkey/options': 'a one-time challenge for any passkey, before anyone is known; bounded per address',
   'POST /api/session/passkey': 'signs in: its credential is the passkey’s signature over that challenge',
+  'GET /api/session': 'who the cookie signs in, or nobody: answers only the cookie’s own person, and 200 signed out so a signed-out dashboard logs no failed request',
   'GET /api/push/key': "the server's public Web Push key, which a browser needs before it subscribes",
 };
 
@@ -68,6 +69,21 @@ describe('authentication: every /api route', () => {
     }
     assert.deepEqual(wrong, []);
     assert.ok(checked >= 90, `${checked} requests`);
+  });
+
+  it('GET /api/session tells nobody but the cookie\'s own person who is signed in', async () => {
+    const forged = new Client(tp.url);
+    forged.cookies.set('tp_session', 'tps_forged');
+    for (const client of [new Client(tp.url), forged, new Client(tp.url, 'tpk_not-a-real-key')]) {
+      const res = await client.get('/api/session');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body, { person: null });
+    }
+    const person = await newPerson(tp.url, 'session');
+    const mine = await person.client.get('/api/session');
+    assert.deepEqual([mine.status, mine.body.person.id, mine.body.person.email], [200, person.user.id, person.email]);
+    await person.client.post('/api/session/logout');
+    assert.deepEqual((await person.client.get('/api/session')).body, { person: null }, 'signed out');
   });
 
   it('refuses a revoked API key on the live delivery stream before any stream opens', async () => {

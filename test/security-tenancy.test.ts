@@ -121,6 +121,7 @@ const cases: Record<string, Check> = {
     assert.equal((await A.client.get('/api/me')).status, 200);
   },
   'GET /api/me': ownOnly('GET', '/api/me'),
+  'GET /api/session': ownOnly('GET', '/api/session'),
   'GET /api/sessions': async () => {
     const aIds = ((await A.client.get('/api/sessions')).body as Array<{ id: string }>).map((x) => x.id);
     const res = await B.client.get('/api/sessions');

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +11,7 @@ import { ConfigError, createLogger, parseConfig, StartupError } from '@toolport/
 import { listen } from '../apps/api/src/listen';
 import { startServer, type RunningServer } from '../apps/api/src/server';
 import { createBacking, freePort, newSigningKey, PG_ADMIN_URL, TARGET, type Backing } from './helpers/target';
-import { toolportEntry } from './helpers/process';
+import { runToEnd, toolportEntry } from './helpers/process';
 
 /**
  * Start-up that says what is wrong: the real entry point (`apps/api/src/main.ts`) as a process,
@@ -167,6 +169,77 @@ describe('start-up', { concurrency: true }, () => {
       assertBoundedRetries(run.lines, 'REDIS_URL');
     });
   }
+
+  it('every bad setting at once: one report listing each, exit 78, before anything is contacted', { skip: embeddedOnly }, async () => {
+    const run = await failedStart({
+      PORT: 'eighty',
+      ROLE: 'boss',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x',
+      TOOLPORT_SIGNING_KEYS: '',
+      REDIS_PREFIX: 'my prefix!',
+      LIMIT_CALLS_PER_PERSON: '0',
+      VAPID_PUBLIC_KEY: 'BOnly-half-of-a-pair',
+      TOOLPORT_OPERATORS: 'ops@example.com',
+    });
+    const shown = run.all.slice(-3000);
+    assert.equal(run.code, 78, `exits 78 (EX_CONFIG), not ${run.code}:\n${shown}`);
+    assert.doesNotMatch(run.all, /^\s+at .+[(:]\d+/m, `no stack trace:\n${shown}`);
+    assert.doesNotMatch(run.all, /Toolport is waiting/, 'nothing is contacted while a setting is wrong');
+    for (const sentence of [
+      'PORT must be a whole number from 0 to 65535, not "eighty".',
+      'ROLE must be all, api or worker, not "boss".',
+      'REDIS_PREFIX must be 1-40 letters, digits, _ or -.',
+      'LIMIT_CALLS_PER_PERSON must be a whole number from 1 to 1000000, not "0".',
+      'VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY go together: set both or neither.',
+      'TOOLPORT_SECRET_KEY is required with DATABASE_URL: every process must share the master keys.',
+      'TOOLPORT_SIGNING_KEYS is required with DATABASE_URL',
+      'TOOLPORT_OPERATORS: "ops@example.com" is an email',
+    ]) assert.ok(run.all.includes(sentence), `the report says: ${sentence}\n${shown}`);
+    assert.match(run.lines[0] ?? '', /^Toolport cannot start, the settings have 8 problem\(s\):$/, 'one report, counting them all');
+  });
+
+  it('logs one line per migration it applies, by name, and none when nothing was pending', { skip: embeddedOnly }, async () => {
+    const journal = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../packages/core/drizzle/meta/_journal.json'), 'utf8')) as { entries: Array<{ tag: string }> };
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tp-migrations-'));
+    try {
+      const applied = (out: string) =>
+        out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; migration?: string }).filter((l) => l.msg === 'migration applied').map((l) => l.migration);
+      const first = start({ DATA_DIR: dataDir }, await freePort());
+      await waitReady(first);
+      assert.deepEqual(applied(first.stdout()), journal.entries.map((e) => e.tag), 'a new database: each migration, in order');
+      // What the first start is doing, in order: starting, each migration, running.
+      const out = first.stdout();
+      const at = (text: string) => out.indexOf(text);
+      assert.ok(at('Toolport is starting: opening its database in') >= 0, out.slice(0, 500));
+      assert.ok(at('Toolport is starting') < at('"migration applied"') && at('"migration applied"') < at('Toolport is running'), out.slice(0, 2000));
+      await stop(first);
+      const again = start({ DATA_DIR: dataDir }, await freePort());
+      await waitReady(again);
+      assert.deepEqual(applied(again.stdout()), [], 'nothing pending: no migration line');
+      await stop(again);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('says what the first start is doing while it builds the dashboard: a line before, one when done', { skip: embeddedOnly }, async () => {
+    // `npm start`'s prestart step, into a folder of its own (the suite's dist/ is in use).
+    const out = mkdtempSync(path.join(os.tmpdir(), 'tp-dashboard-'));
+    const root = path.resolve(import.meta.dirname, '..');
+    const build = () => runToEnd(process.execPath, ['--import', 'tsx', 'apps/dashboard/src/build.ts', '--out', out], { cwd: root, env: { ...process.env, NODE_OPTIONS: '' } });
+    try {
+      const first = await build();
+      assert.equal(first.code, 0, first.stderr);
+      const lines = first.stdout.split('\n').filter(Boolean);
+      assert.equal(lines.length, 2, first.stdout);
+      assert.match(lines[0]!, /^dashboard: building the web dashboard \(the first start takes up to a minute\)\.\.\.$/, 'said before the build starts');
+      assert.match(lines[1]!, /^dashboard: built in \d+ ms\.$/, 'and when it is done');
+      const again = await build();
+      assert.deepEqual(again.stdout.split('\n').filter(Boolean), ['dashboard: up to date.'], 'nothing to build: one line');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
 
   it('a port already taken: one line naming PORT', async () => {
     const port = await freePort();

@@ -85,6 +85,7 @@ const states: State[] = [
     },
   },
   { name: 'signup', as: 'anonymous', go: async (p) => { await p.goto('/signup'); await p.locator('#page-title').waitFor(); } },
+  { name: 'developers', as: 'anonymous', go: async (p) => { await p.goto('/developers'); await p.locator('[data-developers]').waitFor(); } },
   { name: 'home', as: 'person', go: async (p) => { await p.goto('/'); await p.getByTestId('mcp-url').waitFor(); } },
   { name: 'home-dialog', as: 'person', go: async (p) => { await p.goto('/'); await p.getByRole('button', { name: 'Get a new URL' }).click(); await p.getByRole('dialog').waitFor(); } },
   { name: 'addons', as: 'person', go: async (p) => { await p.goto('/addons'); await p.locator('[data-tool]').first().waitFor(); } },

@@ -1,4 +1,4 @@
-import { checkDependencies, ConfigError, parseConfig, productionSecretProblems, startTracing } from '@toolport/core';
+import { checkDependencies, parseConfig, startTracing } from '@toolport/core';
 import { runEntry } from './run';
 import { startServer } from './server';
 import { startWorker } from './worker';
@@ -7,18 +7,20 @@ import { startWorker } from './worker';
 const EXIT_AFTER_GRACE_MS = 4_000;
 
 async function main() {
-  const config = parseConfig(process.env);
-  // Missing keys are reported before any wait for the database (createServices checks them too).
-  const missing = productionSecretProblems(config);
-  if (missing.length) throw new ConfigError(missing);
+  // Every bad setting in one report, missing keys included, before any wait for the database
+  // (createServices checks the keys too).
+  const config = parseConfig(process.env, { requireKeys: true });
   await checkDependencies(config);
   // Before anything that makes spans; a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
   const stopTracing = await startTracing(config);
+  const mode = config.embedded ? 'embedded (PGlite, in-process queue)' : 'Postgres + Redis';
+  // The embedded database's first start creates it, which takes a while: say what is going on.
+  const talk = process.stdout.isTTY || config.embedded;
+  if (talk) console.log(`\n  Toolport is starting: ${config.database.dataDir ? `opening its database in ${config.database.dataDir} (the first start creates it)` : 'connecting to Postgres and Redis'}...`);
   // ROLE=worker runs only the call worker (with /healthz and /readyz); the other roles serve the API.
   const server = config.role === 'worker' ? await startWorker(config) : await startServer(config);
-  const mode = config.embedded ? 'embedded (PGlite, in-process queue)' : 'Postgres + Redis';
   server.svc.log.info('toolport started', { url: config.publicUrl, mode, role: config.role });
-  if (process.stdout.isTTY || config.embedded) console.log(`\n  Toolport is running: open ${config.publicUrl}\n`);
+  if (talk) console.log(`\n  Toolport is running: open ${config.publicUrl}\n`);
 
   const stop = async (signal: string) => {
     server.svc.log.info('shutting down', { signal });

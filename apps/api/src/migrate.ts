@@ -9,12 +9,14 @@ async function main() {
   await checkDependencies(config, { redis: false });
   const database = await createDatabase(config.database);
   const started = Date.now();
+  let applied: string[];
   try {
-    await database.migrate();
+    applied = await database.migrate();
   } finally {
     await database.close();
   }
-  console.log(JSON.stringify({ level: 'info', msg: 'migrations applied', ms: Date.now() - started }));
+  for (const migration of applied) console.log(JSON.stringify({ level: 'info', msg: 'migration applied', migration }));
+  console.log(JSON.stringify({ level: 'info', msg: 'migrations applied', count: applied.length, ms: Date.now() - started }));
 }
 
 runEntry(main, { exitWhenDone: true });

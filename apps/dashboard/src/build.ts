@@ -97,24 +97,37 @@ export function sourceHash(): string {
   return h.digest('hex').slice(0, 16);
 }
 
-/** Builds only when `dist/` is missing or older than the sources. */
-export async function ensureDashboardBuilt(): Promise<'fresh' | 'built'> {
+/** Builds only when `dist/` is missing or older than the sources; `onBuilding` is told first. */
+export async function ensureDashboardBuilt({ outDir = distDir, onBuilding }: { outDir?: string; onBuilding?: () => void } = {}): Promise<'fresh' | 'built'> {
   try {
-    const meta = JSON.parse(readFileSync(path.join(distDir, 'build.json'), 'utf8')) as { sourceHash?: string };
-    if (meta.sourceHash === sourceHash() && existsSync(path.join(distDir, 'index.html'))) return 'fresh';
+    const meta = JSON.parse(readFileSync(path.join(outDir, 'build.json'), 'utf8')) as { sourceHash?: string };
+    if (meta.sourceHash === sourceHash() && existsSync(path.join(outDir, 'index.html'))) return 'fresh';
   } catch {
     /* no build yet */
   }
-  await buildDashboard();
+  onBuilding?.();
+  await buildDashboard({ outDir });
   return 'built';
 }
 
 const readdirSorted = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 const isDir = (p: string) => statSync(p).isDirectory();
 
+// `npm start`'s and `npm test`'s first step (`--force` builds even when up to date, `--out DIR`
+// elsewhere than dist/). A first build can take a minute on a slow machine: it says so before it
+// starts, so the start does not look stuck, and says when it is done.
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const force = process.argv.includes('--force');
+  const args = process.argv.slice(2);
+  const out = args.indexOf('--out');
+  const outDir = out >= 0 && args[out + 1] ? path.resolve(args[out + 1]!) : distDir;
   const started = Date.now();
-  const result = force ? await buildDashboard() : await ensureDashboardBuilt();
-  console.log(`dashboard: ${typeof result === 'string' ? result : 'built'} in ${Date.now() - started} ms`);
+  const building = () => console.log('dashboard: building the web dashboard (the first start takes up to a minute)...');
+  let result: 'fresh' | 'built' = 'built';
+  if (args.includes('--force')) {
+    building();
+    await buildDashboard({ outDir });
+  } else {
+    result = await ensureDashboardBuilt({ outDir, onBuilding: building });
+  }
+  console.log(result === 'fresh' ? 'dashboard: up to date.' : `dashboard: built in ${Date.now() - started} ms.`);
 }

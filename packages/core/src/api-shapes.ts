@@ -1,6 +1,6 @@
 // Types only, each defined beside its verb, so the dashboard and CLI cannot drift from the verbs.
 export type { FieldError } from './errors';
-export type { AccountSettings, AccountSettingsInput, Credentials, Me, PasswordChange, PublicUser, ResetInput, ResetRequest, VerifyEmailInput } from './accounts/accounts';
+export type { AccountSettings, AccountSettingsInput, Credentials, Me, PasswordChange, PublicUser, ResetInput, ResetRequest, SessionState, VerifyEmailInput } from './accounts/accounts';
 export type { SessionView } from './accounts/sessions';
 export type { DeleteAccountInput } from './accounts/leaving';
 export type { AddPasskeyInput, PasskeyOptionsInput, PasskeySignInInput, PasskeyView } from './accounts/passkeys';

@@ -158,8 +158,16 @@ export function normalHost(raw: string, protocol: 'http:' | 'https:' = 'http:'):
   }
 }
 
+export interface ParseOptions {
+  /**
+   * The process reads or writes sealed secrets (the server and the worker, not the migration job):
+   * missing keys (`productionSecretProblems`) are reported with every other bad setting.
+   */
+  requireKeys?: boolean;
+}
+
 /** Parses every setting once, at start; reports every bad one together. */
-export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+export function parseConfig(env: Record<string, string | undefined> = process.env, options: ParseOptions = {}): Config {
   const problems: string[] = [];
 
   let port = 8080;
@@ -197,10 +205,11 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   }
 
   let redis: Config['redis'];
+  // Checked even without REDIS_URL: a bad prefix is reported now, not on the start that adds Redis.
+  const prefix = env.REDIS_PREFIX || 'toolport';
+  if (!/^[A-Za-z0-9_-]{1,40}$/.test(prefix)) problems.push('REDIS_PREFIX must be 1-40 letters, digits, _ or -.');
   if (env.REDIS_URL) {
     if (!/^rediss?:\/\//.test(env.REDIS_URL)) problems.push('REDIS_URL must start with redis:// or rediss://.');
-    const prefix = env.REDIS_PREFIX || 'toolport';
-    if (!/^[A-Za-z0-9_-]{1,40}$/.test(prefix)) problems.push('REDIS_PREFIX must be 1-40 letters, digits, _ or -.');
     redis = { url: env.REDIS_URL, prefix };
   }
 
@@ -309,6 +318,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     else if (!allowedHosts.includes(host)) allowedHosts.push(host);
   }
 
+  if (options.requireKeys && database.url) {
+    problems.push(...productionSecretProblems({ database, secretKeys, signingKeys, role }));
+  }
   if (problems.length) throw new ConfigError(problems);
   return {
     port,
@@ -369,7 +381,7 @@ function parseMail(env: Record<string, string | undefined>, dataDir: string, pub
  * The settings a process that reads or writes sealed secrets needs with DATABASE_URL (not the
  * migration job): every process shares the master keys, and API processes the signing keys.
  */
-export function productionSecretProblems(config: Config): string[] {
+export function productionSecretProblems(config: Pick<Config, 'database' | 'secretKeys' | 'signingKeys' | 'role'>): string[] {
   if (!config.database.url) return [];
   const problems: string[] = [];
   if (!config.secretKeys) problems.push('TOOLPORT_SECRET_KEY is required with DATABASE_URL: every process must share the master keys.');

@@ -18,6 +18,7 @@ export {
   signup,
   login,
   getMe,
+  getSessionState,
   getSettings,
   updateSettings,
   rotateUserKey,

@@ -72,7 +72,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   if (missing.length) throw new ConfigError(missing);
   const log = overrides.log ?? createLogger({ role: config.role }, false, overrides.clock);
   const database = await createDatabase(config.database);
-  await database.migrate();
+  for (const migration of await database.migrate()) log.info('migration applied', { migration });
   const secrets = await loadSecrets(config, database.db).catch(async (err) => {
     await database.close();
     throw err;

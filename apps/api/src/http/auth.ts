@@ -42,6 +42,11 @@ async function personFromCookie(c: Context<AppEnv>) {
   return session.userId;
 }
 
+/** Who the session cookie signs in, if anyone: for a route answered signed in or not. */
+export async function personIfSignedIn(c: Context<AppEnv>): Promise<string | undefined> {
+  return personFromCookie(c);
+}
+
 /** The dashboard's routes: a signed-in person, by session cookie. */
 export const requirePerson: MiddlewareHandler<AppEnv> = async (c, next) => {
   const userId = await personFromCookie(c);

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { ConsentView } from '@toolport/core';
 import type { AppEnv } from '../http/env';
 import { html } from 'hono/html';
+import { identifier } from './identifier';
 import { renderPage } from './layout';
 
 /** One checkbox per switched-on tool, grouped by add-on; all ticked unless the person's own ticks are shown again. */
@@ -12,9 +13,9 @@ function toolChoices(view: ConsentView) {
   const ticked = (name: string) => view.ticked === 'all' || view.ticked.has(name);
   return html`<p>If you allow it, this app will be able to see and call the tools you tick below, on your behalf. Destructive tools still ask you before they run.</p>
 ${view.addons.map(
-  (addon) => html`<fieldset class="tools"><legend>${addon.name}</legend>
+  (addon) => html`<fieldset class="tools"><legend>${identifier(addon.name)}</legend>
 ${addon.tools.map(
-  (t) => html`<label class="check"><input type="checkbox" name="tool" value="${t.name}"${ticked(t.name) ? html` checked` : ''}><span>${t.title} <code class="muted">${t.name.slice(addon.id.length + 2)}</code>${
+  (t) => html`<label class="check"><input type="checkbox" name="tool" value="${t.name}"${ticked(t.name) ? html` checked` : ''}><span>${identifier(t.title)} <code class="muted">${identifier(t.name.slice(addon.id.length + 2))}</code>${
     t.destructive ? html` <span class="badge">asks you first</span>` : ''
   }</span></label>`,
 )}
@@ -30,11 +31,11 @@ export function consentPage(c: Context<AppEnv>, view: ConsentView, status: 200 |
     c,
     status,
     'Connect an app',
-    html`<h1>Let <strong>${view.appName}</strong> use your Toolport tools?</h1>
+    html`<h1>Let <strong>${identifier(view.appName)}</strong> use your Toolport tools?</h1>
 <p><span class="badge">unverified</span> <span class="muted">This is the name the app gave itself; Toolport has not checked it.${
-      view.clientHost ? html` It is published by <strong>${view.clientHost}</strong>.` : ''
+      view.clientHost ? html` It is published by <strong>${identifier(view.clientHost)}</strong>.` : ''
     }</span></p>
-<p>After you answer, you will be sent to <strong>${view.redirectHost}</strong>.</p>
+<p>After you answer, you will be sent to <strong>${identifier(view.redirectHost)}</strong>.</p>
 ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
 ${view.aiApps ? '' : html`<p class="warn">AI apps are turned off for your account, so this app will not be able to do anything until you turn them on in the Toolport dashboard.</p>`}
 <form method="post" action="/oauth/authorize/decision">
@@ -43,7 +44,7 @@ ${toolChoices(view)}
 <label class="check"><input type="checkbox" name="new_tools" value="yes"${view.newTools ? html` checked` : ''}><span>Also let it use tools I switch on later</span></label>
 <label class="check"><input type="checkbox" name="ask_every_tool" value="yes"${view.askEveryTool ? html` checked` : ''}><span>Ask me before every tool call it makes</span></label>
 <p class="muted">Unticked, a tool you switch on later is not given to this app until you add it on the Apps page. You can change these choices there, or disconnect the app, at any time.</p>
-<p class="muted">Signed in as ${view.email}.</p>
+<p class="muted">Signed in as ${identifier(view.email)}.</p>
 <div class="actions">
 <button type="submit" name="decision" value="deny">Deny</button>
 <button class="primary" type="submit" name="decision" value="allow">Allow</button>

@@ -15,7 +15,7 @@ const STYLE = `
 font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;color:var(--text);background:var(--bg);line-height:1.5;-webkit-text-size-adjust:100%}
 @media (prefers-color-scheme:dark){:root{color-scheme:dark;--bg:#0f1420;--surface:#171d2b;--text:#e6e9f0;--muted:#a3acbd;--border:#2c3446;--accent:#7b9cff;--accent-hover:#9bb4ff;--accent-soft:#1c2745;--danger:#ff8a80;--danger-soft:#3a1a1a;--danger-border:#6b2b2b;--warn:#f5b35c;--warn-soft:#33260f;--warn-border:#6b4e1c;--control-border:#3b4559;--input-bg:#10151f;--input-border:#4a5469;--glow:#18223b}.primary{color:#0b0f19!important}}
 *{box-sizing:border-box}
-body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;padding:1.5rem;background:radial-gradient(circle at 20% 0%,var(--glow),var(--bg) 55%);overflow-wrap:anywhere}
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;padding:1.5rem;background:radial-gradient(circle at 20% 0%,var(--glow),var(--bg) 55%);overflow-wrap:break-word}
 main{width:100%;max-width:400px;background:var(--surface);border:1px solid var(--border);border-radius:14px;padding:2rem;box-shadow:0 10px 30px rgba(16,24,40,.08)}
 .brand{display:flex;align-items:center;gap:.6rem;font-weight:650;font-size:1.25rem;margin-bottom:1.5rem}
 h1{font-size:1.4rem;font-weight:650;letter-spacing:-.01em;line-height:1.25;margin:0 0 .75rem}
@@ -30,9 +30,12 @@ input[type=email],input[type=password]{width:100%;min-height:2.6rem;padding:.55r
 .actions{display:flex;gap:.75rem;margin-top:1.5rem}
 button{flex:1;min-height:2.5rem;padding:.45rem 1rem;border-radius:8px;border:1px solid var(--control-border);background:var(--surface);color:var(--text);font:inherit;font-weight:560;cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+a.button{display:flex;align-items:center;justify-content:center;min-height:2.75rem;padding:.45rem 1rem;border-radius:8px;border:1px solid var(--control-border);color:var(--text);font-weight:560;text-decoration:none}
+a.button:hover{background:var(--glow)}
 button.primary:hover{background:var(--accent-hover)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
-code{word-break:break-all;font-size:.85rem}
+code{font-size:.85rem}
+.ident .clip{display:inline-block;max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
 fieldset{border:1px solid var(--border);border-radius:10px;padding:.35rem .9rem .5rem;margin:0 0 .75rem;min-width:0}
 legend{font-weight:650;padding:0 .3rem}
 label.check{display:flex;gap:.6rem;align-items:flex-start;min-height:1.75rem;margin:.35rem 0;font-weight:450}

@@ -33,7 +33,7 @@ ${view.error ? html`<p class="error" role="alert">${view.error}</p>` : ''}
 <input id="password" type="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>
-<p><a href="/signin?next=${encodeURIComponent(`/oauth/authorize?${view.query}`)}">Sign in with a passkey</a></p>
+<p><a class="button" href="/signin?next=${encodeURIComponent(`/oauth/authorize?${view.query}`)}">Sign in with a passkey</a></p>
 <p class="muted"><a href="/forgot-password" target="_blank" rel="noopener">Forgot your password?</a> A reset link is mailed to you; once you have set a new password, sign in here.</p>`,
   );
 }

@@ -12,6 +12,7 @@ import {
   exportAccount,
   endSession,
   getMe,
+  getSessionState,
   listSessions,
   login,
   logout,
@@ -24,7 +25,7 @@ import {
   verifyEmail,
   type Ctx,
 } from '@toolport/core';
-import { DEVICE_COOKIE, requirePerson, SESSION_COOKIE, setDeviceCookie } from '../http/auth';
+import { DEVICE_COOKIE, personIfSignedIn, requirePerson, SESSION_COOKIE, setDeviceCookie } from '../http/auth';
 import { readJson } from '../http/body';
 import { clientAddress } from '../http/client-address';
 import type { AppEnv } from '../http/env';
@@ -114,4 +115,9 @@ export const sessionRoutes = new Hono<AppEnv>()
     return c.body(null, 204);
   })
   .get('/me', requirePerson, async (c) => c.json(await getMe({ ctx: asPerson(c) })))
+  // The dashboard's first question, answered 200 signed in or not: a signed-out load logs no 401.
+  .get('/session', async (c) => {
+    const userId = await personIfSignedIn(c);
+    return c.json(await getSessionState({ ctx: userId ? { svc: c.get('svc'), actor: { kind: 'person', userId } } : anonymous(c) }));
+  })
   .post('/me/rotate-mcp-url', requirePerson, async (c) => c.json(await rotateUserKey({ ctx: asPerson(c) })));

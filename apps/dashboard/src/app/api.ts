@@ -133,6 +133,7 @@ export type {
   RuleInput,
   RuleMode,
   RunningCall,
+  SessionState,
   SessionView,
   SettingValue,
   ToolChange,

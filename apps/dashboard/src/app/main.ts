@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import './styles.css';
-import { ApiError, get, onSignedOut, post, type Me } from './api';
+import { ApiError, get, onSignedOut, post, type Me, type SessionState } from './api';
 import { AuthPage } from './pages/auth';
 import { ForgotPasswordPage, ResetPasswordPage, VerifyEmailPage } from './pages/recovery';
 import { HomePage } from './pages/home';
@@ -15,6 +15,7 @@ import { ActivityPage } from './pages/activity';
 import { CallLifePage } from './pages/call';
 import { AddonDetailPage, DeveloperPage, KeysPage } from './pages/developer';
 import { OperatorPage } from './pages/operator';
+import { DevelopersPage } from './pages/developers';
 import { interceptLinks, navigate, rememberReturn, takeReturn, usePath } from './router';
 import { live, me, startLive, stopLive, useStore } from './store';
 import { html, PageHeader } from './ui';
@@ -35,9 +36,12 @@ const titles: Record<string, string> = {
   '/forgot-password': 'Reset your password',
   '/reset-password': 'Choose a new password',
   '/verify-email': 'Confirm your email',
+  '/developers': 'Build add-ons for Toolport',
 };
 /** Pages of a mailed link or of getting back in: shown signed in or not. */
 const linkPages = new Set(['/forgot-password', '/reset-password', '/verify-email']);
+/** What an add-on developer is sent to: public signed out; signed in, the developer page itself. */
+const DEVELOPERS = '/developers';
 
 function current(path: string, href: string) {
   // A call's own page belongs to Activity, where its row is.
@@ -99,7 +103,7 @@ function page(path: string, person: Me) {
   if (path === '/apps') return html`<${AppsPage} />`;
   if (path === '/accounts') return html`<${ConnectedAccountsPage} />`;
   if (path === '/activity') return html`<${ActivityPage} />`;
-  if (path === '/developer') return html`<${DeveloperPage} />`;
+  if (path === '/developer' || path === DEVELOPERS) return html`<${DeveloperPage} />`;
   if (path === '/developer/keys') return html`<${KeysPage} />`;
   if (path === '/operator') return html`<${OperatorPage} />`;
   const call = /^\/calls\/([^/]+)$/.exec(path);
@@ -114,8 +118,9 @@ function page(path: string, person: Me) {
 }
 
 /**
- * Who is signed in, from /api/me. Only a 401 means signed out; any other failure (a 503, a network
- * blip) leaves the session alone and is retried, backing off from 2 s to 30 s.
+ * Who is signed in, from /api/session, which answers 200 either way (a signed-out load logs no
+ * failed request). Any failure (a 503, a network blip) leaves the session alone and is retried,
+ * backing off from 2 s to 30 s; a 401 still means signed out.
  */
 function useWhoAmI() {
   const [unreachable, setUnreachable] = useState<ApiError | null>(null);
@@ -126,11 +131,11 @@ function useWhoAmI() {
     let stopped = false;
     const load = () => {
       clearTimeout(timer);
-      get<Me>('/api/me').then(
-        (m) => {
+      get<SessionState>('/api/session').then(
+        (session) => {
           if (stopped) return;
           setUnreachable(null);
-          me.set(m);
+          me.set(session.person);
         },
         (err) => {
           if (stopped) return;
@@ -178,7 +183,9 @@ function App() {
   const authPath = path === '/signin' || path === '/signup';
   useEffect(() => {
     if (linkPages.has(path)) return;
-    if (person === null && !authPath) {
+    if (person && path === DEVELOPERS) navigate('/developer', true);
+    else if (person === null && path === DEVELOPERS) return;
+    else if (person === null && !authPath) {
       rememberReturn(path);
       navigate('/signin', true);
     } else if (person && authPath) navigate(takeReturn() ?? '/', true);
@@ -188,19 +195,24 @@ function App() {
     }
   }, [person, authPath, path]);
 
-  // Move focus to the new page's heading so screen readers announce navigation.
+  // The tab names the page shown: none while loading, the sign-in form wherever a signed-out
+  // person is asked to sign in. Focus moves to its heading so screen readers announce navigation.
   useEffect(() => {
-    const label = nav.find((n) => current(path, n.href))?.label ?? titles[path];
+    const signingIn = person === null && !linkPages.has(path) && path !== DEVELOPERS;
+    const label = person === undefined ? undefined
+      : signingIn ? titles[path === '/signup' ? '/signup' : '/signin']
+      : nav.find((n) => current(path, n.href))?.label ?? titles[path];
     document.title = label ? `${label} · Toolport` : 'Toolport';
     const h = document.getElementById('page-title');
     if (h && document.activeElement?.tagName !== 'INPUT') h.focus({ preventScroll: true });
-  }, [path, person === undefined]);
+  }, [path, person === undefined, person === null]);
 
   if (person === undefined && unreachable) return html`<${Unreachable} error=${unreachable} retry=${retry} />`;
   if (person === undefined) return html`<p class="boot muted" aria-busy="true">Loading…</p>`;
   if (path === '/forgot-password') return html`<${ForgotPasswordPage} />`;
   if (path === '/reset-password') return html`<${ResetPasswordPage} />`;
   if (path === '/verify-email') return html`<${VerifyEmailPage} person=${person} />`;
+  if (path === DEVELOPERS && person === null) return html`<${DevelopersPage} />`;
   if (authPath || person === null) return html`<${AuthPage} mode=${path === '/signup' ? 'signup' : 'signin'} key=${path} />`;
   return html`<${Shell} person=${person} path=${path} />`;
 }

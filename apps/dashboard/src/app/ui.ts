@@ -203,8 +203,8 @@ export function ConfirmButton(props: {
     </dialog>`;
 }
 
-/** Copies text; falls back to selecting it when the clipboard is not allowed. */
-export function CopyButton({ text, label = 'Copy', targetId }: { text: string; label?: string; targetId?: string }) {
+/** Copies text; falls back to selecting it when the clipboard is not allowed. `primary`: the card's main action. */
+export function CopyButton({ text, label = 'Copy', targetId, primary = false }: { text: string; label?: string; targetId?: string; primary?: boolean }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   const copy = async () => {
     try {
@@ -223,7 +223,7 @@ export function CopyButton({ text, label = 'Copy', targetId }: { text: string; l
     }
     setTimeout(() => setState('idle'), 2500);
   };
-  return html`<button type="button" class="btn btn-copy" onClick=${copy}>
+  return html`<button type="button" class=${primary ? 'btn btn-copy btn-primary' : 'btn btn-copy'} onClick=${copy}>
     ${state === 'copied' ? 'Copied' : label}
     <span class="visually-hidden" role="status">${state === 'copied' ? 'Copied to the clipboard' : state === 'failed' ? 'Copy is blocked; the text is selected, press Ctrl+C' : ''}</span>
   </button>`;

@@ -9,7 +9,7 @@ import { inputObject, parseInput } from '../input';
 import { newId } from '../ids';
 import type { Services } from '../services';
 import { loginThrottle, sessions, users } from '../db/schema/index';
-import { invisibleProblem } from '../addons/manifest';
+import { hasListedAddon, publisherName } from '../addons/listings';
 import { issueLink, mailTexts, sendInBackground, useLink, voidLinks } from './email-links';
 import { browserOf, createSession, endOtherSessions, networkOf, type Device } from './sessions';
 import { deviceCookieFor, knownDevice } from './devices';
@@ -50,17 +50,35 @@ const takenField = { path: '/email', message: 'An account with this email alread
 const emailTaken = async (svc: Ctx['svc'], email: string) =>
   (await svc.db.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1)).length > 0;
 
+/**
+ * What sign-up lacks, in sign-up's words: each field that is missing or wrong and what to give
+ * there ("To create your account, give your email and a password of at least 10 characters.").
+ */
+function signupSentence(input: unknown): string {
+  const given = (input && typeof input === 'object' ? input : {}) as { email?: unknown; password?: unknown };
+  const wants: string[] = [];
+  const email = typeof given.email === 'string' ? given.email.trim() : '';
+  if (!email) wants.push('your email');
+  else if (!credentials.shape.email.safeParse(email).success) wants.push('a valid email address');
+  const password = typeof given.password === 'string' ? given.password : '';
+  if (!password) wants.push('a password of at least 10 characters');
+  else if (password.length < 10) wants.push('a longer password, at least 10 characters');
+  else if (password.length > 256) wants.push('a shorter password, at most 256 characters');
+  return wants.length ? `To create your account, give ${wants.join(' and ')}.` : 'To create your account, fix the fields marked below.';
+}
+
 export async function signup({ ctx, input, device }: { ctx: Ctx; input: unknown; device?: Device }) {
   let values: z.output<typeof signupInput>;
   try {
     values = parseInput(signupInput, input, INCOMPLETE);
   } catch (err) {
+    if (!(err instanceof ToolportError)) throw err;
     // Every bad field at once: a taken email is told together with the password's problems, not after them.
     const email = credentials.shape.email.safeParse(input && typeof input === 'object' ? (input as { email?: unknown }).email : undefined);
-    if (err instanceof ToolportError && email.success && (await emailTaken(ctx.svc, email.data))) {
+    if (email.success && (await emailTaken(ctx.svc, email.data))) {
       throw validation('Fix the fields marked below.', [takenField, ...(err.details.errors ?? []).filter((e) => e.path !== '/email')]);
     }
-    throw err;
+    throw validation(signupSentence(input), err.details.errors ?? []);
   }
   const { email, password } = values;
   const passwordHash = await hashPassword(password, ctx.svc.config.passwordCost);
@@ -383,28 +401,34 @@ export async function getMe({ ctx }: { ctx: Ctx }): Promise<Me> {
   return { ...toPublic(ctx.svc, row), operator: ctx.svc.config.operators.includes(row.id), emailVerified: row.emailVerifiedAt !== null };
 }
 
+/** `GET /api/session`: who is signed in on this browser, if anyone. */
+export interface SessionState {
+  person: Me | null;
+}
+
+/**
+ * Whether the browser's cookie is a session, and whose: answered either way, so a signed-out
+ * dashboard loads without a failed request (`GET /api/me` answers 401 then).
+ */
+export async function getSessionState({ ctx }: { ctx: Ctx }): Promise<SessionState> {
+  if (ctx.actor.kind !== 'person') return { person: null };
+  try {
+    return { person: await getMe({ ctx }) };
+  } catch (err) {
+    if (err instanceof ToolportError && err.code === 'UNAUTHORIZED') return { person: null };
+    throw err;
+  }
+}
+
 export async function getSettings({ ctx }: { ctx: Ctx }) {
   const [row] = await ctx.svc.db.select({ aiApps: users.aiApps, displayName: users.displayName }).from(users).where(eq(users.id, personId(ctx)));
   if (!row) throw unauthorized();
   return { aiApps: row.aiApps, displayName: row.displayName };
 }
 
-const NAME_RULE = 'Give a name of 1 to 60 characters, or null to have none.';
-
-/** The publisher name the catalog shows: 1 to 60 characters, nothing hidden (as in manifests). */
-const publisherName = z.string({ message: NAME_RULE }).transform((raw, ctx) => {
-  const name = raw.normalize('NFC').trim();
-  if (name.length < 1 || Array.from(name).length > 60) ctx.addIssue({ code: 'custom', message: NAME_RULE });
-  else {
-    const hidden = invisibleProblem(name);
-    if (hidden) ctx.addIssue({ code: 'custom', message: `The name ${hidden}.` });
-  }
-  return name;
-});
-
 const settingsInput = inputObject({
   aiApps: z.boolean({ message: 'Use true or false.' }).optional(),
-  displayName: publisherName.nullable().optional(),
+  displayName: publisherName('Give a name of 1 to 60 characters, or null to have none.').nullable().optional(),
 }).strict('This setting does not exist.');
 /** `PATCH /api/settings`. */
 export type AccountSettingsInput = z.input<typeof settingsInput>;
@@ -414,7 +438,14 @@ export type AccountSettings = Awaited<ReturnType<typeof getSettings>>;
 export async function updateSettings({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const { aiApps, displayName } = parseInput(settingsInput, input, 'The settings are not valid.');
   const userId = personId(ctx);
-  if (displayName !== undefined) await ctx.svc.db.update(users).set({ displayName }).where(eq(users.id, userId));
+  if (displayName !== undefined) {
+    // An operator checked the name when they listed the person's add-on: it is not swapped alone.
+    const [named] = await ctx.svc.db.select({ displayName: users.displayName }).from(users).where(eq(users.id, userId));
+    if (named && named.displayName !== displayName && (await hasListedAddon(ctx.svc, userId))) {
+      throw conflict('Your publisher name was checked by a Toolport operator when they listed your add-on; ask an operator to change it.');
+    }
+    await ctx.svc.db.update(users).set({ displayName }).where(eq(users.id, userId));
+  }
   if (aiApps !== undefined) {
     await ctx.svc.db.update(users).set({ aiApps }).where(eq(users.id, userId));
     await ctx.svc.changes.changed('gate', { userId });

@@ -5,6 +5,8 @@ import { personId } from '../context';
 import { notFound, ToolportError } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { addons, installs, users } from '../db/schema/index';
+import type { Services } from '../services';
+import { invisibleProblem } from './manifest';
 
 /**
  * Public listings (DESIGN.md catalog). Until approved, and once delisted, only the developer can
@@ -65,11 +67,38 @@ export async function listListings({ ctx, status }: { ctx: Ctx; status?: string 
   }));
 }
 
+/** The publisher name the catalog shows: 1 to 60 characters, nothing hidden (as in manifests). */
+export const publisherName = (rule: string) =>
+  z.string({ message: rule }).transform((raw, ctx) => {
+    const name = raw.normalize('NFC').trim();
+    if (name.length < 1 || Array.from(name).length > 60) ctx.addIssue({ code: 'custom', message: rule });
+    else {
+      const hidden = invisibleProblem(name);
+      if (hidden) ctx.addIssue({ code: 'custom', message: `The name ${hidden}.` });
+    }
+    return name;
+  });
+
+/** Whether an add-on of the person is listed for everyone (its publisher name was then checked by an operator). */
+export async function hasListedAddon(svc: Services, userId: string) {
+  const [row] = await svc.db
+    .select({ id: addons.id })
+    .from(addons)
+    .where(and(eq(addons.ownerId, userId), isNull(addons.deletedAt), eq(addons.visibility, 'public'), eq(addons.listing, 'approved')))
+    .limit(1);
+  return row !== undefined;
+}
+
 const DECISIONS = { approve: 'approved', reject: 'rejected', delist: 'delisted' } as const;
 const REASON = 'Give the reason as text of up to 500 characters.';
 const decisionInput = inputObject({
   decision: z.enum(['approve', 'reject', 'delist'], { message: 'Use "approve", "reject" or "delist".' }),
   reason: z.string({ message: REASON }).max(500, REASON).optional(),
+  /**
+   * On approve: the publisher's name as the operator checked it, which the catalog shows to
+   * everyone (it becomes the developer's name). Needed when the developer gave none.
+   */
+  publisher: publisherName('Give the publisher’s name: 1 to 60 characters.').optional(),
 });
 /** `POST /api/operator/listings/{addonId}/decision`. */
 export type ListingDecisionInput = z.input<typeof decisionInput>;
@@ -77,24 +106,34 @@ export type ListingDecisionInput = z.input<typeof decisionInput>;
 /** Announced, so every process's caches of people's tools drop the add-on at once. */
 export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
   requireOperator(ctx);
-  const { decision, reason } = parseInput(decisionInput, input, 'The decision is not valid.');
+  const { decision, reason, publisher } = parseInput(decisionInput, input, 'The decision is not valid.');
   const from: ListingStatus[] = decision === 'delist' ? ['approved', 'pending'] : ['pending'];
-  // An unconfirmed account never publishes to everyone: its email may not be its own.
-  const publisherConfirmed = sql`exists (select 1 from ${users} where ${users.id} = ${addons.ownerId} and ${users.emailVerifiedAt} is not null)`;
-  const [row] = await ctx.svc.db
-    .update(addons)
-    .set({ listing: DECISIONS[decision], listingReason: reason?.trim() || null, listingChangedAt: ctx.svc.clock.now() })
-    .where(and(eq(addons.id, addonId), isNull(addons.deletedAt), inArray(addons.listing, from), decision === 'approve' ? publisherConfirmed : undefined))
-    .returning({ id: addons.id, listing: addons.listing });
+  // An unconfirmed account never publishes to everyone: its email may not be its own. Nor does an
+  // unnamed one: a person reads who makes what they install.
+  const publishable = sql`exists (select 1 from ${users} where ${users.id} = ${addons.ownerId} and ${users.emailVerifiedAt} is not null${
+    publisher ? sql`` : sql` and ${users.displayName} is not null`
+  })`;
+  const row = await ctx.svc.db.transaction(async (tx) => {
+    const [changed] = await tx
+      .update(addons)
+      .set({ listing: DECISIONS[decision], listingReason: reason?.trim() || null, listingChangedAt: ctx.svc.clock.now() })
+      .where(and(eq(addons.id, addonId), isNull(addons.deletedAt), inArray(addons.listing, from), decision === 'approve' ? publishable : undefined))
+      .returning({ id: addons.id, listing: addons.listing, ownerId: addons.ownerId });
+    if (changed && decision === 'approve' && publisher) await tx.update(users).set({ displayName: publisher }).where(eq(users.id, changed.ownerId));
+    return changed;
+  });
   if (!row) {
     if (decision === 'approve') {
       const [owner] = await ctx.svc.db
-        .select({ confirmed: users.emailVerifiedAt, listing: addons.listing })
+        .select({ confirmed: users.emailVerifiedAt, named: users.displayName, listing: addons.listing })
         .from(addons)
         .innerJoin(users, eq(users.id, addons.ownerId))
         .where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));
       if (owner?.listing === 'pending' && !owner.confirmed) {
         throw new ToolportError('CONFLICT', 'The publisher has not confirmed their email yet; a listing is approved only for a publisher whose email is confirmed.', { listing: 'pending' });
+      }
+      if (owner?.listing === 'pending' && !owner.named && !publisher) {
+        throw new ToolportError('CONFLICT', 'Give the publisher’s name: the catalog shows it to everyone as who makes this add-on, and this developer has not given one.', { listing: 'pending' });
       }
     }
     const [found] = await ctx.svc.db.select({ listing: addons.listing }).from(addons).where(and(eq(addons.id, addonId), isNull(addons.deletedAt)));

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -27,7 +27,8 @@ export interface OwnConnection {
 export interface Database {
   db: Db;
   kind: 'postgres' | 'pglite';
-  migrate(): Promise<void>;
+  /** Applies the pending migrations; answers their names (`0008_listings`), in order, none when none were pending. */
+  migrate(): Promise<string[]>;
   ping(): Promise<void>;
   /** One parameterised statement straight to the driver: for the few hot writes drizzle's builder slows. */
   run(text: string, params: unknown[]): Promise<void>;
@@ -50,6 +51,22 @@ const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** Any fixed number: serialises migrations when several processes start at once. */
 const MIGRATION_LOCK = 7_486_131;
 
+/**
+ * The migrations drizzle's migrator applies after the newest one the database records (`created_at`
+ * of `drizzle.__drizzle_migrations` is the journal's `when` of each applied one): their names, in order.
+ */
+function pendingAfter(newest: number | null): string[] {
+  const journal = JSON.parse(readFileSync(path.join(migrationsFolder, 'meta/_journal.json'), 'utf8')) as { entries: Array<{ tag: string; when: number }> };
+  return journal.entries.filter((e) => newest === null || e.when > newest).map((e) => e.tag);
+}
+
+/** The newest migration the database records; null on a database never migrated. */
+const NEWEST_MIGRATION = `select max(created_at) as newest from drizzle.__drizzle_migrations`;
+const newestOf = (rows: Array<{ newest: unknown }>) => (rows[0]?.newest == null ? null : Number(rows[0].newest));
+const MISSING_TABLE = '42P01';
+const MISSING_SCHEMA = '3F000';
+const neverMigrated = (err: unknown) => [MISSING_TABLE, MISSING_SCHEMA].includes((err as { code?: string }).code ?? '');
+
 export async function createDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.url) {
     const client = postgres(config.url, {
@@ -68,7 +85,16 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
         const single = postgres(config.url!, { max: 1, onnotice: () => {} });
         try {
           await single`select pg_advisory_lock(${MIGRATION_LOCK})`;
+          // Under the lock: what another process applied meanwhile is not named again here.
+          const newest = await single.unsafe<Array<{ newest: unknown }>>(NEWEST_MIGRATION).then(
+            (rows) => newestOf(rows),
+            (err: unknown) => {
+              if (neverMigrated(err)) return null;
+              throw err;
+            },
+          );
           await migratePostgres(drizzlePostgres(single), { migrationsFolder });
+          return pendingAfter(newest);
         } finally {
           await single.end({ timeout: 5 });
         }
@@ -120,7 +146,15 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
     db,
     kind: 'pglite',
     async migrate() {
+      const newest = await client.query<{ newest: unknown }>(NEWEST_MIGRATION).then(
+        (r) => newestOf(r.rows),
+        (err: unknown) => {
+          if (neverMigrated(err)) return null;
+          throw err;
+        },
+      );
       await migratePglite(drizzlePglite(client), { migrationsFolder });
+      return pendingAfter(newest);
     },
     async ping() {
       await db.execute(sql`select 1`);

@@ -18,6 +18,12 @@ function SafetyFlags({ tool }: { tool: CatalogTool }) {
 }
 
 /** One catalog add-on before installing: who publishes it, its release, and every tool with its safety flags. */
+/**
+ * An approved listing always has its publisher's name (an operator gives it); an add-on without one
+ * is the person's own, or listed before names were asked for: then where it runs says who runs it.
+ */
+const publisherUnnamed = (a: CatalogDetail) => (a.mine ? 'You' : html`<span class="muted">No name given; it runs on the host below</span>`);
+
 export function CatalogDetailPage({ id }: { id: string }) {
   const entry = useLoad(() => get<CatalogDetail>(`/api/catalog/${encodeURIComponent(id)}`), [id]);
   const [message, setMessage] = useState('');
@@ -39,7 +45,7 @@ export function CatalogDetailPage({ id }: { id: string }) {
           </div>
           ${a.description && html`<p class="muted"><${Revealed} text=${a.description} /></p>`}
           <dl class="facts">
-            <div><dt>Publisher</dt><dd>${a.publisher?.name ? html`<${Revealed} text=${a.publisher.name} />` : 'An unnamed developer'}</dd></div>
+            <div><dt>Publisher</dt><dd>${a.publisher?.name ? html`<${Revealed} text=${a.publisher.name} />` : publisherUnnamed(a)}</dd></div>
             <div><dt>Runs on</dt><dd class="mono">${a.publisher?.webhookHost ?? '—'}</dd></div>
             <div><dt>Release</dt><dd>${a.release ? `${a.release.version}, published ${new Date(a.release.publishedAt).toLocaleDateString()}` : '—'}</dd></div>
             <div><dt>Id</dt><dd class="mono"><${Revealed} text=${a.id} identifier /></dd></div>

@@ -71,12 +71,12 @@ export function HomePage({ person }: { person: Me }) {
       <p class="muted">Paste this into Claude, ChatGPT, Cursor or any MCP client. Treat it like a username: apps still need your consent to use it.</p>
       <div class="copy-row">
         <code id="mcp-url" class="mono url" data-testid="mcp-url">${person.mcpUrl}</code>
-        <${CopyButton} text=${person.mcpUrl} targetId="mcp-url" label="Copy URL" />
+        <${CopyButton} text=${person.mcpUrl} targetId="mcp-url" label="Copy URL" primary />
       </div>
       ${rotated && html`<${Notice} kind="success">You have a new MCP URL. Apps using the old one must be set up again.<//>`}
       <div class="row-between">
         <p class="hint">If the URL leaked, get a new one. Apps using the old URL stop working.</p>
-        <${ConfirmButton} label="Get a new URL" title="Replace your MCP URL?" danger
+        <${ConfirmButton} label="Get a new URL" title="Replace your MCP URL?" danger class="btn btn-quiet"
           body=${html`<p>Every app connected through the current URL will stop working until you paste the new URL into it and let it in again.</p>`}
           confirmLabel="Replace URL" onConfirm=${rotate} />
       </div>

@@ -7,14 +7,18 @@ export function OperatorPage() {
   const [all, setAll] = useState(false);
   const listings = useLoad(() => get<ListingView[]>(`/api/operator/listings${all ? '?status=all' : ''}`), [all]);
   const [reasons, setReasons] = useState<Record<string, string>>({});
+  // The publisher's name as the operator checked it (the catalog shows it): the developer's own at first.
+  const [names, setNames] = useState<Record<string, string>>({});
+  const nameOf = (l: ListingView) => names[l.addonId] ?? l.publisher.name ?? '';
   const [message, setMessage] = useState('');
   const [error, setError] = useState('');
   const decide = async (l: ListingView, decision: ListingDecisionInput['decision']) => {
     setError('');
     try {
       const reason = reasons[l.addonId]?.trim();
-      await post(`/api/operator/listings/${encodeURIComponent(l.addonId)}/decision`, { decision, ...(reason ? { reason } : {}) } satisfies ListingDecisionInput);
-      setMessage(`${l.name}: ${decision === 'approve' ? 'listed' : decision === 'reject' ? 'request rejected' : 'delisted; its tools are off for every app'}.`);
+      const publisher = decision === 'approve' ? nameOf(l).trim() : '';
+      await post(`/api/operator/listings/${encodeURIComponent(l.addonId)}/decision`, { decision, ...(reason ? { reason } : {}), ...(publisher ? { publisher } : {}) } satisfies ListingDecisionInput);
+      setMessage(`${l.name}: ${decision === 'approve' ? `listed, by ${publisher}` : decision === 'reject' ? 'request rejected' : 'delisted; its tools are off for every app'}.`);
       await listings.reload();
     } catch (err) {
       setError(toApiError(err).message);
@@ -31,8 +35,14 @@ export function OperatorPage() {
             (l) => html`<article class="card" data-listing=${l.addonId} aria-labelledby=${`lst-${l.addonId}`}>
               <h2 id=${`lst-${l.addonId}`}><${Revealed} text=${l.name} /> <code class="mono small muted"><${Revealed} text=${l.addonId} identifier /></code> <span class="badge">${l.status}</span></h2>
               <p class="muted"><${Revealed} text=${l.description} /></p>
-              <p class="small">Published by <strong>${l.publisher.name ? html`<${Revealed} text=${l.publisher.name} />` : 'an unnamed developer'}</strong>${l.publisher.emailConfirmed ? '' : ' (email not confirmed yet: the listing can be approved once it is)'}; webhook on <code class="mono">${l.publisher.webhookHost}</code>. Release ${l.version}, ${l.installs} install${l.installs === 1 ? '' : 's'}.</p>
+              <p class="small">${l.publisher.name ? html`Published by <strong><${Revealed} text=${l.publisher.name} /></strong>` : 'Published by a developer who gave no name: give it below to approve'}${l.publisher.emailConfirmed ? '' : ' (email not confirmed yet: the listing can be approved once it is)'}; webhook on <code class="mono">${l.publisher.webhookHost}</code>. Release ${l.version}, ${l.installs} install${l.installs === 1 ? '' : 's'}.</p>
               ${l.reason ? html`<p class="small muted">Reason given: <${Revealed} text=${l.reason} /></p>` : null}
+              ${l.status === 'pending'
+                ? html`<label class="small" for=${`name-${l.addonId}`}>Publisher name</label>
+                  <input id=${`name-${l.addonId}`} class="input" maxlength="60" value=${nameOf(l)} aria-describedby=${`name-hint-${l.addonId}`}
+                    onInput=${(e: Event) => setNames({ ...names, [l.addonId]: (e.target as HTMLInputElement).value })} />
+                  <p class="hint" id=${`name-hint-${l.addonId}`}>Everyone reads it in the catalog as who makes this add-on: check it is the developer's real name.</p>`
+                : null}
               ${l.status === 'pending' || l.status === 'approved'
                 ? html`<label class="small" for=${`why-${l.addonId}`}>Reason (shown to the developer)</label>
                   <input id=${`why-${l.addonId}`} class="input" maxlength="500" value=${reasons[l.addonId] ?? ''} onInput=${(e: Event) => setReasons({ ...reasons, [l.addonId]: (e.target as HTMLInputElement).value })} />
