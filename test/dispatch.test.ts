@@ -197,6 +197,22 @@ describe(`dispatch (${TARGET})`, () => {
     assert.match(metrics, new RegExp(`toolport_webhook_failures_total\\{addon="${a.id}",error_class="http_status"\\} 1`));
   });
 
+  it('says whether a failed call may have reached the add-on: never "not sent" once it may have (#43)', async () => {
+    // Nothing listens on port 9: every attempt is refused before a byte is sent.
+    const refused = await makeAddon();
+    await tp.svc.db.update(addons).set({ webhookUrl: 'http://127.0.0.1:9/hook' }).where(eq(addons.id, refused.id));
+    const notSent = await tp.svc.dispatcher.dispatch(job(refused.id));
+    assert.deepEqual(notSent.kind === 'failure' && [notSent.errorClass, notSent.sent], ['connect', false]);
+    // The add-on read the request, then its connection dropped: it may have acted on it.
+    const crashed = await makeAddon(() => 'reset');
+    const reset = await tp.svc.dispatcher.dispatch(job(crashed.id));
+    assert.deepEqual(reset.kind === 'failure' && [reset.errorClass, reset.sent], ['connect', true]);
+    assert.ok(rx.at(crashed.path).length >= 1);
+    const failing = await makeAddon(() => ({ status: 500, body: {} }));
+    const answered = await tp.svc.dispatcher.dispatch(job(failing.id));
+    assert.deepEqual(answered.kind === 'failure' && [answered.errorClass, answered.sent], ['http_status', true]);
+  });
+
   it('disables the webhook on 410 Gone, says so in the log, and sends nothing more', async () => {
     const a = await makeAddon(() => ({ status: 410, body: {} }));
     const j = job(a.id);
@@ -336,7 +352,7 @@ describe(`dispatch (${TARGET})`, () => {
       assert.equal(first.status, 200);
       assert.equal(first.body.deliveries.length, 50);
       assert.deepEqual(Object.keys(first.body.deliveries[0]).sort(), [
-        'attempt', 'callId', 'createdAt', 'detail', 'errorClass', 'id', 'latencyMs', 'outcome', 'status', 'subject', 'type',
+        'attempt', 'callId', 'createdAt', 'detail', 'errorClass', 'id', 'latencyMs', 'outcome', 'status', 'subject', 'tool', 'toolTitle', 'type',
       ]);
       assert.equal(first.body.deliveries[0].id, 'dlv_054');
       assert.ok(first.body.nextCursor);

@@ -13,8 +13,11 @@ export interface Received {
   closedAt?: number;
 }
 
-/** What to answer: a status and a JSON body, after an optional delay; `hold` never answers. */
-export type Answer = { status?: number; body?: unknown; delayMs?: number } | 'hold';
+/**
+ * What to answer: a status and a JSON body, after an optional delay; `hold` never answers; `reset`
+ * drops the connection once the request is read (an add-on that crashed after acting on it).
+ */
+export type Answer = { status?: number; body?: unknown; delayMs?: number } | 'hold' | 'reset';
 export type Behaviour = (req: Received, nth: number) => Answer;
 
 /**
@@ -40,6 +43,7 @@ export async function startReceiver() {
       received.push(r);
       const nth = received.filter((x) => x.path === r.path).length;
       const answer: Answer = (behaviours.get(r.path) ?? (() => ({ body: { text: 'ok' } })))(r, nth);
+      if (answer === 'reset') return void req.socket.resetAndDestroy();
       if (answer === 'hold') {
         held.add(res);
         res.on('close', () => {

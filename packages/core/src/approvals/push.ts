@@ -234,7 +234,7 @@ export async function sendOutcomePush(svc: Services, userId: string, callId: str
     kind: 'outcome',
     approvalId: approval.id,
     callId,
-    title: clip(came.ran === 'no' ? `“${tool}” did not run` : `“${tool}” may not have run`, 100),
+    title: clip(`“${tool}” ${came.ran === 'no' ? 'did not run' : came.ran === 'yes' ? 'was not done' : 'may not have run'}`, 100),
     body: clip(`You allowed it · ${came.sentence}.`, BODY_CHARS),
     url: `${svc.config.publicUrl}/calls/${callId}`,
   };

@@ -59,6 +59,8 @@ export interface CallRecord {
   decidedBy?: string;
   outcome: CallOutcomeName;
   detail?: string;
+  /** A failed call: whether it may have reached its add-on (CallOutcome's `sent`). */
+  sent?: boolean;
   latencyMs: number;
 }
 
@@ -66,17 +68,13 @@ export interface CallRecord {
 export function recordCall(svc: Services, rec: CallRecord) {
   // createdAt from the JS clock (ms precision) keeps the keyset cursor exact.
   svc.logs.call({ ...rec, latencyMs: Math.max(0, Math.round(rec.latencyMs)), createdAt: svc.clock.now() });
-  if (rec.decision === 'allowed' && rec.outcome !== 'ok' && rec.outcome !== 'running') tellAfterAllow(svc, rec.userId, rec.id);
+  // A rule's allow has no approval to follow up on.
+  if (rec.decision === 'allowed' && rec.decidedBy !== 'rule' && rec.outcome !== 'ok' && rec.outcome !== 'running') tellAfterAllow(svc, rec.userId, rec.id);
 }
-
-/** Its attempts' rows are written behind it, by this process or a worker: read a moment later. */
-const TELL_AFTER_MS = 250;
 
 /** A call the person allowed did not do it: their devices hear so, as the dashboard shows it. */
 function tellAfterAllow(svc: Services, userId: string, callId: string) {
-  setTimeout(() => {
-    sendOutcomePush(svc, userId, callId).catch((err: unknown) => svc.log.warn('cannot tell the person what came of an allowed call', { err, callId }));
-  }, TELL_AFTER_MS).unref();
+  sendOutcomePush(svc, userId, callId).catch((err: unknown) => svc.log.warn('cannot tell the person what came of an allowed call', { err, callId }));
 }
 
 /** No call runs past its budget; a running row this much older than that was left by a stopped process. */

@@ -799,7 +799,7 @@ async function deliverNow(run: CallRun, input: CallToolInput, call: Checked, dec
     void release().catch(() => {});
   }
   const shaped = shapeOutcome(tool, outcome, Math.max(1, Math.round((deadline - sentAt) / 1000)));
-  run.log({ ...where, ...decided, outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}) });
+  run.log({ ...where, ...decided, outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}), ...(shaped.sent !== undefined ? { sent: shaped.sent } : {}) });
   return shaped.result;
 }
 

@@ -1,6 +1,5 @@
 import { and, eq, inArray } from 'drizzle-orm';
-import { calls, deliveries } from '../db/schema/index';
-import { neverSent } from '../outbound/http-client';
+import { calls } from '../db/schema/index';
 import type { Services } from '../services';
 
 /*
@@ -20,21 +19,20 @@ export interface CameOfIt {
   sentence: string;
 }
 
-/** One attempt at the add-on's webhook, as the delivery log keeps it. */
-interface Attempt {
-  status: number | null;
-  errorClass: string | null;
+/** A call's log row, as far as what came of it goes (null: not written yet). */
+interface Ended {
+  outcome: string;
+  /** A failure's error class (or the sentence of a refusal, unused here). */
   detail: string | null;
+  /** Whether a failed call may have reached its add-on, as its delivery knew; null: not known. */
+  sent: boolean | null;
 }
-
-/** `deadline` and `gone` are Toolport's own refusals before sending (queue/deliver.ts). */
-const reached = (a: Attempt) => a.status !== null || !(a.errorClass === 'deadline' || a.errorClass === 'gone' || neverSent(a.errorClass ?? '', a.detail ?? ''));
 
 const CHECK = 'it may or may not have run, so check before trying again';
 
-/** Why the add-on was never reached, from the last attempt. */
-function notReached(last: Attempt | undefined): string {
-  switch (last?.errorClass) {
+/** Why a call that was certainly not sent was not, from its final error class. */
+function notReached(errorClass: string | null): string {
+  switch (errorClass) {
     case 'connect':
     case 'dns':
     case 'tls':
@@ -46,8 +44,11 @@ function notReached(last: Attempt | undefined): string {
       return 'the add-on is no longer available, so it did not run';
     case 'cancelled':
       return 'the app cancelled it before it was sent, so it did not run';
-    default:
+    case 'deadline':
+    case 'timeout':
       return 'it ran out of time before it could be sent, so it did not run';
+    default:
+      return 'it was not sent, so it did not run';
   }
 }
 
@@ -64,44 +65,42 @@ const STOPPED_FIRST: Record<string, string> = {
 };
 
 /**
- * What came of an allowed call, from its log row's outcome (null: not ended yet) and its attempts
- * at the add-on (call deliveries only, oldest first).
+ * What came of an allowed call, from its log row. "Did not run" only where its delivery knew no
+ * attempt can have reached the add-on (queue/deliver.ts `sent`); unsure is "may or may not".
  */
-export function cameOfIt(outcome: string | null, attempts: Attempt[]): CameOfIt {
-  if (outcome === null || outcome === 'running') return { ran: 'running', done: false, sentence: 'it is at the add-on now' };
+export function cameOfIt(row: Ended | null | undefined): CameOfIt {
+  if (!row || row.outcome === 'running') return { ran: 'running', done: false, sentence: 'it is at the add-on now' };
+  const { outcome, detail } = row;
   if (outcome === 'ok') return { ran: 'yes', done: true, sentence: 'done' };
   if (outcome === 'refused') return { ran: 'yes', done: false, sentence: 'the add-on answered that it did not do it' };
   const stopped = STOPPED_FIRST[outcome];
   if (stopped) return { ran: 'no', done: false, sentence: stopped };
-  // "Did not run" only on the attempts' evidence: with none read yet (a worker's rows come a moment
-  // later), the add-on may have it.
-  if (attempts.length && !attempts.some(reached)) return { ran: 'no', done: false, sentence: notReached(attempts.at(-1)) };
+  if (row.sent === false) return { ran: 'no', done: false, sentence: notReached(detail) };
+  if (detail?.startsWith('output_schema')) {
+    return { ran: 'yes', done: false, sentence: 'the add-on answered, but not in the shape this tool promises, so the app was not given its answer' };
+  }
   switch (outcome) {
     case 'timed_out':
       return { ran: 'maybe', done: false, sentence: `the add-on did not answer in time: ${CHECK}` };
     case 'lost':
       return { ran: 'maybe', done: false, sentence: `Toolport restarted while the add-on had it: ${CHECK}` };
     case 'cancelled':
-      return { ran: 'maybe', done: false, sentence: `the app cancelled it while the add-on had it: ${CHECK}` };
+      return { ran: 'maybe', done: false, sentence: `the app cancelled it: ${CHECK}` };
     default:
       return { ran: 'maybe', done: false, sentence: `the add-on failed while handling it: ${CHECK}` };
   }
 }
 
-/** What came of each of the person's allowed calls, by call id (a call whose row is not written yet reads running). */
+/** What came of each of the person's allowed calls, by call id. */
 export async function cameOfCalls(svc: Services, userId: string, callIds: string[]): Promise<Map<string, CameOfIt>> {
   const found = new Map<string, CameOfIt>();
   if (!callIds.length) return found;
   await svc.logs.flushed();
-  const [rows, attempts] = await Promise.all([
-    svc.db.select({ id: calls.id, outcome: calls.outcome }).from(calls).where(and(eq(calls.userId, userId), inArray(calls.id, callIds))),
-    svc.db
-      .select({ callId: deliveries.callId, status: deliveries.status, errorClass: deliveries.errorClass, detail: deliveries.detail })
-      .from(deliveries)
-      .where(and(inArray(deliveries.callId, callIds), eq(deliveries.type, 'tool.call')))
-      .orderBy(deliveries.createdAt),
-  ]);
-  const outcomes = new Map(rows.map((r) => [r.id, r.outcome]));
-  for (const id of callIds) found.set(id, cameOfIt(outcomes.get(id) ?? null, attempts.filter((a) => a.callId === id)));
+  const rows = await svc.db
+    .select({ id: calls.id, outcome: calls.outcome, detail: calls.detail, sent: calls.sent })
+    .from(calls)
+    .where(and(eq(calls.userId, userId), inArray(calls.id, callIds)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const id of callIds) found.set(id, cameOfIt(byId.get(id)));
   return found;
 }

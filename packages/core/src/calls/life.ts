@@ -117,7 +117,7 @@ export async function callLife({ ctx, callId }: { ctx: Ctx; callId: string }) {
     outcome: logged?.outcome ?? (state === 'ended' && approval && approval.status !== 'allowed' ? (approval.status === 'pending' ? 'expired' : approval.status) : null),
     approvalId: approval?.id ?? null,
     /** What came of it, once the person allowed it. */
-    came: approval?.status === 'allowed' ? cameOfIt(logged?.outcome ?? null, attempts.filter((d) => d.type === 'tool.call')) : null,
+    came: approval?.status === 'allowed' ? cameOfIt(logged) : null,
     /** The add-on's picture of the call, shown with its approval (`GET /api/approvals/{approvalId}/image`). */
     image: pictureOf(approval?.confirm),
     taskId: task?.status === 'working' ? task.id : null,

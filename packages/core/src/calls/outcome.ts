@@ -30,6 +30,16 @@ export function shapeOutcome(
   tool: Pick<EnabledTool, 'addonName' | 'outputSchema' | 'destructive'>,
   outcome: CallOutcome,
   seconds: number,
+): { result: ToolResult; outcome: CallOutcomeName; detail?: string; sent?: boolean } {
+  // Only a failure can have left the add-on untouched, and only its delivery knows (queue/deliver.ts).
+  if (outcome.kind === 'failure') return { ...shapeAnswer(tool, outcome, seconds), ...(outcome.sent !== undefined ? { sent: outcome.sent } : {}) };
+  return shapeAnswer(tool, outcome, seconds);
+}
+
+function shapeAnswer(
+  tool: Pick<EnabledTool, 'addonName' | 'outputSchema' | 'destructive'>,
+  outcome: CallOutcome,
+  seconds: number,
 ): { result: ToolResult; outcome: CallOutcomeName; detail?: string } {
   switch (outcome.kind) {
     case 'result':

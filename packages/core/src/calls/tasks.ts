@@ -272,6 +272,7 @@ interface Ending {
   /** The call log's row, written by whichever process ends the task. */
   outcome: CallOutcomeName;
   detail?: string;
+  sent?: boolean;
   decision?: string;
   decidedBy?: string;
 }
@@ -298,6 +299,7 @@ export async function settle(svc: Services, callId: string, e: Ending): Promise<
     argsDigest: row.argsDigest,
     outcome: e.outcome,
     ...(e.detail ? { detail: e.detail.slice(0, 300) } : {}),
+    ...(e.sent !== undefined ? { sent: e.sent } : {}),
     ...(e.decision ? { decision: e.decision, decidedBy: e.decidedBy } : {}),
     latencyMs: now.getTime() - row.createdAt.getTime(),
   });
@@ -313,7 +315,7 @@ function endingOf(row: TaskRow, outcome: CallOutcome, how: Pick<Ending, 'decisio
   const seconds = Math.round((row.answerBy.getTime() - row.createdAt.getTime()) / 1000);
   const outputSchema = (row.outputSchema as Record<string, unknown> | null) ?? undefined;
   const shaped = shapeOutcome({ addonName: row.addonName, outputSchema, destructive: false }, outcome, seconds);
-  return { result: shaped.result, reason: 'answered', outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}), ...how };
+  return { result: shaped.result, reason: 'answered', outcome: shaped.outcome, ...(shaped.detail ? { detail: shaped.detail } : {}), ...(shaped.sent !== undefined ? { sent: shaped.sent } : {}), ...how };
 }
 
 /**

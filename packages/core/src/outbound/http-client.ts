@@ -182,7 +182,10 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
         if (retryStale && !responded && r.reusedSocket && code && STALE_SOCKET_CODES.has(code)) {
           finish();
           r.destroy();
-          once(url, req, false).then(resolvePromise, reject);
+          // The server may have read the request before the reset: the retry's failure is never "not sent".
+          once(url, req, false).then(resolvePromise, (again: unknown) =>
+            reject(again instanceof OutboundError && neverSent(again.errorClass, again.message) ? new OutboundError('connect', `${again.message} after a reset`, { cause: again }) : again),
+          );
           return;
         }
         finish();

@@ -10,6 +10,7 @@ import type { DeliveryRow } from '../db/log-writer';
 import { newId } from '../ids';
 import type { WebhookAnswer } from '../outbound/types';
 import { MAX_RESULT_BYTES, postWebhook, safeSentence } from '../outbound/webhook';
+import { neverSent } from '../outbound/http-client';
 import type { Services } from '../services';
 import { inSpan } from '../tracing';
 import type { CallJob, CallOutcome } from './types';
@@ -102,6 +103,8 @@ export interface AttemptResult {
   outcome: CallOutcome;
   /** Worth another attempt (connection error, timeout, 5xx, 408, 429), time permitting. */
   retryable: boolean;
+  /** Certainly never reached the add-on (refused before sending, or a connection that never opened). */
+  notSent?: true;
 }
 
 const failure = (errorClass: string, message: string, retryable = false): AttemptResult => ({
@@ -179,7 +182,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
       outcome: 'failure',
       detail: 'Not sent: the call reached its deadline before it could be delivered.',
     });
-    return { outcome: tooLate(), retryable: false };
+    return { outcome: tooLate(), retryable: false, notSent: true };
   }
   const target = await loadTarget(svc, job.addonId);
   if (!target || target.disabled || !target.secrets.length) {
@@ -190,7 +193,7 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
         ? 'Not sent: the webhook is disabled since it answered 410 Gone. Push the add-on again to enable it.'
         : 'Not sent: the add-on has no live signing secret. Rotate its secret.';
     record(svc, job, attempt, span, { latencyMs: 0, errorClass: 'gone', outcome: 'failure', detail });
-    return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false };
+    return { outcome: toOutcome({ kind: 'failure', errorClass: 'gone', retryable: false, detail }), retryable: false, notSent: true };
   }
 
   // Each attempt may take all the time the call has left: cut shorter, a slow tool would be sent
@@ -237,7 +240,8 @@ async function attemptDelivery(svc: Services, job: CallJob, attempt: number, spa
     detail = `${detail} The webhook is now disabled: calls are refused until you push the add-on again.`;
   }
   record(svc, job, attempt, span, { status: status ?? answer.status, latencyMs, errorClass: answer.errorClass, detail, outcome: 'failure' });
-  return { outcome: toOutcome(answer), retryable: answer.retryable };
+  const notSent = status === undefined && answer.status === undefined && neverSent(answer.errorClass, answer.detail);
+  return { outcome: toOutcome(answer), retryable: answer.retryable, ...(notSent ? { notSent } : {}) };
 }
 
 /** A confirm's picture is fetched and kept before the person is asked; one that cannot be is left out, and logged why. */
@@ -298,8 +302,11 @@ export async function deliverCall(svc: Services, job: CallJob, opts: { signal?: 
 async function attempts(svc: Services, job: CallJob, opts: { signal?: CancelSignal; firstAttempt?: number }): Promise<CallOutcome> {
   const { signal } = opts;
   let attempt = opts.firstAttempt ?? 1;
+  // A worker that died mid-call (firstAttempt > 1) may have sent it: never "certainly not sent" then.
+  let sent = attempt > 1;
+  const told = (outcome: CallOutcome): CallOutcome => (outcome.kind === 'failure' ? { ...outcome, sent } : outcome);
   for (let tries = 1; ; tries++, attempt++) {
-    if (signal?.aborted) return cancelled();
+    if (signal?.aborted) return told(cancelled());
     let result: AttemptResult;
     try {
       result = await runDelivery(svc, job, attempt, signal);
@@ -309,9 +316,10 @@ async function attempts(svc: Services, job: CallJob, opts: { signal?: CancelSign
       result = failure('internal', 'Toolport could not deliver the call; try again.', true);
     }
     const { outcome, retryable } = result;
-    if (!retryable || tries >= MAX_ATTEMPTS) return outcome;
+    if (!result.notSent) sent = true;
+    if (!retryable || tries >= MAX_ATTEMPTS) return told(outcome);
     const wait = backoffMs(tries);
-    if (svc.clock.now().getTime() + wait + MIN_ATTEMPT_MS >= job.deadline) return outcome;
+    if (svc.clock.now().getTime() + wait + MIN_ATTEMPT_MS >= job.deadline) return told(outcome);
     await sleep(wait, signal);
   }
 }

@@ -55,7 +55,11 @@ export type CallOutcome =
   | ResultAnswer
   | { kind: 'refusal'; message: string }
   | { kind: 'confirm'; confirm: ConfirmDescriptor | null }
-  | { kind: 'failure'; errorClass: string; message: string }
+  /**
+   * `sent`: whether some attempt may have reached the add-on (false only when none can have);
+   * absent where nobody knows (a worker of an older release, a failure before delivery).
+   */
+  | { kind: 'failure'; errorClass: string; message: string; sent?: boolean }
   /** A task's add-on took the call and answers later at its answer URL. */
   | { kind: 'accepted' };
 

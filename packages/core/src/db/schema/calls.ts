@@ -111,6 +111,8 @@ export const calls = pgTable(
     decidedBy: text('decided_by'),
     outcome: text('outcome').notNull(),
     detail: text('detail'),
+    /** A failed call: whether it may have reached its add-on (false: certainly not); null: not known. */
+    sent: boolean('sent'),
     latencyMs: integer('latency_ms').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
