@@ -167,7 +167,7 @@ const wordsCutByLines = (page: Page) =>
   });
 
 describe('the consent page on a phone', () => {
-  it('cuts no name inside a word: app, hosts, email and tools wrap at their seams or are ellipsized whole', async () => {
+  it('cuts no name inside a word: app, hosts, email and tools wrap at their seams, and none is hidden', async () => {
     const hook = await startAddonServer({});
     try {
       const person = await personWithNotes(tp.url, hook, { search_notes_by_tag_and_date: true, delete_note: true }, 'consent-wrap', (m) => {
@@ -176,7 +176,8 @@ describe('the consent page on a phone', () => {
       });
       const cases = [
         { app: 'Claude Desktop for AcmeCorporationEngineering', redirect: 'https://callback.engineeringtoolsgateway.acmecorporation.example/oauth' },
-        // One word wider than the phone's line: ellipsized on its line, whole in its title.
+        // One word wider than the phone's line: it alone breaks inside itself, and none of it is hidden
+        // (the clipped end of a host is where a look-alike would hide).
         { app: 'Supercalifragilisticexpialidociousassistant', redirect: 'http://127.0.0.1:7777/callback' },
       ];
       for (const { app, redirect } of cases) {
@@ -188,17 +189,16 @@ describe('the consent page on a phone', () => {
           await heading.waitFor();
           assert.equal((await heading.textContent())?.replace(/\s+/g, ' '), `Let ${app} use your Toolport tools?`, 'the whole name is on the page');
           if (SAVE_SCREENSHOTS) await page.screenshot({ path: `test-results/screenshots/consent-wrap-${app.length}-phone.png`, fullPage: true });
-          assert.deepEqual(await wordsCutByLines(page), [], `${app}: no word is cut by a line break`);
+          const cut = (await wordsCutByLines(page)).filter((w) => !(app.startsWith('Super') && app.includes(w)));
+          assert.deepEqual(cut, [], `${app}: no word is cut by a line break`);
           const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
           assert.equal(sideways, 0, 'the page does not scroll sideways');
-          // Whatever is ellipsized has its whole name in its title.
           const clipped = await page.evaluate(() =>
             [...document.querySelectorAll<HTMLElement>('main *')]
               .filter((el) => el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'hidden')
               .map((el) => ({ shown: el.textContent, title: el.title })),
           );
-          for (const c of clipped) assert.ok(c.title.includes(c.shown ?? ''), `an ellipsized "${c.shown}" has the whole name in its title: ${c.title}`);
-          if (app.startsWith('Super')) assert.ok(clipped.some((c) => c.title === app), `the long name is ellipsized whole: ${JSON.stringify(clipped)}`);
+          assert.deepEqual(clipped, [], 'no name is clipped');
           for (const text of ['engineeringtoolsgateway', 'search_notes_by_tag_and_date', person.email.split('@')[0]!]) {
             if (app.startsWith('Super') && text === 'engineeringtoolsgateway') continue;
             assert.ok((await page.locator('main').textContent())?.includes(text), `${text} is on the page`);

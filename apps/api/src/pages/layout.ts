@@ -35,7 +35,7 @@ a.button:hover{background:var(--glow)}
 button.primary:hover{background:var(--accent-hover)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 code{font-size:.85rem}
-.ident .clip{display:inline-block;max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
+.ident .long{overflow-wrap:anywhere}
 fieldset{border:1px solid var(--border);border-radius:10px;padding:.35rem .9rem .5rem;margin:0 0 .75rem;min-width:0}
 legend{font-weight:650;padding:0 .3rem}
 label.check{display:flex;gap:.6rem;align-items:flex-start;min-height:1.75rem;margin:.35rem 0;font-weight:450}
