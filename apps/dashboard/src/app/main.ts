@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import './styles.css';
 import { ApiError, get, onSignedOut, post, type Me, type SessionState } from './api';
 import { AuthPage } from './pages/auth';
@@ -197,7 +197,8 @@ function App() {
 
   // The tab names the page shown: none while loading, the sign-in form wherever a signed-out
   // person is asked to sign in. Focus moves to its heading so screen readers announce navigation.
-  useEffect(() => {
+  // Before paint: the page's heading never shows under the previous page's title.
+  useLayoutEffect(() => {
     const signingIn = person === null && !linkPages.has(path) && path !== DEVELOPERS;
     const label = person === undefined ? undefined
       : signingIn ? titles[path === '/signup' ? '/signup' : '/signin']
