@@ -58,20 +58,26 @@ after(async () => {
   await tp?.stop();
 });
 
+/** A person's app calls delete_note while their Approvals page is open: the card it brings. */
+async function cardOfCall(tag: string, noteId: string) {
+  const person = await personWithNotes(tp.url, hook, { delete_note: true }, tag);
+  const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+  const ctx = await newContext(browser, tp.url);
+  await ctx.addCookies([...person.client.cookies].map(([name, value]) => ({ name, value, url: tp.url })));
+  const page = await ctx.newPage();
+  const errors = watchErrors(page);
+  await page.goto('/approvals');
+  await page.locator('[data-empty="approvals"]').waitFor();
+  const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: noteId } });
+  const card = page.locator('[data-approval]');
+  await card.waitFor({ timeout: 15_000 });
+  return { person, app, ctx, page, errors, calling, card };
+}
+
 describe('the approval card', () => {
   it('names the tool by its title and its add-on, and shows the description as far as it is bounded', async () => {
-    const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'card');
-    const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
-    const ctx = await newContext(browser, tp.url);
-    await ctx.addCookies([...person.client.cookies].map(([name, value]) => ({ name, value, url: tp.url })));
-    const page = await ctx.newPage();
-    const errors = watchErrors(page);
+    const { person, app, ctx, page, errors, calling, card } = await cardOfCall('card', 'n1');
     try {
-      await page.goto('/approvals');
-      await page.locator('[data-empty="approvals"]').waitFor();
-      const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n1' } });
-      const card = page.locator('[data-approval]');
-      await card.waitFor({ timeout: 15_000 });
 
       const heading = (await card.getByRole('heading', { level: 2 }).textContent()) ?? '';
       assert.equal(heading.trim(), 'Claude wants to run Delete a note · Notes');
@@ -98,18 +104,8 @@ describe('the approval card', () => {
 
   it('says why a card has no description when the add-on could not give one, and still looks destructive', async () => {
     hook.onConfirm(() => ({ status: 500, body: { oops: true } }));
-    const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'card-undescribed');
-    const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
-    const ctx = await newContext(browser, tp.url);
-    await ctx.addCookies([...person.client.cookies].map(([name, value]) => ({ name, value, url: tp.url })));
-    const page = await ctx.newPage();
-    const errors = watchErrors(page);
+    const { app, ctx, errors, calling, card } = await cardOfCall('card-undescribed', 'n-plain');
     try {
-      await page.goto('/approvals');
-      await page.locator('[data-empty="approvals"]').waitFor();
-      const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n-plain' } });
-      const card = page.locator('[data-approval]');
-      await card.waitFor({ timeout: 15_000 });
       assert.equal(
         (await card.locator('[data-confirm-missing="failed"]').innerText()).trim(),
         'Notes could not describe this call (its description step failed), so only the arguments below say what it will do. Read them before you allow it.',

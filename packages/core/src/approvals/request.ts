@@ -430,6 +430,7 @@ class ApprovalsImpl implements ApprovalsService {
     const asking = new CallCancel();
     const unfollow = req.signal ? asking.follow(req.signal) : undefined;
     let timer: NodeJS.Timeout | undefined;
+    let slow = false;
     try {
       const outcome: CallOutcome | undefined = await Promise.race([
         this.svc.dispatcher.dispatch(
@@ -450,6 +451,7 @@ class ApprovalsImpl implements ApprovalsService {
         ),
         new Promise<undefined>((r) => {
           timer = setTimeout(() => {
+            slow = true;
             asking.abort(new DOMException('The add-on did not describe the call in time.', 'TimeoutError'));
             r(undefined);
           }, this.confirmDeadlineMs);
@@ -457,10 +459,12 @@ class ApprovalsImpl implements ApprovalsService {
       ]);
       // Anything but an explicit null falls back to the plain approval, never to skipping it.
       if (outcome?.kind === 'confirm') return outcome.confirm;
-      return outcome ? 'failed' : 'slow';
+      // The delivery's own deadline (the same one) may end it first: that is still slow.
+      const late = outcome?.kind === 'failure' && (outcome.errorClass === 'timeout' || outcome.errorClass === 'deadline' || outcome.errorClass === 'cancelled');
+      return slow || late ? 'slow' : 'failed';
     } catch (err) {
       this.svc.log.warn('tool.confirm failed; asking the person without a description', { err, callId: req.callId });
-      return 'failed';
+      return slow ? 'slow' : 'failed';
     } finally {
       clearTimeout(timer);
       unfollow?.();

@@ -51,7 +51,8 @@ export async function followOwnInstall(ctx: Ctx, addonId: string): Promise<OwnIn
   const lessSafe = (update?.tools ?? []).flatMap((t) => t.lessSafe.map((why) => ({ tool: t.name, why })));
   if (update && lessSafe.length) return { status: 'held', version: row.version, accepted: update.from, lessSafe };
 
-  await acceptRelease(ctx, addonId, row.version);
+  // Already on it: nothing to accept, and its apps need not hear of a change that did not happen.
+  if (update) await acceptRelease(ctx, addonId, row.version);
   const switches = await ctx.svc.db
     .select({ toolName: toolSwitches.toolName, enabled: toolSwitches.enabled })
     .from(toolSwitches)

@@ -241,7 +241,8 @@ function useRecent(decided: Record<string, string>) {
   // An allowed call's ending changes what its row says: read the list again when one of its calls changes.
   const shown = useRef(new Set<string>());
   useEffect(() => onCallChanged((change) => {
-    if (!change || ('callId' in change ? shown.current.has(change.callId) : true)) setChanges((n) => n + 1);
+    // An approval's own change (decided, expired) reloads through `decided` already.
+    if (!change || ('callId' in change && shown.current.has(change.callId))) setChanges((n) => n + 1);
   }), []);
   useEffect(() => {
     const mine = ++seq.current;
