@@ -208,4 +208,55 @@ describe('clicking the approval’s notification', () => {
       await app.client.close();
     }
   });
+  it('is replaced, once an allowed call did not run, by a notification that only informs and opens the call (#43)', async () => {
+    const down = await startAddonServer({ delete_note: () => ({ text: 'Deleted.' }) });
+    down.onConfirm(() => ({ confirm: { message: 'Delete this note?', style: 'destructive' } }));
+    const person = await personWithNotes(tp.url, down, { delete_note: true }, 'after-allow');
+    const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
+    const device = await subscribeDevice(person, push);
+    const page = await (await newContext(browser, tp.url)).newPage();
+    try {
+      const { cdp, registrationId } = await registerServiceWorker(page, tp.url);
+      await page.reload();
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+      const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n3' } });
+      const asked = await device.payload();
+      assert.ok(await showPush(page, cdp, registrationId, asked), 'the worker showed the approval');
+      // The add-on goes down; the person taps Allow in the notification.
+      await down.close();
+      const [worker] = page.context().serviceWorkers();
+      assert.ok(worker, 'the service worker is running');
+      const fire = (type: string, tag: string, action = '') =>
+        worker.evaluate(
+          async ([type, tag, action]) => {
+            const scope = self as any;
+            const [n] = await scope.registration.getNotifications({ tag });
+            scope.dispatchEvent(new scope.NotificationEvent(type, { notification: n, action }));
+          },
+          [type, tag, action] as const,
+        );
+      await fire('notificationclick', asked.approvalId, 'allow');
+      assert.equal(((await calling) as { isError?: boolean }).isError, true);
+
+      const told = await device.payload(2);
+      const shown = await showPush(page, cdp, registrationId, told);
+      assert.deepEqual(shown, { title: '“Delete a note” did not run', body: 'You allowed it · the add-on could not be reached, so it did not run.' });
+      const actions = await page.evaluate(async (tag) => {
+        const reg = await navigator.serviceWorker.ready;
+        return (await reg.getNotifications({ tag })).map((n) => ((n as unknown as { actions?: unknown[] }).actions ?? []).length);
+      }, told.approvalId);
+      assert.deepEqual(actions, [0], 'one notification, in the approval’s place, with nothing to answer');
+
+      // Tapping it opens the call's own page, through sign-in.
+      await fire('notificationclick', told.approvalId);
+      await page.waitForURL(/\/signin$/);
+      await signInWhereSent(page, person);
+      await page.waitForURL(new RegExp(`/calls/${told.callId}$`));
+      await page.locator('[data-call-page][data-state="ended"] [data-came="no"]').waitFor();
+      await cdp.detach();
+    } finally {
+      await page.context().close();
+      await app.client.close();
+    }
+  });
 });
