@@ -61,6 +61,29 @@ async function showPush(page: Page, cdp: CDPSession, registrationId: string, pay
   return shown;
 }
 
+/** A page whose window the service worker controls: the one it navigates, as on a phone with the dashboard open. */
+async function controlledPage() {
+  const page = await (await newContext(browser, tp.url)).newPage();
+  const worker = await registerServiceWorker(page, tp.url);
+  await page.reload();
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  return { page, ...worker };
+}
+
+/** The person taps the notification tagged `tag` (its body, or an action): the event the browser fires, to the running worker. */
+async function tap(page: Page, tag: string, action = '') {
+  const [worker] = page.context().serviceWorkers();
+  assert.ok(worker, 'the service worker is running');
+  await worker.evaluate(
+    async ([tag, action]) => {
+      const scope = self as any;
+      const [n] = await scope.registration.getNotifications({ tag });
+      scope.dispatchEvent(new scope.NotificationEvent('notificationclick', { notification: n, action }));
+    },
+    [tag, action] as const,
+  );
+}
+
 describe('dismissing the approval’s notification answers it', () => {
   it('ends the held MCP call as dismissed, through the real service worker', async () => {
     const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'dismiss');
@@ -171,25 +194,15 @@ describe('clicking the approval’s notification', () => {
     const person = await personWithNotes(tp.url, hook, { delete_note: true }, 'click');
     const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
     const device = await subscribeDevice(person, push);
-    const page = await (await newContext(browser, tp.url)).newPage();
+    const { page, cdp, registrationId } = await controlledPage();
     try {
-      const { cdp, registrationId } = await registerServiceWorker(page, tp.url);
-      // A window the worker controls is the one it navigates, as on a phone with the dashboard open.
-      await page.reload();
-      await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
       const ran = hook.calls().length;
       const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n2' } });
       const payload = await device.payload();
       assert.ok(await showPush(page, cdp, registrationId, payload), 'the worker showed the notification');
 
-      // The person taps the notification's body (no action button): the browser fires notificationclick.
-      const [worker] = page.context().serviceWorkers();
-      assert.ok(worker, 'the service worker is running');
-      await worker.evaluate(async (tag) => {
-        const scope = self as any;
-        const [n] = await scope.registration.getNotifications({ tag });
-        scope.dispatchEvent(new scope.NotificationEvent('notificationclick', { notification: n, action: '' }));
-      }, payload.approvalId);
+      // The person taps the notification's body (no action button).
+      await tap(page, payload.approvalId);
 
       await page.waitForURL(/\/signin$/);
       await signInWhereSent(page, person);
@@ -214,28 +227,14 @@ describe('clicking the approval’s notification', () => {
     const person = await personWithNotes(tp.url, down, { delete_note: true }, 'after-allow');
     const app = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
     const device = await subscribeDevice(person, push);
-    const page = await (await newContext(browser, tp.url)).newPage();
+    const { page, cdp, registrationId } = await controlledPage();
     try {
-      const { cdp, registrationId } = await registerServiceWorker(page, tp.url);
-      await page.reload();
-      await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
       const calling = app.client.callTool({ name: `${person.addonId}__delete_note`, arguments: { id: 'n3' } });
       const asked = await device.payload();
       assert.ok(await showPush(page, cdp, registrationId, asked), 'the worker showed the approval');
       // The add-on goes down; the person taps Allow in the notification.
       await down.close();
-      const [worker] = page.context().serviceWorkers();
-      assert.ok(worker, 'the service worker is running');
-      const fire = (type: string, tag: string, action = '') =>
-        worker.evaluate(
-          async ([type, tag, action]) => {
-            const scope = self as any;
-            const [n] = await scope.registration.getNotifications({ tag });
-            scope.dispatchEvent(new scope.NotificationEvent(type, { notification: n, action }));
-          },
-          [type, tag, action] as const,
-        );
-      await fire('notificationclick', asked.approvalId, 'allow');
+      await tap(page, asked.approvalId, 'allow');
       assert.equal(((await calling) as { isError?: boolean }).isError, true);
 
       const told = await device.payload(2);
@@ -248,7 +247,7 @@ describe('clicking the approval’s notification', () => {
       assert.deepEqual(actions, [0], 'one notification, in the approval’s place, with nothing to answer');
 
       // Tapping it opens the call's own page, through sign-in.
-      await fire('notificationclick', told.approvalId);
+      await tap(page, told.approvalId);
       await page.waitForURL(/\/signin$/);
       await signInWhereSent(page, person);
       await page.waitForURL(new RegExp(`/calls/${told.callId}$`));
