@@ -5,7 +5,8 @@
 // See bench/README.md. Servers under test run in child processes; this process is the load generator.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
-import { mkdirSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -201,6 +202,22 @@ function summarise(runs: Measured[]) {
   };
 }
 
+/**
+ * The bare SDK servers run on their own pins (bench/baseline: the SDK and zod as a developer installs
+ * them today), never through the product's lock: installed on first use, or when a pin changed.
+ */
+function installBaselines() {
+  const dir = path.join(BENCH_DIR, 'baseline');
+  const pins = (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
+  const installed = (name: string) => {
+    const file = path.join(dir, 'node_modules', name, 'package.json');
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version : undefined;
+  };
+  if (Object.entries(pins).every(([name, version]) => installed(name) === version)) return;
+  log('installing the baselines\' own pins (bench/baseline)...');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: dir, stdio: 'inherit' });
+}
+
 async function main() {
   const started = new Date();
   log(`bench ${QUICK ? 'quick' : 'full'}: ${SECONDS} s per point, ${RUNS} run(s), concurrency ${CONCURRENCY.join('/')}`);
@@ -230,14 +247,15 @@ async function main() {
   }
 
   // ---- servers --------------------------------------------------------------------------------
+  installBaselines();
   const svcEnv = await servicesBacking();
   // The deployment as shipped (docker-compose.yml, DESIGN "Running it"): API and worker in separate
   // processes, on their own database and Redis prefix so that no other process takes their jobs.
   const splitEnv = want('toolport-bullmq-split', 'load') ? await servicesBacking() : undefined;
   const [notes, sdkStateless, sdkSession, embedded, bull, split] = await Promise.all([
     child('notes', 'servers/notes.ts'),
-    child('sdk-stateless', 'servers/sdk.ts', { args: ['stateless'] }),
-    child('sdk-sessions', 'servers/sdk.ts', { args: ['sessions'] }),
+    child('sdk-stateless', 'baseline/sdk.ts', { args: ['stateless'] }),
+    child('sdk-sessions', 'baseline/sdk.ts', { args: ['sessions'] }),
     toolport('toolport-embedded', {}),
     toolport('toolport-bullmq', { ...svcEnv, ROLE: 'all' }),
     splitEnv && toolport('toolport-bullmq-split', { ...splitEnv, ROLE: 'api' }),

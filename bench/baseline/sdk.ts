@@ -1,5 +1,7 @@
 // What a developer writes without Toolport: the MCP SDK's McpServer with one in-process echo tool,
 // over Streamable HTTP on node:http, following the SDK's own examples. argv[2]: stateless | sessions.
+// Built as a developer installs it today (this folder's own pins: the current SDK and zod major),
+// answering as Toolport does for the same call: JSON for a plain call, SSE for one with a progress token.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -34,6 +36,9 @@ function readBody(req: IncomingMessage): Promise<unknown> {
   });
 }
 
+/** Whether the request asks for progress (an SSE answer, as Toolport gives one). */
+const progressOf = (body: unknown) => (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined;
+
 const sessions = new Map<string, StreamableHTTPServerTransport>();
 
 const http = createServer(async (req, res) => {
@@ -45,7 +50,7 @@ const http = createServer(async (req, res) => {
     const body = await readBody(req);
     if (mode === 'stateless') {
       const server = newServer();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !progressOf(body) });
       res.on('close', () => {
         void transport.close();
         void server.close();
@@ -63,6 +68,8 @@ const http = createServer(async (req, res) => {
       }
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // The bench's session calls are plain ones: JSON, as Toolport answers them.
+        enableJsonResponse: true,
         onsessioninitialized: (id) => void sessions.set(id, created),
       });
       created.onclose = () => {
