@@ -13,6 +13,7 @@ import { hasListedAddon, publisherName } from '../addons/listings';
 import { issueLink, mailTexts, sendInBackground, useLink, voidLinks } from './email-links';
 import { browserOf, createSession, endOtherSessions, networkOf, type Device } from './sessions';
 import { deviceCookieFor, knownDevice } from './devices';
+import { executedRows } from '../db/client';
 
 
 export interface PublicUser {
@@ -271,8 +272,6 @@ interface Reservation {
   windowStart: string;
 }
 
-const rowsOf = <T>(result: unknown) => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
-
 export async function login({
   ctx,
   input,
@@ -342,7 +341,7 @@ async function reserve(svc: Services, key: string, limit: number): Promise<Reser
     const at = now.toISOString();
     const old = new Date(now.getTime() - SIGNIN_LIMITS.windowMs).toISOString();
     const lockUntil = new Date(now.getTime() + SIGNIN_LIMITS.lockMs).toISOString();
-    const taken = rowsOf<{ failures: number; window_start: string }>(
+    const taken = executedRows<{ failures: number; window_start: string }>(
       await svc.db.execute(sql`
         insert into login_throttle as t (key, failures, window_start, locked_until)
         values (${key}, 1, ${at}::timestamptz, null)
@@ -378,7 +377,7 @@ async function giveBack(svc: Services, r: Reservation) {
 
 /** If a burst took places meanwhile, only this place is given back, so the burst stays counted. */
 async function resetPair(svc: Services, r: Reservation) {
-  const gone = rowsOf<{ key: string }>(
+  const gone = executedRows<{ key: string }>(
     await svc.db.execute(sql`
       delete from login_throttle
       where key = ${r.key} and window_start = ${r.windowStart}::timestamptz and failures = ${r.place}::int

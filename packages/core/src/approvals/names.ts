@@ -2,6 +2,7 @@ import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import { addons, addonVersions, tools } from '../db/schema/index';
 import type { Services } from '../services';
 import type { ApprovalView } from './records';
+import { executedRows } from '../db/client';
 
 /** What the person knows the tool by: "Delete a note · Notes", not `notes__delete_note`. */
 export interface ApprovalNames {
@@ -79,8 +80,7 @@ async function releasedTitles(svc: Services, addonIds: string[], toolNames: stri
     from ${addonVersions} v, jsonb_array_elements(case when jsonb_typeof(v.manifest->'tools') = 'array' then v.manifest->'tools' else '[]'::jsonb end) t
     where v.addon_id in (${sql.join(known.map((id) => sql`${id}`), sql`, `)}) and t->>'name' in (${sql.join(toolNames.map((n) => sql`${n}`), sql`, `)})
     order by v.addon_id, t->>'name', v.version desc`);
-  // PGlite answers { rows }, postgres.js the rows themselves.
-  const rows = ((found as { rows?: unknown[] }).rows ?? (found as unknown as unknown[])) as Array<{ addonId: string; name: string; title: unknown }>;
+  const rows = executedRows<{ addonId: string; name: string; title: unknown }>(found);
   const out = new Map<string, string>();
   for (const r of rows) if (typeof r.title === 'string' && r.title) out.set(keyOf(r.addonId, r.name), r.title);
   return out;

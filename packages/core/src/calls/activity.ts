@@ -4,6 +4,7 @@ import type { Ctx } from '../context';
 import { personId } from '../context';
 import { parseInput } from '../input';
 import { addonNamesOf } from '../approvals/names';
+import { executedRows } from '../db/client';
 
 /** Each period and the width of its buckets: about two dozen bars whatever the period. */
 const PERIODS = {
@@ -64,7 +65,7 @@ export async function callActivity({ ctx, query }: { ctx: Ctx; query: { period?:
       percentile_cont(0.5) within group (order by latency_ms - coalesce(wait_ms, 0))
         filter (where outcome not in (${sql.join(STOPPED.map((s) => sql`${s}`), sql`, `)})) as addon_p50
     from timed group by addon_id order by p50 desc limit 20`);
-  const rowsOf = (r: unknown) => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as Array<Record<string, unknown>>;
+  const rowsOf = (r: unknown) => executedRows<Record<string, unknown>>(r);
   const series = Array.from({ length: buckets }, (_, i) => ({ start: new Date(from + i * step).toISOString(), ok: 0, stopped: 0, failed: 0 }));
   const totals = { calls: 0, ok: 0, stopped: 0, failed: 0 };
   for (const r of rowsOf(perBucket)) {

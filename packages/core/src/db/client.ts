@@ -13,6 +13,12 @@ import type { DatabaseConfig } from '../config';
 import * as schema from './schema/index';
 
 export type Schema = typeof schema;
+
+/** The rows of `db.execute`: postgres.js answers them as an array, PGlite as `{ rows }`. */
+export function executedRows<T>(result: unknown): T[] {
+  const rows = (result as { rows?: unknown[] }).rows ?? (result as unknown[]);
+  return Array.isArray(rows) ? (rows as T[]) : [];
+}
 /** Both drivers share drizzle's Postgres dialect: one query API, one set of migrations. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 

@@ -7,6 +7,7 @@ import { conflict, notFound } from '../errors';
 import { inputObject, parseInput } from '../input';
 import type { CompiledTool } from '../addons/types';
 import { addons, addonVersions, installs, toolSwitches } from '../db/schema/index';
+import { executedRows } from '../db/client';
 
 /** DESIGN.md gate 3: what an app sees of a tool changes only when the person accepts a release. */
 
@@ -240,7 +241,7 @@ export async function acceptedCounts(ctx: Ctx, addonId: string): Promise<Map<num
     left join ${toolSwitches} on ${toolSwitches.userId} = ${installs.userId} and ${toolSwitches.addonId} = ${installs.addonId}
     where ${installs.addonId} = ${addonId}
     group by ${installs.userId}, ${addons.version}`);
-  const list = ((rows as { rows?: Array<{ at: number }> }).rows ?? (rows as unknown as Array<{ at: number }>)).map((r) => Number(r.at));
+  const list = executedRows<{ at: number }>(rows).map((r) => Number(r.at));
   const counts = new Map<number, number>();
   const versions = await ctx.svc.db
     .select({ version: addonVersions.version })

@@ -8,6 +8,7 @@ import { oauthError } from './errors';
 import type { TokenAuthMethod } from './metadata';
 import { isMetadataDocumentId, resolveMetadataDocumentClient } from './cimd';
 import { readClientMetadata, toClient, type OAuthClient } from './client-metadata';
+import { executedRows } from '../db/client';
 
 /** Dynamic registrations allowed per client network per window. */
 const REGISTRATION_LIMIT = { max: 20, windowMs: 3600 * 1000 };
@@ -25,7 +26,7 @@ async function countAttempt(svc: Services, key: string, windowMs: number) {
       count = case when oauth_rate_limits.window_start < ${windowStart}::timestamptz then 1 else oauth_rate_limits.count + 1 end,
       window_start = case when oauth_rate_limits.window_start < ${windowStart}::timestamptz then ${at}::timestamptz else oauth_rate_limits.window_start end
     returning count, window_start`);
-  const rows = ((result as { rows?: unknown[] }).rows ?? (result as unknown as unknown[])) as Array<{ count: number; window_start: string | Date }>;
+  const rows = executedRows<{ count: number; window_start: string | Date }>(result);
   const row = rows[0]!;
   return { count: Number(row.count), windowStart: new Date(row.window_start), now };
 }

@@ -7,6 +7,7 @@ import { notFound, validation } from '../errors';
 import { inputObject, parseInput } from '../input';
 import type { Services } from '../services';
 import { switchedOnTools, type EnabledTool } from '../calls/enabled-tools';
+import { executedRows } from '../db/client';
 
 /*
  * A tool switched on later is not added to an app let in before, unless the person ticked "Also let
@@ -174,7 +175,7 @@ async function dropFromChoices(tx: Tx, dropped: (name: SQL) => SQL, where: SQL):
     where ${where}
       and exists (select 1 from jsonb_array_elements_text(${oauthGrants.tools}) as t(n) where ${dropped(sql`t.n`)})
     returning ${oauthGrants.id} as id, ${oauthGrants.userId} as "userId"`);
-  return rowsOf<{ id: string; userId: string }>(result);
+  return executedRows<{ id: string; userId: string }>(result);
 }
 
 /** An uninstalled add-on's tools leave every app's choice: installed again, it starts afresh. */
@@ -203,10 +204,4 @@ export async function announceChoicesForgotten(svc: Services, grants: Array<{ id
   for (const g of grants) await svc.changes.changed('gate', { userId: g.userId, grantId: g.id });
 }
 
-/** Rows of `execute`: postgres.js answers an array, PGlite `{rows}`. */
-function rowsOf<T>(result: unknown): T[] {
-  const rows = (result as { rows?: unknown[] }).rows ?? (result as unknown[]);
-  return Array.isArray(rows) ? (rows as T[]) : [];
-}
-
-const rowCount = (result: unknown): number => rowsOf(result).length;
+const rowCount = (result: unknown): number => executedRows(result).length;
