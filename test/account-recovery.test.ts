@@ -263,7 +263,8 @@ describe('where the person is signed in', () => {
       const otherChrome = a.page.locator('[data-session="other"]', { hasText: 'Chrome' });
       await otherChrome.getByRole('button', { name: /^Sign out Chrome/ }).click();
       await a.page.getByText(/^Chrome.* is signed out\.$/).waitFor();
-      await rows.nth(1).waitFor();
+      // The list is read again after the notice shows: wait for the row to go, then count.
+      await rows.nth(2).waitFor({ state: 'detached' });
       assert.equal(await rows.count(), 2);
       await b.page.reload();
       await b.page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
@@ -273,6 +274,7 @@ describe('where the person is signed in', () => {
       await a.page.getByRole('button', { name: 'Sign out the others' }).click();
       await a.page.getByText('One other session is signed out.').waitFor();
       assert.equal((await person.client.get('/api/me')).status, 401);
+      await rows.nth(1).waitFor({ state: 'detached' });
       assert.equal(await rows.count(), 1);
 
       // A new password signs the others out again (B signed in meanwhile), never this browser.
