@@ -3,9 +3,27 @@ import { isLoopbackHostname, normalHost, type Config } from '@toolport/core';
 import type { AppEnv } from './env';
 import { jsonRpcError } from './json-rpc';
 
+type HostConfig = Pick<Config, 'allowedHosts' | 'allowLoopbackHosts' | 'publicUrl'>;
+
+// Every request asks about the same one or two Host headers; parsing them cost two URLs each time.
+// Bounded, since the header is the sender's to choose: past 64 names the verdicts start over.
+const verdicts = new WeakMap<HostConfig, Map<string, boolean>>();
+const KEPT_VERDICTS = 64;
+
 /** Whether this Host header names Toolport: PUBLIC_URL's host, ALLOWED_HOSTS, or loopback when PUBLIC_URL is. */
-export function hostAllowed(config: Pick<Config, 'allowedHosts' | 'allowLoopbackHosts' | 'publicUrl'>, header: string | undefined): boolean {
+export function hostAllowed(config: HostConfig, header: string | undefined): boolean {
   if (!header) return false;
+  let known = verdicts.get(config);
+  if (!known) verdicts.set(config, (known = new Map()));
+  let verdict = known.get(header);
+  if (verdict === undefined) {
+    if (known.size >= KEPT_VERDICTS) known.clear();
+    known.set(header, (verdict = judgeHost(config, header)));
+  }
+  return verdict;
+}
+
+function judgeHost(config: HostConfig, header: string): boolean {
   const protocol = config.publicUrl.startsWith('https:') ? 'https:' : 'http:';
   const host = normalHost(header, protocol);
   if (!host) return false;
