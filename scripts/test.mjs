@@ -59,6 +59,7 @@ const TIERS = {
   'call-budget': 'both',
   'call-cancel': 'unit',
   'call-log': 'both',
+  retention: 'both', // one browser step; removal while calls go on is each backing's
   'change-registry': 'both',
   'check-script': 'surface',
   'cli-addons': 'surface',

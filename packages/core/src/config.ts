@@ -65,6 +65,8 @@ export interface Config {
   approvalTimeoutSeconds: number;
   /** How long a whole tool call may take before the app is answered (CALL_BUDGET_SECONDS): 55 by contract, shorter for tests. */
   callBudgetSeconds: number;
+  /** How long the logs are kept before the background sweep removes them (calls/retention.ts). */
+  retention: Retention;
   /** How long a stopping API process lets requests in flight finish (SHUTDOWN_GRACE_SECONDS): 25, shorter for tests. */
   shutdownGraceSeconds: number;
   /** How often a live event stream is pinged and its credential checked again (STREAM_HEARTBEAT_SECONDS): 15, shorter for tests. */
@@ -112,6 +114,17 @@ export interface Limits {
   pendingApprovalsPerPerson: number;
   /** Tasks (calls that outlive their request) working for one person at once. */
   openTasksPerPerson: number;
+}
+
+/**
+ * Days each log is kept. Calls: 90, a quarter, what Activity's charts and a person's "what did this app
+ * do last month" need. Deliveries: 30, a developer's debugging window (they hold no more than the
+ * calls do). Audit events: 400, a year's audit with a month to collect it.
+ */
+export interface Retention {
+  callsDays: number;
+  deliveriesDays: number;
+  auditDays: number;
 }
 
 export class ConfigError extends Error {
@@ -277,6 +290,12 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   // The timers below are fixed by what lies outside Toolport (the SDK clients' 60 s, Kubernetes'
   // 40 s grace, proxies' idle cut-offs); a shorter one exists so tests need not sleep through them.
   const callBudgetSeconds = whole('CALL_BUDGET_SECONDS', 55, 55);
+  // Ten years at most: a longer setting is a typo for "forever", which a log kept in one table cannot be.
+  const retention: Retention = {
+    callsDays: whole('RETAIN_CALLS_DAYS', 90, 3_650),
+    deliveriesDays: whole('RETAIN_DELIVERIES_DAYS', 30, 3_650),
+    auditDays: whole('RETAIN_AUDIT_DAYS', 400, 3_650),
+  };
   const shutdownGraceSeconds = whole('SHUTDOWN_GRACE_SECONDS', 25, 25);
   const streamHeartbeatSeconds = whole('STREAM_HEARTBEAT_SECONDS', 15, 15);
 
@@ -346,6 +365,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     tracing,
     approvalTimeoutSeconds,
     callBudgetSeconds,
+    retention,
     shutdownGraceSeconds,
     streamHeartbeatSeconds,
     mail,

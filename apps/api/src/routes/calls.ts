@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { callActivity, callLife, cancelRunningCall, listCalls, runningCalls } from '@toolport/core';
+import { callActivity, callLife, cancelRunningCall, clearCallHistory, listCalls, runningCalls } from '@toolport/core';
 import { requirePerson } from '../http/auth';
 import { ctxOf } from '../http/ctx';
 import type { AppEnv } from '../http/env';
@@ -17,6 +17,8 @@ export const callRoutes = new Hono<AppEnv>()
     return c.body(null, 204);
   })
   .get('/calls/:callId', async (c) => c.json(await callLife({ ctx: ctxOf(c), callId: c.req.param('callId') })))
+  // The person clears their own history; there is no parameter naming anyone else's.
+  .delete('/calls', async (c) => c.json(await clearCallHistory({ ctx: ctxOf(c) })))
   .get('/calls', async (c) => {
     const q = c.req.query();
     return c.json(await listCalls({ ctx: ctxOf(c), query: { cursor: q.cursor, app: q.app, addon: q.addon, outcome: q.outcome, limit: q.limit ? Number(q.limit) : undefined } }));

@@ -28,6 +28,7 @@ import { endLapsedTasks, forgetEndedTasks } from '../calls/tasks';
 import { forgetConfirmImages } from './confirm-images';
 import { forgetArtifacts } from '../calls/artifacts';
 import { endLostCalls } from '../calls/call-log';
+import { forgetOldLogs } from '../calls/retention';
 import { finishOrphans } from '../calls/call-tool';
 
 /** DESIGN.md: the call waits up to 30 s; no answer is no. */
@@ -35,6 +36,8 @@ const APPROVAL_TTL_SECONDS = 30;
 const PROGRESS_EVERY_MS = 5_000;
 const CONFIRM_DEADLINE_MS = 5_000;
 const SWEEP_EVERY_MS = 5_000;
+/** Retention is days long: removing what aged out every ten minutes keeps each removal small. */
+const RETENTION_EVERY_MS = 10 * 60_000;
 /**
  * One lease row per process (approval_holders), not per approval, so renewing is one statement.
  * Long enough to ride out a short database restart without cancelling a live process's calls.
@@ -281,6 +284,8 @@ class ApprovalsImpl implements ApprovalsService {
    */
   private readonly lease: OwnConnection;
   private sweeping = false;
+  /** When the sweep next removes the logs past their retention (performance.now()). */
+  private retainAfter = 0;
   private stopping = false;
   /** The dashboards told of the calls cancelled at stop; awaited before the bus closes. */
   private announcing: Promise<unknown> | undefined;
@@ -346,6 +351,10 @@ class ApprovalsImpl implements ApprovalsService {
       await endLostCalls(this.svc);
       await forgetConfirmImages(this.svc);
       await forgetArtifacts(this.svc);
+      if (performance.now() >= this.retainAfter) {
+        this.retainAfter = performance.now() + RETENTION_EVERY_MS;
+        await forgetOldLogs(this.svc);
+      }
     } catch (err) {
       this.svc.log.warn('approval sweep failed', { err });
     } finally {

@@ -83,6 +83,8 @@ export async function callActivity({ ctx, query }: { ctx: Ctx; query: { period?:
     from: new Date(from).toISOString(),
     to: new Date(to).toISOString(),
     stepMs: step,
+    /** How long calls are kept (the operator's retention): the person is told on the page. */
+    keptDays: ctx.svc.config.retention.callsDays,
     buckets: series,
     totals,
     latency: latency.map((r) => ({

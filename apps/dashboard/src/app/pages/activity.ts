@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, get, post, query, type Activity, type Call, type CallPage, type RunningCall } from '../api';
+import { ApiError, del, get, post, query, type Activity, type Call, type CallPage, type RunningCall } from '../api';
 import { CallsChart, kindOf, LatencyChart } from '../chart';
 import { navigate } from '../router';
 import { onCallChanged } from '../store';
-import { html, Notice, NotAvailable, oneAtATime, PageHeader, Revealed, revealedText, When } from '../ui';
+import { ConfirmButton, html, Notice, NotAvailable, oneAtATime, PageHeader, Revealed, revealedText, When } from '../ui';
 import { OUTCOME_WORDS, outcomeWords } from './call';
 
 const periods = [['1h', 'Last hour'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days']] as const;
@@ -109,6 +109,9 @@ export function ActivityPage() {
   const [loading, setLoading] = useState(true);
   const [period, setPeriod] = useState(params.get('period') ?? '24h');
   const [activity, setActivity] = useState<Activity | null>(null);
+  // Bumped when the person clears their history: the list and the sums are read again.
+  const [cleared, setCleared] = useState(0);
+  const [clearedNote, setClearedNote] = useState('');
 
   const load = async (cursor?: string) => {
     setLoading(true);
@@ -126,7 +129,7 @@ export function ActivityPage() {
   useEffect(() => {
     history.replaceState(null, '', `/activity${query({ ...filters, period: period === '24h' ? undefined : period })}`);
     void load();
-  }, [filters.app, filters.addon, filters.outcome]);
+  }, [filters.app, filters.addon, filters.outcome, cleared]);
   // The charts are the server's sums over the period, not of the rows loaded below.
   useEffect(() => {
     history.replaceState(null, '', `/activity${query({ ...filters, period: period === '24h' ? undefined : period })}`);
@@ -136,7 +139,12 @@ export function ActivityPage() {
       (err) => !stale && setError(err instanceof ApiError ? err : new ApiError(0, 'The activity could not be loaded.')),
     );
     return () => { stale = true; };
-  }, [period, filters.app, filters.addon, filters.outcome]);
+  }, [period, filters.app, filters.addon, filters.outcome, cleared]);
+  const clearHistory = async () => {
+    const { removed } = await del<{ removed: number }>('/api/calls');
+    setClearedNote(removed === 1 ? 'One call was removed from your history.' : `${removed} calls were removed from your history.`);
+    setCleared((n) => n + 1);
+  };
 
   const apps = [...new Set(items.map((c) => c.app))].sort();
   // The add-ons to filter by, by name: those of the calls loaded and of the period's sums, and the one filtered by.
@@ -202,5 +210,18 @@ export function ActivityPage() {
       </table>
     </div>`}
     ${loading && html`<p class="muted" aria-busy="true">Loading calls…</p>`}
-    ${next && !loading && html`<button type="button" class="btn btn-block" onClick=${() => load(next)}>Load more</button>`}`;
+    ${next && !loading && html`<button type="button" class="btn btn-block" onClick=${() => load(next)}>Load more</button>`}
+    <section class="history-keep" aria-labelledby="keep-h">
+      <h2 id="keep-h" class="h3">Your history</h2>
+      ${clearedNote && html`<${Notice} kind="success">${clearedNote}<//>`}
+      <p class="muted">${activity ? `Calls are kept for ${activity.keptDays} days, then removed.` : 'Calls are kept for a limited time, then removed.'} You can clear them sooner.</p>
+      <${ConfirmButton}
+        label="Clear history"
+        title="Clear your call history?"
+        body=${html`<p>Every call that has ended is removed from Activity, with the add-ons’ records of delivering it. Calls still running stay until they end.</p><p>This cannot be undone. Your audit trail keeps a note that you cleared it.</p>`}
+        confirmLabel="Clear history"
+        danger
+        onConfirm=${clearHistory}
+      />
+    </section>`;
 }
