@@ -24,6 +24,7 @@ import { approvalRoutes } from './routes/approvals';
 import { eventRoutes } from './routes/events';
 import { pushRoutes } from './routes/push';
 import { operatorRoutes } from './routes/operator';
+import { registryRoutes } from './routes/registry';
 import { ruleRoutes } from './routes/rules';
 
 const apiPath = /^\/api(\/|$)/;
@@ -41,6 +42,7 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', deliveryRoutes)
     .route('/', settingsRoutes)
     .route('/', addonRoutes)
+    .route('/', registryRoutes)
     .route('/', installRoutes)
     .route('/', callRoutes)
     .route('/', answerRoutes)
