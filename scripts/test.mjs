@@ -84,6 +84,7 @@ const TIERS = {
   'dashboard-signup-consent': 'browser-embedded',
   'dashboard-unicode': 'unit',
   dashboard: 'browser-embedded',
+  discovery: 'surface', // server cards and registry entries: what clients and registries read before connecting
   'dispatch-bullmq': 'hosted',
   dispatch: 'both',
   errors: 'surface',

@@ -27,6 +27,8 @@ const PUBLIC: Record<string, string> = {
   'POST /api/session/passkey': 'signs in: its credential is the passkey’s signature over that challenge',
   'GET /api/session': 'who the cookie signs in, or nobody: answers only the cookie’s own person, and 200 signed out so a signed-out dashboard logs no failed request',
   'GET /api/push/key': "the server's public Web Push key, which a browser needs before it subscribes",
+  'GET /api/catalog/servers.json': 'approved public listings as MCP registry entries, which registries read without an account',
+  'GET /api/catalog/:addonId/server.json': 'one approved public listing as an MCP registry entry, which registries read without an account',
 };
 
 /** Routes whose credential travels in the body rather than a cookie or bearer: what to send instead. */

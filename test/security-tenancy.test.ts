@@ -315,6 +315,11 @@ const cases: Record<string, Check> = {
     await is404(B.client.get(`/api/catalog/${A.addonId}`), 'catalog details');
     assert.equal((await A.client.get(`/api/catalog/${A.addonId}`)).status, 200);
   },
+  'GET /api/catalog/:addonId/server.json': async () => {
+    // A registry entry is for approved public listings only: A's private add-on has none, not even for A.
+    for (const c of [B.client, A.client, new Client(tp.url)]) await is404(c.get(`/api/catalog/${A.addonId}/server.json`), 'registry entry');
+  },
+  'GET /api/catalog/servers.json': ownOnly('GET', '/api/catalog/servers.json'),
   'GET /api/installs': ownOnly('GET', '/api/installs'),
   'POST /api/installs': async () => {
     // A's add-on is private: for B it does not exist.

@@ -24,6 +24,8 @@ import { approvalRoutes } from './routes/approvals';
 import { eventRoutes } from './routes/events';
 import { pushRoutes } from './routes/push';
 import { operatorRoutes } from './routes/operator';
+import { registryRoutes } from './routes/registry';
+import { serverCardRoutes } from './routes/server-cards';
 import { ruleRoutes } from './routes/rules';
 
 const apiPath = /^\/api(\/|$)/;
@@ -41,6 +43,7 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', deliveryRoutes)
     .route('/', settingsRoutes)
     .route('/', addonRoutes)
+    .route('/', registryRoutes)
     .route('/', installRoutes)
     .route('/', callRoutes)
     .route('/', answerRoutes)
@@ -52,6 +55,7 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
   app.route('/api', api);
   app.route('/', healthRoutes);
   app.route('/', metricsRoutes);
+  app.route('/', serverCardRoutes);
   app.route('/', wellKnownRoutes);
   app.route('/oauth', oauthRoutes);
   app.route('/', accountRoutes);

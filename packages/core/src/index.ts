@@ -54,6 +54,7 @@ export type { LiveDelivery } from './events/channels';
 export {
   authorizationServerMetadata,
   protectedResourceMetadata,
+  signInFor,
   wwwAuthenticate,
   TOOLS_SCOPE,
 } from './oauth/metadata';
@@ -110,6 +111,7 @@ export { acceptUpdate } from './installs/releases';
 export { getInstallSettings, setInstallSettings } from './installs/settings';
 export { disconnectAccount, finishAccountLink, listConnectedAccounts, listInstallAccounts, startAccountLink } from './installs/connected-accounts';
 export { decideListing, listListings } from './addons/listings';
+export { getRegistryEntry, listRegistryEntries, registryNamespace } from './addons/registry-entries';
 export { callTool } from './calls/call-tool';
 export { readArtifact } from './calls/artifacts';
 export { toolListsChanged } from './installs/tool-lists';

@@ -32,26 +32,48 @@ export function authorizationServerMetadata(svc: Services) {
   };
 }
 
+/**
+ * Stands for the key in an MCP URL that names every person's at once: the deployment's server card
+ * and the registry entries, which no one person's key may appear in.
+ */
+const USER_KEY_VARIABLE = '{userKey}';
+const USER_KEY_SHAPE = /^[A-Za-z0-9_-]{24}$/;
+
 /** Where RFC 9728 §3.1 puts the metadata of a resource: the well-known segment before the resource's path. */
 function resourceMetadataUrl(svc: Services, userKey: string): string {
   const mcp = new URL(mcpUrlFor(svc, userKey));
   return `${mcp.origin}/.well-known/oauth-protected-resource${mcp.pathname}`;
 }
 
-/** RFC 9728 protected resource metadata for one person's MCP URL; NOT_FOUND for an unknown user key. */
+const resourceDocument = (svc: Services, userKey: string) => ({
+  resource: mcpUrlFor(svc, userKey),
+  authorization_servers: [issuerOf(svc)],
+  scopes_supported: [...SCOPES],
+  bearer_methods_supported: ['header'],
+  resource_name: 'Toolport',
+});
+
 /**
- * The same for every well-formed MCP URL, real or made up, as the MCP endpoint's 401 is: which
- * URLs belong to someone is nobody's business (a 404 for made-up ones answered exactly that).
+ * RFC 9728 protected resource metadata for one person's MCP URL: the same for every well-formed MCP
+ * URL, real or made up, as the MCP endpoint's 401 is: which URLs belong to someone is nobody's
+ * business (a 404 for made-up ones answered exactly that). A malformed key is NOT_FOUND.
  */
 export async function protectedResourceMetadata(svc: Services, userKey: string) {
-  if (!/^[A-Za-z0-9_-]{24}$/.test(userKey)) throw notFound('That MCP URL');
-  return {
-    resource: mcpUrlFor(svc, userKey),
-    authorization_servers: [issuerOf(svc)],
-    scopes_supported: [...SCOPES],
-    bearer_methods_supported: ['header'],
-    resource_name: 'Toolport',
-  };
+  if (!USER_KEY_SHAPE.test(userKey)) throw notFound('That MCP URL');
+  return resourceDocument(svc, userKey);
+}
+
+/**
+ * How an app signs in to a person's MCP URL, as the server cards say it: the URL the 401 names as
+ * `resource_metadata`, and the RFC 9728 document found there. Without a key: every person's at once,
+ * USER_KEY_VARIABLE standing for the key.
+ */
+export function signInFor(svc: Services, userKey?: string) {
+  if (userKey !== undefined && !USER_KEY_SHAPE.test(userKey)) throw notFound('That MCP URL');
+  const key = userKey ?? USER_KEY_VARIABLE;
+  // URL percent-encodes the variable's braces, as it does whatever a made-up key holds.
+  const metadataUrl = resourceMetadataUrl(svc, key).replace(encodeURI(USER_KEY_VARIABLE), USER_KEY_VARIABLE);
+  return { resource_metadata: metadataUrl, ...resourceDocument(svc, key) };
 }
 
 /**

@@ -10,7 +10,8 @@ import { jsonRpcAnswer, jsonRpcResult, RESULT_OPEN, resultTail } from './frames'
 import { listFailed, toolList, type Listing } from './listing';
 import { answerDirect, answerStreamed, type EncodeResult } from './node-writers';
 import { callOfferingPage, answerRetry } from './held-call';
-import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, SERVER_CAPABILITIES, SUPPORTED_REVISIONS, type ModernRequest } from './revisions';
+import { INVALID_PARAMS, instructionsFor, META, METHOD_NOT_FOUND, MODERN_REVISION, RESULT_META, type ModernRequest } from './revisions';
+import { DISCOVERY } from './discovery';
 import { appSession, runToolCall } from './tool-call';
 import { answerResources } from './resources';
 import { answerModernTasks, callOfferingTask, declaresTasks, missingTasks, modernCreated, tasksRequired, TASKS_EXTENSION } from './tasks';
@@ -30,7 +31,6 @@ const GZIP_FROM_BYTES = 16 * 1024;
 const COMPLETE = { resultType: 'complete' } as const;
 /** Tasks one listen stream may follow: an app polls or listens for the few it is waiting on. */
 const MAX_LISTENED_TASKS = 100;
-const MODERN_CAPABILITIES = { ...SERVER_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 
 /** The result of a tools/call, with 2026-07-28's fields. */
 const encodeCall: EncodeResult = (result: ToolResult) => JSON.stringify({ ...COMPLETE, ...result, _meta: RESULT_META });
@@ -83,12 +83,19 @@ export async function answerModern(
   const { id, method, params } = request;
   const { identity, aiAppsOn } = access;
   switch (method) {
-    // server/discover: the revisions, capabilities and identity, cacheable like a list.
+    // server/discover: the revisions, capabilities and identity (as the server cards say them), cacheable like a list.
     case 'server/discover':
       return jsonRpcAnswer(
         c,
         id,
-        JSON.stringify({ ...COMPLETE, supportedVersions: SUPPORTED_REVISIONS, capabilities: MODERN_CAPABILITIES, instructions: instructionsFor(aiAppsOn), ...CACHE_HINTS, _meta: RESULT_META }),
+        JSON.stringify({
+          ...COMPLETE,
+          supportedVersions: DISCOVERY.supportedVersions,
+          capabilities: DISCOVERY.capabilities,
+          instructions: instructionsFor(aiAppsOn),
+          ...CACHE_HINTS,
+          _meta: { [META.serverInfo]: DISCOVERY.serverInfo },
+        }),
       );
 
     case 'tools/list': {
