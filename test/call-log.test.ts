@@ -3,7 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { recordCall } from '@toolport/core';
 import { endLostCalls } from '../packages/core/src/calls/call-log';
 import { eq } from 'drizzle-orm';
+import { executedRows } from '../packages/core/src/db/client';
 import { calls } from '../packages/core/src/db/schema/index';
+import { sleep } from './helpers/approvals';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { newPerson } from './helpers/http';
 import { connectApp } from './helpers/mcp';
@@ -155,6 +157,39 @@ describe('the log writer (rows written behind the calls)', () => {
     const rows = ((dl as { rows?: unknown[] }).rows ?? (dl as unknown as unknown[])) as Array<{ attempt: number; meta: unknown }>;
     assert.deepEqual(rows.map((r) => [r.attempt, r.meta]), [[1, { outcome: 'result' }]]);
     assert.ok(lines.some((l) => l.msg === 'log rows dropped' && l.fields?.dropped === 1), JSON.stringify(lines.map((l) => l.msg)));
+  });
+
+  it('lets a running row wait 50 ms for its ending: a quick call is one row, a slower one is running first, a reader gets it at once', async () => {
+    const me = await newPerson(tp.url);
+    const { LogWriter } = await import('../packages/core/src/db/log-writer');
+    const { sql } = await import('drizzle-orm');
+    // The real database, with each statement's call ids noted as they go by.
+    const written: string[][] = [];
+    const database = { ...tp.svc.database, run: (text: string, params: unknown[]) => {
+      written.push(params.flat().filter((p): p is string => typeof p === 'string' && p.startsWith('call_rg_')));
+      return tp.svc.database.run(text, params);
+    } };
+    const writer = new LogWriter(database, tp.svc.log);
+    const id = (name: string) => `call_rg_${name}_${Date.now()}`;
+    const [quick, slow, read] = [id('quick'), id('slow'), id('read')];
+    const rowsOf = async (callId: string) => executedRows<{ outcome: string }>(await tp.svc.db.execute(sql`select outcome from calls where id = ${callId}`)).map((r) => r.outcome);
+
+    writer.call({ ...row(quick, me.user.id), outcome: 'running' });
+    writer.call({ ...row(slow, me.user.id), outcome: 'running' });
+    // Past the writer's 10 ms batching, within the running row's grace.
+    await sleep(25);
+    writer.call(row(quick, me.user.id));
+    await sleep(150);
+    assert.deepEqual(await rowsOf(slow), ['running'], 'past its grace, the slower call is written running');
+    writer.call(row(slow, me.user.id));
+    writer.call({ ...row(read, me.user.id), outcome: 'running' });
+    await writer.flushed();
+    assert.deepEqual(await rowsOf(read), ['running'], 'a reader gets the waiting row at once');
+    assert.deepEqual(await rowsOf(quick), ['ok']);
+    assert.deepEqual(await rowsOf(slow), ['ok'], 'its ending replaced it');
+    const times = (callId: string) => written.flat().filter((x) => x === callId).length;
+    assert.deepEqual([times(quick), times(slow), times(read)], [1, 2, 1], 'the quick call was written once, as it ended');
+    await writer.close();
   });
 
   it('writes what is pending on close, and a call is in the log when GET /api/calls answers', async () => {
