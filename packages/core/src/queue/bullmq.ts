@@ -346,6 +346,10 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null, connectionName: `${redis.prefix}:worker` });
   connection.on('error', () => {});
   await checkEvictionPolicy(connection, svc.log);
+  // Outcomes (a SET and a PUBLISH a call) on a connection of their own that sends what a tick
+  // issued in one write: not BullMQ's, whose scripts are not safe to auto-pipeline.
+  const outcomes = new Redis(redis.url, { maxRetriesPerRequest: 2, connectionName: `${redis.prefix}:outcomes`, enableAutoPipelining: true });
+  outcomes.on('error', () => {});
 
   // Cancellations arrive by broadcast; remembered until the call's deadline in case its job starts later.
   const cancelledCalls = new Map<string, number>();
@@ -382,8 +386,8 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       if (!local) {
         // Stored, then broadcast, on one connection (which keeps their order): a failed publish does
         // not fail a delivered call. No ioredis Pipeline: it copies every BullMQ script onto itself.
-        const stored = connection.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
-        void connection.publish(...busMessage(redis.prefix, ...replyOf(data, outcome))).catch((err) => {
+        const stored = outcomes.set(outcomeKey(redis.prefix, data.callId), JSON.stringify(outcome), 'PX', OUTCOME_TTL_MS);
+        void outcomes.publish(...busMessage(redis.prefix, ...replyOf(data, outcome))).catch((err) => {
           svc.log.warn('cannot broadcast a call outcome; the caller reads it from Redis', { err, callId: data.callId });
         });
         await stored;
@@ -453,7 +457,7 @@ export async function startCallWorker(svc: Services, redis: RedisSettings, opts:
       await unsubscribe().catch(() => {});
       await worker.close();
       await janitor.close();
-      await connection.quit().catch(() => {});
+      await Promise.all([connection.quit().catch(() => {}), outcomes.quit().catch(() => {})]);
     },
   };
 }
