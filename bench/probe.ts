@@ -22,6 +22,7 @@ import { createLogger, parseConfig } from '@toolport/core';
 import { startServer } from '../apps/api/src/server';
 import { startAddonServer, personWithNotes } from '../test/helpers/addon-server';
 import { copyPgliteTemplate } from '../test/helpers/db-template';
+import { mailDirs } from '../test/helpers/mail-files';
 import { freePort, OPERATOR_ID, REDIS_TEST_URL, startToolport } from '../test/helpers/target';
 import { request } from './lib/http';
 import { connect } from './lib/setup';
@@ -55,6 +56,8 @@ if (process.env.PROBE_FILE === '1') {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'toolport-probe-'));
   // The migrated template holds the operator that approves the add-on's listing.
   await copyPgliteTemplate(path.join(dataDir, 'pgdata'));
+  // The publisher confirms their email from the mail written here (no SMTP_URL).
+  mailDirs.add(path.join(dataDir, 'mail'));
   const config = parseConfig({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: dataDir, TOOLPORT_OPERATORS: OPERATOR_ID, ...limits });
   const server = await startServer(config, { log: createLogger({}, true) });
   tp = { config, svc: server.svc, stop: () => server.close() };
