@@ -53,6 +53,7 @@ const TIERS = {
   'approvals-live': 'both',
   approvals: 'both',
   arguments: 'unit',
+  'audit-chain': 'unit',
   'bus-reconnect': 'hosted',
   bus: 'both',
   caches: 'unit',
