@@ -25,6 +25,7 @@ import { eventRoutes } from './routes/events';
 import { pushRoutes } from './routes/push';
 import { operatorRoutes } from './routes/operator';
 import { ruleRoutes } from './routes/rules';
+import { auditRoutes } from './routes/audit';
 
 const apiPath = /^\/api(\/|$)/;
 
@@ -48,7 +49,8 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', ruleRoutes)
     .route('/', eventRoutes)
     .route('/', pushRoutes)
-    .route('/', operatorRoutes);
+    .route('/', operatorRoutes)
+    .route('/', auditRoutes);
   app.route('/api', api);
   app.route('/', healthRoutes);
   app.route('/', metricsRoutes);

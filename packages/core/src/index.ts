@@ -115,6 +115,8 @@ export { readArtifact } from './calls/artifacts';
 export { toolListsChanged } from './installs/tool-lists';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
+export { exportAudit, exportDeploymentAudit } from './audit/export';
+export type { AuditExport } from './audit/export';
 export { callLife } from './calls/life';
 export { awaitTask, cancelRunningCall, cancelTask, getTask, isLongTool, runningCalls, runsAsTask, type TaskView } from './calls/tasks';
 export { answerLater, MAX_ANSWER_BODY } from './calls/answer-later';
