@@ -56,9 +56,9 @@ export default tseslint.config(
         paths: [{ name: 'drizzle-orm', message: 'SQL lives in packages/core: call a verb from @toolport/core.' }],
         patterns: [
           { group: ['drizzle-orm/*'], message: 'SQL lives in packages/core: call a verb from @toolport/core.' },
-          // The CLI loads only the manifest checks, through core's two named subpaths, not all of core,
-          // and the API's shapes through `@toolport/core/api` (types only: nothing of it runs).
-          { group: ['@toolport/core/*', '!@toolport/core/manifest', '!@toolport/core/lint', '!@toolport/core/api', '**/packages/core/**', '**/core/src/**'], message: 'Import from @toolport/core (its index), not a file inside core.' },
+          // The CLI loads only the manifest checks and the audit chain's verifier, through core's named
+          // subpaths, not all of core, and the API's shapes through `@toolport/core/api` (types only).
+          { group: ['@toolport/core/*', '!@toolport/core/manifest', '!@toolport/core/lint', '!@toolport/core/audit-chain', '!@toolport/core/api', '**/packages/core/**', '**/core/src/**'], message: 'Import from @toolport/core (its index), not a file inside core.' },
         ],
       }],
     },

@@ -56,6 +56,7 @@ if (process.env.PROBE_FILE === '1') {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'toolport-probe-'));
   // The migrated template holds the operator that approves the add-on's listing.
   await copyPgliteTemplate(path.join(dataDir, 'pgdata'));
+  // The publisher confirms their email from the mail written here (no SMTP_URL).
   mailDirs.add(path.join(dataDir, 'mail'));
   const config = parseConfig({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DATA_DIR: dataDir, TOOLPORT_OPERATORS: OPERATOR_ID, ...limits });
   const server = await startServer(config, { log: createLogger({}, true) });

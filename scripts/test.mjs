@@ -53,6 +53,9 @@ const TIERS = {
   'approvals-live': 'both',
   approvals: 'both',
   arguments: 'unit',
+  'audit-chain': 'unit',
+  'audit-export': 'browser-embedded', // audit: the same chain and CLI on both backings
+  audit: 'both', // the writer's one statement on each database, and two processes on one chain on services
   'bus-reconnect': 'hosted',
   bus: 'both',
   caches: 'unit',

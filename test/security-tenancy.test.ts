@@ -374,6 +374,18 @@ const cases: Record<string, Check> = {
     assert.equal(res.status, 403, res.text);
     assert.ok(JSON.stringify((await A.client.get('/api/installs')).body).includes(A.addonId), 'A still has it');
   },
+  'GET /api/audit/export': async () => {
+    // Nothing names a chain: a crafted parameter naming A still answers B's own chain.
+    await ownOnly('GET', `/api/audit/export?chain=${A.user.id}&user=${A.user.id}`)();
+    const own = await A.client.get('/api/audit/export');
+    assert.equal(own.status, 200);
+    assert.ok(A.callIds.some((id) => own.text.includes(id)), 'A reads their own calls in it');
+  },
+  'GET /api/operator/audit/export': async () => {
+    const res = await B.client.get('/api/operator/audit/export');
+    assert.equal(res.status, 403, res.text);
+    clean(res.text, 'the deployment\'s audit trail');
+  },
   'GET /api/calls': ownOnly('GET', '/api/calls'),
   'GET /api/calls/activity': async () => {
     await ownOnly('GET', '/api/calls/activity?period=30d')();

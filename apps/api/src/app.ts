@@ -27,6 +27,7 @@ import { operatorRoutes } from './routes/operator';
 import { registryRoutes } from './routes/registry';
 import { serverCardRoutes } from './routes/server-cards';
 import { ruleRoutes } from './routes/rules';
+import { auditRoutes } from './routes/audit';
 
 const apiPath = /^\/api(\/|$)/;
 
@@ -51,7 +52,8 @@ export function createApp(svc: Services, inFlight?: RequestsInFlight) {
     .route('/', ruleRoutes)
     .route('/', eventRoutes)
     .route('/', pushRoutes)
-    .route('/', operatorRoutes);
+    .route('/', operatorRoutes)
+    .route('/', auditRoutes);
   app.route('/api', api);
   app.route('/', healthRoutes);
   app.route('/', metricsRoutes);

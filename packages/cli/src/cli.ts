@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import pkg from '../package.json' with { type: 'json' };
@@ -38,6 +39,8 @@ Usage:
   toolport dev <addon.json> [--webhook URL]      push the add-on when it changed, push again on each save,
                                                  move your own install along with each release, and stream
                                                  its deliveries and your refused calls live; Ctrl-C stops
+  toolport audit verify <file.ndjson>            check a downloaded audit trail: every event's hash and each
+                                                 chain's order; says where it breaks (no login needed)
 
 Options:
   --json     machine-readable output on stdout (also for errors)
@@ -374,6 +377,41 @@ const rotateSecret: Command = async (args, out) => {
   out.say('The previous secret keeps signing alongside it for 24 h: configure both (new first), then drop the old one.');
 };
 
+/**
+ * Reads the export a line at a time (an operator's can hold millions of events): what is kept is
+ * each chain's last event, not the file.
+ */
+const auditVerify: Command = async (args, out) => {
+  const { positionals } = parse(args, {}, ['file.ndjson']);
+  const full = fullPath(positionals[0]!, out.io);
+  const { AuditVerifier } = await import('@toolport/core/audit-chain');
+  const verifier = new AuditVerifier();
+  let file;
+  try {
+    file = await open(full);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw usage(`Cannot read the audit export ${full}: ${(code && READ_ERRORS[code]) ?? code ?? (err as Error).message}.`);
+  }
+  try {
+    let n = 0;
+    for await (const line of file.readLines({ encoding: 'utf8' })) verifier.line(line, ++n);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw usage(`Cannot read the audit export ${full}: ${(code && READ_ERRORS[code]) ?? code ?? (err as Error).message}.`);
+  } finally {
+    await file.close().catch(() => {});
+  }
+  const v = verifier.verdict();
+  out.result(v);
+  const counts = `${plural(v.events, 'event')} in ${plural(v.chains, 'chain')}`;
+  if (!v.ok) {
+    for (const p of v.problems) out.say(p);
+    throw new CliError(`${full} does not verify: ${plural(v.problems.length, 'problem')} among ${counts}.`, EXIT.refused, { printed: true });
+  }
+  out.say(`verified ${counts}`);
+};
+
 const commands: Record<string, Command> = {
   login,
   logout,
@@ -383,6 +421,7 @@ const commands: Record<string, Command> = {
   'addon deliveries': deliveries,
   'addon rotate-secret': rotateSecret,
   dev,
+  'audit verify': auditVerify,
 };
 
 /** Runs one CLI invocation and returns its exit code. */
@@ -407,7 +446,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
     io.stdout(`${HELP}\n`);
     return words.length || argv.includes('--help') || argv.includes('-h') ? EXIT.ok : EXIT.usage;
   }
-  const name = words[0] === 'addon' ? `addon ${words[1] ?? ''}` : words[0]!;
+  const name = words[0] === 'addon' || words[0] === 'audit' ? `${words[0]} ${words[1] ?? ''}` : words[0]!;
   const command = commands[name];
   try {
     if (!command) throw usage(`Unknown command "${name.trim()}". Run \`toolport --help\`.`);

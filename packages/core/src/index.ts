@@ -118,6 +118,8 @@ export { toolListsChanged } from './installs/tool-lists';
 export { listCalls, recordCall } from './calls/call-log';
 export { callActivity } from './calls/activity';
 export { clearCallHistory, forgetOldLogs } from './calls/retention';
+export { exportAudit, exportDeploymentAudit } from './audit/export';
+export type { AuditExport } from './audit/export';
 export { callLife } from './calls/life';
 export { awaitTask, cancelRunningCall, cancelTask, getTask, isLongTool, runningCalls, runsAsTask, type TaskView } from './calls/tasks';
 export { answerLater, MAX_ANSWER_BODY } from './calls/answer-later';

@@ -23,6 +23,7 @@ import { createMailer, type Mailer } from './outbound/mail';
 import type { Secrets } from './secrets';
 import { loadSecrets } from './secrets';
 import { LogWriter } from './db/log-writer';
+import { AuditLog } from './audit/writer';
 import { countPendingApprovals, createMetrics, dispatcherDepth, type Metrics } from './metrics';
 
 /** Everything a verb may use, built once at start from the parsed config. */
@@ -54,6 +55,8 @@ export interface Services {
   approvals?: Approvals;
   /** The call and delivery logs, written behind the calls (readers in this process await `flushed()`). */
   logs: LogWriter;
+  /** The audit trail's hash chains, written behind like the call log (audit/writer.ts). */
+  audit: AuditLog;
   /** Verification, password reset and notices: SMTP, or files under MAIL_DIR (outbound/mail.ts). */
   mail: Mailer;
   /** Prometheus metrics of this instance (its own registry): `svc.metrics.toolCall(...)` etc. */
@@ -97,6 +100,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     caches: undefined!,
     limiter: createLimiter(config),
     logs: new LogWriter(database, log),
+    // Its clock read when an event is recorded: tests replace svc.clock.
+    audit: new AuditLog(database, { now: () => svc.clock.now() }, log),
     mail: createMailer(config.mail, log, { now: () => svc.clock.now() }),
     // Read at scrape time: the dispatcher is set below.
     metrics: createMetrics({ pendingApprovals: () => countPendingApprovals(database.db, svc.clock.now()), queueDepth: () => dispatcherDepth(svc.dispatcher) }),
@@ -107,6 +112,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   svc.closers.push(() => svc.caches.close());
   // Closed after everything that writes log rows (the dispatcher, the approvals), before the database.
   svc.closers.push(() => svc.logs.close());
+  svc.closers.push(() => svc.audit.close());
   svc.dispatcher = await startQueue(svc);
   svc.closers.push(() => svc.limiter.close());
   svc.tools = new EnabledToolsCache(svc);

@@ -4,7 +4,7 @@ import { listRules } from '../approvals/rules';
 import { listCalls } from '../calls/call-log';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { addons, toolSwitches, users } from '../db/schema/index';
+import { addons, auditEvents, auditHeads, toolSwitches, users } from '../db/schema/index';
 import { conflict, unauthorized } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { listInstalls } from '../installs/installs';
@@ -55,8 +55,8 @@ export type DeleteAccountInput = z.input<typeof deleteInput>;
 
 /**
  * Deletes the account and everything of it: sessions, apps let in (their tokens stop at once),
- * installs, rules, connected accounts and their tokens, push subscriptions, the call log. A person
- * who publishes add-ons deletes them first: others may have installed them.
+ * installs, rules, connected accounts and their tokens, push subscriptions, the call log, the audit
+ * chain. A person who publishes add-ons deletes them first: others may have installed them.
  */
 export async function deleteAccount({ ctx, input }: { ctx: Ctx; input: unknown }) {
   const { password } = parseInput(deleteInput, input, 'Give your password to delete your account.');
@@ -69,9 +69,14 @@ export async function deleteAccount({ ctx, input }: { ctx: Ctx; input: unknown }
       `You publish ${published.length === 1 ? 'an add-on' : `${published.length} add-ons`} (${published.map((a) => a.name).join(', ')}). Delete ${published.length === 1 ? 'it' : 'them'} on the Developers page first: deleting your account would take ${published.length === 1 ? 'it' : 'them'} away from everyone who installed ${published.length === 1 ? 'it' : 'them'}.`,
     );
   }
+  // Its events recorded just before are written first, and so deleted with the rest.
+  await svc.audit.flushed();
   await svc.db.transaction(async (tx) => {
     // The one table keyed by the person without a foreign key; the rest go with the account.
     await tx.delete(toolSwitches).where(eq(toolSwitches.userId, userId));
+    // The person's audit chain is theirs too (the operators' chain keeps its own record).
+    await tx.delete(auditEvents).where(eq(auditEvents.chain, userId));
+    await tx.delete(auditHeads).where(eq(auditHeads.chain, userId));
     await tx.execute(sql`delete from login_throttle where key = ${`unknown:${row.email}`} or key like ${pairKeysOf(row.email)}`);
     await tx.delete(users).where(eq(users.id, userId));
   });

@@ -1,12 +1,13 @@
 import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Ctx } from '../context';
-import { personId } from '../context';
+import { requireOperator } from '../context';
 import { notFound, ToolportError } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { addons, installs, users } from '../db/schema/index';
 import type { Services } from '../services';
 import { invisibleProblem } from './manifest';
+import { OPERATOR_CHAIN } from '../audit/writer';
 
 /**
  * Public listings (DESIGN.md catalog). Until approved, and once delisted, only the developer can
@@ -24,10 +25,7 @@ export function listingAfterPush(visibility: 'private' | 'public', current: List
 export const visibleTo = (userId: string) =>
   and(isNull(addons.deletedAt), or(and(eq(addons.visibility, 'public'), eq(addons.listing, 'approved')), eq(addons.ownerId, userId)));
 
-/** Operators are named by account id, which no sign-up can choose (config.ts, TOOLPORT_OPERATORS). */
-function requireOperator(ctx: Ctx) {
-  if (!ctx.svc.config.operators.includes(personId(ctx))) throw new ToolportError('FORBIDDEN', 'Only Toolport’s operators review listings.');
-}
+const ONLY_OPERATORS = 'Only Toolport’s operators review listings.';
 
 /** The host a webhook URL names, shown as where an add-on runs ('' for an unreadable URL). */
 export const hostOf = (url: string) => {
@@ -45,7 +43,7 @@ export type ListingView = Awaited<ReturnType<typeof listListings>>[number];
 
 /** The review queue: pending requests first (oldest first), then the other decided listings. */
 export async function listListings({ ctx, status }: { ctx: Ctx; status?: string }) {
-  requireOperator(ctx);
+  requireOperator(ctx, ONLY_OPERATORS);
   const filter = parseInput(listingsQuery, { status }, 'Unknown status filter.');
   const wanted: ListingStatus[] = filter.status === 'all' ? ['pending', 'approved', 'rejected', 'delisted'] : ['pending'];
   const rows = await ctx.svc.db
@@ -105,7 +103,7 @@ export type ListingDecisionInput = z.input<typeof decisionInput>;
 
 /** Announced, so every process's caches of people's tools drop the add-on at once. */
 export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId: string; input: unknown }) {
-  requireOperator(ctx);
+  const operator = requireOperator(ctx, ONLY_OPERATORS);
   const { decision, reason, publisher } = parseInput(decisionInput, input, 'The decision is not valid.');
   const from: ListingStatus[] = decision === 'delist' ? ['approved', 'pending'] : ['pending'];
   // An unconfirmed account never publishes to everyone: its email may not be its own. Nor does an
@@ -140,6 +138,7 @@ export async function decideListing({ ctx, addonId, input }: { ctx: Ctx; addonId
     if (!found || !found.listing) throw notFound('That listing');
     throw new ToolportError('CONFLICT', `This listing is ${found.listing}; "${decision}" applies to ${from.join(' or ')} listings.`, { listing: found.listing });
   }
+  ctx.svc.audit.record(OPERATOR_CHAIN, 'listing.decided', { operator, addon: addonId, decision: row.listing!, reason: reason?.trim() || undefined, publisher });
   // Every process drops its cached tool lists: a delisted add-on's tools leave every app at once.
   await ctx.svc.changes.changed('addon', { addonId });
   return { addonId, status: row.listing! };

@@ -116,8 +116,37 @@ export async function transition(
       ),
     )
     .returning();
-  if (row) svc.metrics.approval(status);
+  if (row) {
+    svc.metrics.approval(status);
+    auditDecision(svc, row);
+  }
   return row;
+}
+
+/** What an approval's audit event names; the `returning` of every statement that decides one. */
+const decidedColumns = {
+  id: approvals.id,
+  userId: approvals.userId,
+  status: approvals.status,
+  callId: approvals.callId,
+  decidedBy: approvals.decidedBy,
+  appName: approvals.appName,
+  addonId: approvals.addonId,
+  toolName: approvals.toolName,
+};
+type Decided = { [K in keyof typeof decidedColumns]: ApprovalRow[K] };
+
+/** A decision in the person's audit chain, with its channel and receipt id (the approval's id, DESIGN.md "Webhook protocol"). */
+function auditDecision(svc: Services, row: Decided) {
+  svc.audit.record(row.userId, 'approval', {
+    receipt: row.id,
+    call: row.callId,
+    status: row.status,
+    channel: row.decidedBy,
+    app: row.appName,
+    addon: row.addonId,
+    tool: row.toolName,
+  });
 }
 
 /**
@@ -195,9 +224,10 @@ export async function cancelPendingOfCall(svc: Services, callId: string, decided
     .update(approvals)
     .set({ status: 'cancelled', decidedBy, decidedAt: sql`now()` })
     .where(and(eq(approvals.callId, callId), eq(approvals.status, 'pending')))
-    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+    .returning(decidedColumns);
   for (const row of rows) {
     svc.metrics.approval('cancelled');
+    auditDecision(svc, row);
     await announceDecided(svc, row);
     await svc.bus.publish(APPROVALS_CHANNEL, { id: row.id }).catch(() => {});
   }
@@ -210,8 +240,11 @@ export async function cancelPending(svc: Services, ids: string[], decidedBy: str
     .update(approvals)
     .set({ status: 'cancelled', decidedBy, decidedAt: sql`now()`, runBy, runAt: sql`now()` })
     .where(and(inArray(approvals.id, ids), eq(approvals.status, 'pending')))
-    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
-  for (const _ of rows) svc.metrics.approval('cancelled');
+    .returning(decidedColumns);
+  for (const row of rows) {
+    svc.metrics.approval('cancelled');
+    auditDecision(svc, row);
+  }
   return rows;
 }
 
@@ -224,10 +257,11 @@ export async function expireOverdue(svc: Services): Promise<number> {
     .update(approvals)
     .set({ status: 'expired', decidedBy: 'timeout', decidedAt: sql`now()` })
     .where(and(eq(approvals.status, 'pending'), sql`${approvals.expiresAt} <= now()`))
-    .returning({ id: approvals.id, userId: approvals.userId, status: approvals.status });
+    .returning(decidedColumns);
   await svc.db.delete(approvalHolders).where(sql`${approvalHolders.heldUntil} < now() - ${FORGET_HOLDERS_AFTER}::interval`);
   for (const row of rows) {
     svc.metrics.approval(row.status as FinalStatus);
+    auditDecision(svc, row);
     await announceDecided(svc, row);
     // A holder still alive elsewhere learns at once rather than at its own timer.
     await svc.bus.publish(APPROVALS_CHANNEL, { id: row.id }).catch(() => {});

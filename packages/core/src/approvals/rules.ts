@@ -269,6 +269,15 @@ export async function setRule({ ctx, input }: { ctx: Ctx; input: unknown }): Pro
     .returning();
   row ??= (await svc.db.update(approvalRules).set({ mode: wanted.mode, expiresAt, createdAt: now, acknowledgedDestructive }).where(scope).returning())[0];
   if (!row) throw conflict('The rule changed while it was being set. Try again.');
+  svc.audit.record(userId, 'rule.set', {
+    rule: row.id,
+    addon: row.addonId,
+    tool: row.toolName,
+    app: row.grantId,
+    mode: row.mode,
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    acknowledgedDestructive: row.acknowledgedDestructive,
+  });
   await changed(svc, userId);
   return {
     id: row.id,
@@ -290,8 +299,9 @@ export async function removeRule({ ctx, id }: { ctx: Ctx; id: string }) {
   const [gone] = await ctx.svc.db
     .delete(approvalRules)
     .where(and(eq(approvalRules.id, id), eq(approvalRules.userId, userId)))
-    .returning({ id: approvalRules.id });
+    .returning({ id: approvalRules.id, addonId: approvalRules.addonId, toolName: approvalRules.toolName, grantId: approvalRules.grantId });
   if (!gone) throw notFound('That rule');
+  ctx.svc.audit.record(userId, 'rule.removed', { rule: gone.id, addon: gone.addonId, tool: gone.toolName, app: gone.grantId });
   await changed(ctx.svc, userId);
 }
 

@@ -68,8 +68,25 @@ export interface CallRecord {
 export function recordCall(svc: Services, rec: CallRecord) {
   // createdAt from the JS clock (ms precision) keeps the keyset cursor exact.
   svc.logs.call({ ...rec, latencyMs: Math.max(0, Math.round(rec.latencyMs)), createdAt: svc.clock.now() });
+  if (rec.outcome !== 'running') auditCall(svc, rec);
   // A rule's allow has no approval to follow up on.
   if (rec.decision === 'allowed' && rec.decidedBy !== 'rule' && rec.outcome !== 'ok' && rec.outcome !== 'running') tellAfterAllow(svc, rec.userId, rec.id);
+}
+
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+/** A call as it ended, in the person's audit chain: its arguments only as their keyed digest (none when they were never checked). */
+function auditCall(svc: Services, rec: Pick<CallRecord, 'id' | 'userId' | 'appName' | 'addonId' | 'toolName' | 'argsDigest' | 'outcome'> & Partial<Nullable<Pick<CallRecord, 'grantId' | 'decision' | 'decidedBy'>>>) {
+  svc.audit.record(rec.userId, 'call', {
+    call: rec.id,
+    app: rec.appName,
+    grant: rec.grantId ?? undefined,
+    addon: rec.addonId,
+    tool: rec.toolName,
+    args: rec.argsDigest || undefined,
+    outcome: rec.outcome,
+    decision: rec.decision ?? undefined,
+    decidedBy: rec.decidedBy ?? undefined,
+  });
 }
 
 /** A call the person allowed did not do it: their devices hear so, as the dashboard shows it. */
@@ -86,8 +103,11 @@ export async function endLostCalls(svc: Services): Promise<void> {
     .update(calls)
     .set({ outcome: 'lost', detail: 'process_stopped' })
     .where(and(eq(calls.outcome, 'running'), sql`${calls.createdAt} < now() - ${`${svc.config.callBudgetSeconds + LOST_AFTER_BUDGET_S} seconds`}::interval`))
-    .returning({ id: calls.id, userId: calls.userId });
-  for (const c of ended) announceCallChange(svc, c.userId, c.id);
+    .returning();
+  for (const c of ended) {
+    auditCall(svc, { ...c, outcome: 'lost' });
+    announceCallChange(svc, c.userId, c.id);
+  }
 }
 
 /** Running now leaves out a call at its add-on for less than this: most end within it, and it would flicker. */

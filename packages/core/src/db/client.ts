@@ -38,6 +38,8 @@ export interface Database {
   ping(): Promise<void>;
   /** One parameterised statement straight to the driver: for the few hot writes drizzle's builder slows. */
   run(text: string, params: unknown[]): Promise<void>;
+  /** As `run`, answering the rows the statement returns. */
+  all<T>(text: string, params: unknown[]): Promise<T[]>;
   /** For the approvals' holder lease (approvals/request.ts says why not the pool). On PGlite it is `db`. */
   leaseConnection(opts: { connectTimeoutS: number; reconnectS: number }): OwnConnection;
   close(): Promise<void>;
@@ -111,6 +113,9 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
       async run(text, params) {
         await client.unsafe(text, params as never[]);
       },
+      async all<T>(text: string, params: unknown[]) {
+        return (await client.unsafe(text, params as never[])) as unknown as T[];
+      },
       leaseConnection({ connectTimeoutS, reconnectS }) {
         let own: postgres.Sql | undefined;
         let ownDb: Db | undefined;
@@ -167,6 +172,9 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
     },
     async run(text, params) {
       await client.query(text, params);
+    },
+    async all<T>(text: string, params: unknown[]) {
+      return (await client.query<T>(text, params)).rows;
     },
     leaseConnection: () => ({ db: () => db, reset() {} }),
     async close() {

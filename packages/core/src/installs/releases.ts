@@ -228,6 +228,7 @@ export async function acceptRelease(ctx: Ctx, addonId: string, version: number) 
     .update(toolSwitches)
     .set({ acceptedVersion: sql`case when ${toolSwitches.enabled} then ${version}::int else null end` })
     .where(and(eq(toolSwitches.userId, userId), eq(toolSwitches.addonId, addonId), isNotNull(toolSwitches.acceptedVersion)));
+  ctx.svc.audit.record(userId, 'release.accepted', { addon: addonId, version });
   await ctx.svc.changes.changed('tools', { userId });
 }
 

@@ -297,7 +297,18 @@ export async function decideAuthorization(
     });
     return true;
   });
-  if (!made) {
+  if (made) {
+    svc.audit.record(session.userId, 'app.let_in', {
+      grant: grantId,
+      client: req.client.id,
+      app: req.client.name,
+      redirectUri: req.redirectUri,
+      scope: req.scope,
+      tools: choice.tools,
+      newTools: choice.newTools,
+      askEveryTool: choice.askEveryTool,
+    });
+  } else {
     return page('You already answered this request, so nothing more was done. Go back to the app; if it is not connected, connect it again from there.', 409);
   }
   return redirectTo(svc, req, { code });

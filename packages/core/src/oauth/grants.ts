@@ -7,8 +7,11 @@ import { notFound } from '../errors';
 import type { Services } from '../services';
 import { dropAppRules } from '../approvals/rules';
 
+/** Who ended an app's access: the person, the app itself (RFC 7009), or Toolport on seeing a code or token replayed. */
+export type RevokedBy = 'person' | 'app' | 'replay';
+
 /** Access tokens stop within `verifyAccessToken`'s cache bound (at once where the bus message arrives). */
-export async function revokeGrant(svc: Services, grantId: string, userId?: string): Promise<boolean> {
+export async function revokeGrant(svc: Services, grantId: string, by: RevokedBy, userId?: string): Promise<boolean> {
   const where = userId
     ? and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt))
     : and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt));
@@ -18,6 +21,7 @@ export async function revokeGrant(svc: Services, grantId: string, userId?: strin
     .where(where)
     .returning({ id: oauthGrants.id, userId: oauthGrants.userId });
   if (!row) return false;
+  svc.audit.record(row.userId, 'app.revoked', { grant: row.id, by });
   await svc.changes.changed('gate', { userId: row.userId, grantId: row.id });
   await dropAppRules(svc, row.userId, row.id);
   return true;
@@ -104,7 +108,7 @@ export async function listConnections({ ctx }: { ctx: Ctx }): Promise<Connection
 /** Revokes one of the person's connections; another person's id (or an unknown one) is NOT_FOUND. */
 export async function revokeConnection({ ctx, id }: { ctx: Ctx; id: string }): Promise<void> {
   const userId = personId(ctx);
-  if (await revokeGrant(ctx.svc, id, userId)) return;
+  if (await revokeGrant(ctx.svc, id, 'person', userId)) return;
   const [exists] = await ctx.svc.db
     .select({ id: oauthGrants.id })
     .from(oauthGrants)

@@ -98,7 +98,7 @@ async function redeemCode(svc: Services, client: OAuthClient, form: URLSearchPar
     const [used] = await svc.db.select({ grantId: oauthCodes.grantId }).from(oauthCodes).where(eq(oauthCodes.codeHash, codeHash));
     // A code redeemed twice was intercepted (RFC 9700 §4.5): end everything the first redemption gave.
     if (used) {
-      await revokeGrant(svc, used.grantId);
+      await revokeGrant(svc, used.grantId, 'replay');
       throw oauthError('invalid_grant', 'This code was already used; the connection it made has been revoked.');
     }
     throw oauthError('invalid_grant', 'The code is wrong or expired.');
@@ -143,7 +143,7 @@ async function rotateRefreshToken(svc: Services, client: OAuthClient, form: URLS
   if (row.clientId !== client.id) {
     // A spent token from another client: two parties hold it. A live one is refused, nothing ends.
     if (row.usedAt && !held.revokedAt) {
-      await revokeGrant(svc, row.grantId);
+      await revokeGrant(svc, row.grantId, 'replay');
       throw replayed();
     }
     throw oauthError('invalid_grant', 'The refresh token is wrong or expired.');
@@ -230,7 +230,7 @@ async function answerRace(
     const spent = new Set(rows.filter((r) => r.usedAt && recent(r.usedAt)).map((r) => r.tokenHash));
     from = successors.filter((s) => spent.has(sha256(s)));
   }
-  await revokeGrant(svc, grant.id);
+  await revokeGrant(svc, grant.id, 'replay');
   throw replayed();
 }
 
@@ -280,9 +280,9 @@ export async function revokeToken(svc: Services, { form, authorization }: TokenR
     .from(oauthRefreshTokens)
     .where(eq(oauthRefreshTokens.tokenHash, sha256(token)));
   if (refresh) {
-    if (refresh.clientId === client.id) await revokeGrant(svc, refresh.grantId);
+    if (refresh.clientId === client.id) await revokeGrant(svc, refresh.grantId, 'app');
     return;
   }
   const grantId = await grantOfAccessToken(svc, token, client.id);
-  if (grantId) await revokeGrant(svc, grantId);
+  if (grantId) await revokeGrant(svc, grantId, 'app');
 }

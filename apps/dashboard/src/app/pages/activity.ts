@@ -160,7 +160,10 @@ export function ActivityPage() {
   };
 
   if (error?.routeMissing) return html`<${PageHeader} title="Activity" /><${NotAvailable} what="the call log" />`;
-  return html`<${PageHeader} title="Activity" lead="Every tool call an app made with your tools, newest first." />
+  // The audit trail: these calls and every decision, rule, release and app let in or revoked, hash-chained (docs/audit.md).
+  return html`<${PageHeader} title="Activity" lead="Every tool call an app made with your tools, newest first.">
+      <a class="btn" href="/api/audit/export" download="toolport-audit.ndjson">Download audit trail</a>
+    <//>
     <${RunningCalls} />
     <form class="filters card" onSubmit=${onFilter} aria-label="Filter calls">
       <div class="field"><label for="f-app">App</label><input id="f-app" name="app" list="apps-list" value=${filters.app} autocomplete="off" /></div>

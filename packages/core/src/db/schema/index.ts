@@ -2,3 +2,4 @@ export * from './accounts';
 export * from './addons';
 export * from './oauth';
 export * from './calls';
+export * from './audit';
