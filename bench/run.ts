@@ -131,15 +131,17 @@ function webhookTarget(url: string, secret: string): Target {
   };
 }
 
-async function sdkSessions(url: string, count: number): Promise<string[]> {
+/** `count` initialized sessions, `parallel` opened at a time (a supergateway session starts a process). */
+async function sdkSessions(url: string, count: number, parallel = 1): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
+  const open = async () => {
     const init = await request('POST', url, mcpHeaders(), rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } }));
     const sid = init.headers['mcp-session-id'] as string;
     if (!sid) throw new Error(`no session: ${init.status} ${init.text}`);
     await request('POST', url, { ...mcpHeaders(), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, '{"jsonrpc":"2.0","method":"notifications/initialized"}');
     ids.push(sid);
-  }
+  };
+  for (let i = 0; i < count; i += parallel) await Promise.all(Array.from({ length: Math.min(parallel, count - i) }, open));
   return ids;
 }
 
@@ -152,6 +154,21 @@ function sdkTarget(url: string, sessions?: string[]): Target {
     // One session per connection, as one app holds one session.
     perRequestHeaders: sessions ? (_n, _b, ctx) => ({ 'mcp-session-id': (ctx.sid ??= sessions[next++ % sessions.length]) }) : undefined,
     check: (b) => isResult(b) && b.includes('"text":"milk"'),
+  };
+}
+
+/**
+ * A peer gateway's tools/call of search_notes, the same call Toolport gets, with a session per
+ * connection when the peer keeps sessions. The answer is the webhook's, whose JSON carries `total`.
+ */
+function peerTarget(url: string, sessions?: string[]): Target {
+  let next = 0;
+  return {
+    url,
+    headers: { ...mcpHeaders(), 'mcp-protocol-version': '2025-06-18' },
+    body: (n) => rpc(n, 'tools/call', { name: 'search_notes', arguments: { query: 'milk' } }),
+    perRequestHeaders: sessions ? (_n, _b, ctx) => ({ 'mcp-session-id': (ctx.sid ??= sessions[next++ % sessions.length]) }) : undefined,
+    check: (b) => isResult(b) && b.includes('total'),
   };
 }
 
@@ -216,6 +233,44 @@ function installBaselines() {
   if (Object.entries(pins).every(([name, version]) => installed(name) === version)) return;
   log('installing the baselines\' own pins (bench/baseline)...');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: dir, stdio: 'inherit' });
+}
+
+/**
+ * The fastmcp peer's Python venv (bench/baseline/.venv) from its pinned requirements.txt, on first use
+ * or when the pins changed: the venv keeps a copy of the requirements it was built from.
+ */
+function installPythonPeer() {
+  const dir = path.join(BENCH_DIR, 'baseline');
+  const venv = path.join(dir, '.venv');
+  const pins = readFileSync(path.join(dir, 'requirements.txt'), 'utf8');
+  const built = path.join(venv, 'bench-requirements.txt');
+  if (existsSync(built) && readFileSync(built, 'utf8') === pins) return;
+  log('installing the fastmcp peer\'s pins (bench/baseline/.venv)...');
+  rmSync(venv, { recursive: true, force: true });
+  execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+  execFileSync(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '-r', path.join(dir, 'requirements.txt')], { stdio: 'inherit' });
+  writeFileSync(built, pins);
+}
+
+/**
+ * Peer gateways (issue #48), each in front of a tool that calls the same Notes webhook for the same
+ * call (bench/baseline/peer.ts starts them; bench/README.md says what each does and does not do).
+ */
+const PEERS = [
+  { name: 'peer-supergateway', kind: 'supergateway', short: 'supergateway', label: 'supergateway (stateful) → stdio server → webhook', sessions: true },
+  { name: 'peer-mcp-proxy', kind: 'mcp-proxy', short: 'mcp-proxy', label: 'mcp-proxy (stateless) → stdio server → webhook', sessions: false },
+  { name: 'peer-fastmcp', kind: 'fastmcp', short: 'FastMCP', label: 'FastMCP, Python (stateless, JSON) → webhook', sessions: false },
+] as const;
+
+/** The versions the peers ran on, for the results: from what is installed, not what is asked for. */
+function peerVersions() {
+  const dir = path.join(BENCH_DIR, 'baseline');
+  const npmVersion = (name: string) => {
+    const file = path.join(dir, 'node_modules', name, 'package.json');
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version : undefined;
+  };
+  const fastmcp = /^fastmcp-slim(?:\[[^\]]*\])?==(\S+)$/m.exec(readFileSync(path.join(dir, 'requirements.txt'), 'utf8'))?.[1];
+  return { supergateway: npmVersion('supergateway'), 'mcp-proxy': npmVersion('mcp-proxy'), 'fastmcp-slim': fastmcp, 'stdio server SDK': npmVersion('@modelcontextprotocol/sdk') };
 }
 
 async function main() {
@@ -306,6 +361,38 @@ async function main() {
     { name: 'sdk-sessions', group: 'call', label: 'bare SDK, sessions', target: async () => sdkTarget(sdkSession.ready.url, await sdkSessions(sdkSession.ready.url, 64)), runs: {} },
     { name: 'bullmq-relay', group: 'call', label: 'BullMQ relay, one job per call (no MCP, no checks)', target: async () => webhookTarget(relay.ready.url, notesSecret), runs: {} },
   );
+  // The peers start only now: their tool signs with the secret the `webhook` scenario uses.
+  const wantedPeers = PEERS.filter((p) => want(p.name, 'load'));
+  if (wantedPeers.length) results.peers = { versions: peerVersions(), skipped: {} };
+  // A peer that cannot run here is left out, with why, and the rest is measured.
+  const leaveOut = (name: string, err: unknown) => {
+    log(`${name} not measured: ${(err as Error).message}`);
+    results.peers.skipped[name] = (err as Error).message;
+  };
+  let python = true;
+  if (wantedPeers.some((p) => p.kind === 'fastmcp')) {
+    try {
+      installPythonPeer();
+    } catch (err) {
+      python = false;
+      leaveOut('peer-fastmcp', err);
+    }
+  }
+  const peerChildren = await Promise.all(
+    wantedPeers.map((p) =>
+      p.kind === 'fastmcp' && !python
+        ? undefined
+        : child(p.name, 'baseline/peer.ts', { args: [p.kind], env: { NOTES_WEBHOOK: webhookUrl, NOTES_SECRET: notesSecret } }).catch((err) => void leaveOut(p.name, err)),
+    ),
+  );
+  wantedPeers.forEach((p, i) => {
+    const c = peerChildren[i];
+    if (!c) return;
+    const url = c.ready.url as string;
+    // Sessions are opened once (a supergateway session owns a stdio server process), not per run.
+    let sessions: Promise<string[]> | undefined;
+    scenarios.push({ name: p.name, group: 'call', label: p.label, target: async () => peerTarget(url, p.sessions ? await (sessions ??= sdkSessions(url, Math.max(...CONCURRENCY), 8)) : undefined), runs: {} });
+  });
   for (const d of deployments) {
     scenarios.push({ name: `toolport-${d.name}`, group: 'call', label: `Toolport tools/call, ${DEPLOYMENT_LABEL[d.name]}`, target: async () => toolportCall(await fresh(d.token)), runs: {} });
   }
@@ -828,6 +915,13 @@ function goals(r: any) {
     const sdk = L['sdk-stateless']?.points;
     add(`throughput c=64, ${DEPLOYMENT_LABEL[d]} / bare stateless SDK`, tp && sdk ? tp[64].rps / sdk[64].rps : undefined, 1, '>=', '×');
   }
+  // Toolport ahead of every peer at c=64 while doing more per call (bench/README.md: what each peer
+  // does and does not do that Toolport does).
+  for (const p of PEERS) {
+    const tp = L['toolport-embedded']?.points;
+    const peer = L[p.name]?.points;
+    add(`throughput c=64, embedded / peer ${p.short} (Toolport doing more per call)`, tp && peer ? tp[64].rps / peer[64].rps : undefined, 1, '>=', '×');
+  }
   const hook = L.webhook?.points?.[1];
   for (const [d, limit] of calls) {
     const tp = L[`toolport-${d}`]?.points?.[1];
@@ -928,6 +1022,11 @@ function markdown(r: any): string {
       const ratio = sdk?.[c] ? (p.rps / sdk[c].rps).toFixed(2) : '';
       lines.push(`| ${s.label} | ${c} | ${p.rps} | ${ratio} | ${p.p50.toFixed(3)} | ${p.p90.toFixed(3)} | ${p.p99.toFixed(3)} | ${p.errors} |`);
     }
+  }
+  if (r.peers) {
+    const v = r.peers.versions;
+    lines.push('', `Peers: supergateway ${v.supergateway}, mcp-proxy ${v['mcp-proxy']}, fastmcp-slim ${v['fastmcp-slim']}; the gateways' stdio server on SDK ${v['stdio server SDK']} (bench/README.md, "Peers").`);
+    for (const [name, why] of Object.entries<string>(r.peers.skipped)) lines.push(`- ${name} not measured: ${why}`);
   }
   cpuTable(r, lines);
   bullmqCost(r, lines);
