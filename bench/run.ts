@@ -15,6 +15,7 @@ import { BENCH_DIR, startChild, type Child } from './lib/children';
 import { request, rpcResult, openSse, type SseEvent } from './lib/http';
 import { cpuSampler, type CpuUse } from './lib/cpu';
 import { percentile, runPoint, type Point, type Target } from './lib/load';
+import { runPointHttp, type HttpPoint } from './lib/load-http';
 import { connect, cookieOf, fresh, generatedManifest, installAddon, person, type AppToken, type Person } from './lib/setup';
 import { drawChart } from './lib/chart';
 import { createBacking, freePort } from '../test/helpers/target';
@@ -198,9 +199,12 @@ interface Scenario {
   label: string;
   target: () => Promise<Target>;
   runs: Record<number, Measured[]>;
+  /** The second load generator's points at the top concurrency (node:http), for the scenarios it re-measures. */
+  httpRuns?: HttpMeasured[];
 }
 /** A load point and where its CPU went. */
 type Measured = Point & { cpu?: CpuUse };
+type HttpMeasured = HttpPoint & { cpu?: CpuUse };
 const scenarios: Scenario[] = [];
 
 function summarise(runs: Measured[]) {
@@ -217,6 +221,33 @@ function summarise(runs: Measured[]) {
     cpu: mid.cpu,
     runs: runs.map((r) => ({ rps: Math.round(r.rps), p50: r.p50, p99: r.p99, errors: r.errors, non2xx: r.non2xx, wrong: r.wrong })),
   };
+}
+
+function summariseHttp(runs: HttpMeasured[]) {
+  const byRps = [...runs].sort((a, b) => a.rps - b.rps);
+  return {
+    // What the generator itself cost per call, beside autocannon's: on 2 cores it is taken from the server.
+    loadGeneratorUs: byRps[Math.floor((byRps.length - 1) / 2)]!.cpu?.perCallUs['load generator'],
+    rps: Math.round(median(runs.map((r) => r.rps))),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    requests: runs.reduce((a, r) => a + r.requests, 0),
+    runs: runs.map((r) => ({ rps: Math.round(r.rps), p50: r.p50, p99: r.p99, errors: r.errors })),
+  };
+}
+
+/** Toolport embedded over the SDK and over each peer at the top concurrency, as each load generator measured it. */
+function secondGenerator(r: any) {
+  const top = String(Math.max(...CONCURRENCY));
+  const tp = r.load['toolport-embedded'];
+  const rows: Array<{ c: number; ratio: string; autocannon: number; http: number }> = [];
+  for (const other of ['sdk-stateless', ...PEERS.map((p) => p.name)]) {
+    const o = r.load[other];
+    if (!tp?.secondGenerator || !o?.secondGenerator) continue;
+    rows.push({ c: Number(top), ratio: `toolport-embedded / ${other}`, autocannon: r2(tp.points[top].rps / o.points[top].rps), http: r2(tp.secondGenerator.rps / o.secondGenerator.rps) });
+  }
+  return rows;
 }
 
 /**
@@ -261,6 +292,8 @@ const PEERS = [
   { name: 'peer-mcp-proxy', kind: 'mcp-proxy', short: 'mcp-proxy', label: 'mcp-proxy (stateless) → stdio server → webhook', sessions: false },
   { name: 'peer-fastmcp', kind: 'fastmcp', short: 'FastMCP', label: 'FastMCP, Python (stateless, JSON) → webhook', sessions: false },
 ] as const;
+/** What the second load generator (node:http) re-measures at the top concurrency: Toolport, the SDK, the peers. */
+const SECOND_GENERATOR = new Set<string>(['sdk-stateless', 'toolport-embedded', ...PEERS.map((p) => p.name)]);
 
 /** The versions the peers ran on, for the results: from what is installed, not what is asked for. */
 function peerVersions() {
@@ -436,11 +469,24 @@ async function main() {
         (s.runs[c] ??= []).push(p);
         log(`run ${run}/${RUNS} ${s.name.padEnd(18)} c=${String(c).padEnd(2)} ${String(Math.round(p.rps)).padStart(6)}/s p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms${p.errors + p.non2xx + p.wrong ? ` ERRORS ${p.errors}/${p.non2xx}/${p.wrong}` : ''}`);
       }
+      // The second load generator, right after autocannon's top point of the same scenario, so that
+      // both see the same machine: the ratios of the two should agree within noise.
+      if (SECOND_GENERATOR.has(s.name)) {
+        const top = Math.max(...CONCURRENCY);
+        const before = cpu.take();
+        const h: HttpMeasured = await runPointHttp(target, top, SECONDS);
+        h.cpu = cpu.between(before, cpu.take(), h.requests);
+        (s.httpRuns ??= []).push(h);
+        log(`run ${run}/${RUNS} ${s.name.padEnd(18)} c=${top} ${String(Math.round(h.rps)).padStart(6)}/s p50 ${h.p50.toFixed(3)} ms p99 ${h.p99.toFixed(3)} ms (node:http)${h.errors ? ` ERRORS ${h.errors}` : ''}`);
+      }
     }
   }
   for (const s of active) {
     results.load[s.name] = { label: s.label, group: s.group, points: Object.fromEntries(Object.entries(s.runs).map(([c, runs]) => [c, summarise(runs)])) };
+    if (s.httpRuns) results.load[s.name].secondGenerator = summariseHttp(s.httpRuns);
   }
+  results.secondGenerator = secondGenerator(results);
+  for (const x of results.secondGenerator) log(`second load generator, c=${x.c}: ${x.ratio} ${x.http} (autocannon ${x.autocannon})`);
 
   // ---- approval round trips -------------------------------------------------------------------
   const byName = Object.fromEntries(deployments.map((d) => [d.name, d]));
@@ -1006,6 +1052,30 @@ function bullmqCost(r: any, lines: string[]) {
   lines.push('', '## BullMQ\'s own cost (context for the BullMQ goals, throughput at c=64)', '', '| ratio | c=64 |', '| --- | --- |', ...rows);
 }
 
+/** The second load generator's points beside autocannon's, and the ratios each gives. */
+function secondGeneratorTable(r: any, lines: string[]) {
+  const top = String(Math.max(...CONCURRENCY));
+  const rows = Object.values<any>(r.load).filter((s) => s.secondGenerator && s.points[top]);
+  if (!rows.length) return;
+  lines.push(
+    '',
+    `## Second load generator (node:http keep-alive closed loop, c=${top})`,
+    '',
+    `Measured right after autocannon's c=${top} point of the same scenario: ${top} loops on one keep-alive agent of ${top} sockets, each sending its next request once the last answer is read whole. The ratios of the two generators should agree within noise.`,
+    '',
+    '| scenario | autocannon calls/s | node:http calls/s | node:http p50 ms | node:http p99 ms | node:http errors | generator µs/call, autocannon / node:http |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const s of rows) {
+    const g = s.secondGenerator;
+    lines.push(`| ${s.label} | ${s.points[top].rps} | ${g.rps} | ${g.p50.toFixed(3)} | ${g.p99.toFixed(3)} | ${g.errors} | ${s.points[top].cpu?.perCallUs['load generator'] ?? ''} / ${g.loadGeneratorUs ?? ''} |`);
+  }
+  if (r.secondGenerator?.length) {
+    lines.push('', '| ratio | autocannon | node:http |', '| --- | --- | --- |');
+    for (const x of r.secondGenerator) lines.push(`| ${x.ratio} | ${x.autocannon.toFixed(2)}× | ${x.http.toFixed(2)}× |`);
+  }
+}
+
 function markdown(r: any): string {
   const lines: string[] = [];
   lines.push(`# Benchmark results (${r.mode})`, '');
@@ -1030,6 +1100,7 @@ function markdown(r: any): string {
   }
   cpuTable(r, lines);
   bullmqCost(r, lines);
+  secondGeneratorTable(r, lines);
   const hook = r.load.webhook?.points?.[1];
   if (hook) {
     lines.push('', '## Added latency at c=1 over the direct webhook call', '', '| scenario | p50 ms | added p50 | p99 ms | added p99 |', '| --- | --- | --- | --- | --- |');
