@@ -34,20 +34,24 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
+// mcp-proxy does not end when its stdin closes; this preload makes it, as supergateway does by itself.
+const EXIT_WITH_STDIN = 'data:text/javascript,process.stdin.once("close",()=>process.exit(0)).resume()';
+
 const port = String(await freePort());
 const commands: Record<string, [string, string[]]> = {
   // Stateful: its stateless mode spawns a new stdio server for every POST (a process start per call).
   // A session owns one stdio server, so the bench opens one session per connection. No per-message log.
   supergateway: [process.execPath, [pkg('supergateway/dist/index.js'), '--stdio', `"${process.execPath}" "${stdioServer}"`, '--outputTransport', 'streamableHttp', '--stateful', '--port', port, '--logLevel', 'none']],
   // Stateless on one shared stdio server; Streamable HTTP only, no resumability store (request/response only).
-  'mcp-proxy': [process.execPath, [pkg('mcp-proxy/dist/bin/mcp-proxy.mjs'), '--server', 'stream', '--stateless', '--no-eventStore', '--host', '127.0.0.1', '--port', port, '--', process.execPath, stdioServer]],
+  'mcp-proxy': [process.execPath, ['--import', EXIT_WITH_STDIN, pkg('mcp-proxy/dist/bin/mcp-proxy.mjs'), '--server', 'stream', '--stateless', '--no-eventStore', '--host', '127.0.0.1', '--port', port, '--', process.execPath, stdioServer]],
   fastmcp: [path.join(HERE, '.venv', 'bin', 'python'), [path.join(HERE, 'fastmcp_notes.py'), port]],
 };
 const command = commands[kind];
 if (!command) throw new Error(`unknown peer "${kind}" (${Object.keys(commands).join(', ')})`);
 
-// stdin is a pipe the peer never gets data on: when this wrapper dies, it closes, and supergateway and
-// the fastmcp script exit on that, so no peer outlives the bench.
+// stdin is a pipe the peer never gets data on: when this wrapper dies (even by SIGKILL, as a child that
+// does not start in time is), it closes and the peer exits, so no peer outlives the bench. Its stdio
+// servers exit when their own stdin closes.
 const peer = spawn(command[0], command[1], { cwd: HERE, env: process.env, stdio: ['pipe', 'inherit', 'inherit'] });
 let stopping = false;
 peer.once('exit', (code, signal) => {
