@@ -15,6 +15,7 @@ import { BENCH_DIR, startChild, type Child } from './lib/children';
 import { request, rpcResult, openSse, type SseEvent } from './lib/http';
 import { cpuSampler, type CpuUse } from './lib/cpu';
 import { percentile, runPoint, type Point, type Target } from './lib/load';
+import { runPointHttp, type HttpPoint } from './lib/load-http';
 import { connect, cookieOf, fresh, generatedManifest, installAddon, person, type AppToken, type Person } from './lib/setup';
 import { drawChart } from './lib/chart';
 import { createBacking, freePort } from '../test/helpers/target';
@@ -131,15 +132,17 @@ function webhookTarget(url: string, secret: string): Target {
   };
 }
 
-async function sdkSessions(url: string, count: number): Promise<string[]> {
+/** `count` initialized sessions, `parallel` opened at a time (a supergateway session starts a process). */
+async function sdkSessions(url: string, count: number, parallel = 1): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
+  const open = async () => {
     const init = await request('POST', url, mcpHeaders(), rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } }));
     const sid = init.headers['mcp-session-id'] as string;
     if (!sid) throw new Error(`no session: ${init.status} ${init.text}`);
     await request('POST', url, { ...mcpHeaders(), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, '{"jsonrpc":"2.0","method":"notifications/initialized"}');
     ids.push(sid);
-  }
+  };
+  for (let i = 0; i < count; i += parallel) await Promise.all(Array.from({ length: Math.min(parallel, count - i) }, open));
   return ids;
 }
 
@@ -152,6 +155,21 @@ function sdkTarget(url: string, sessions?: string[]): Target {
     // One session per connection, as one app holds one session.
     perRequestHeaders: sessions ? (_n, _b, ctx) => ({ 'mcp-session-id': (ctx.sid ??= sessions[next++ % sessions.length]) }) : undefined,
     check: (b) => isResult(b) && b.includes('"text":"milk"'),
+  };
+}
+
+/**
+ * A peer gateway's tools/call of search_notes, the same call Toolport gets, with a session per
+ * connection when the peer keeps sessions. The answer is the webhook's, whose JSON carries `total`.
+ */
+function peerTarget(url: string, sessions?: string[]): Target {
+  let next = 0;
+  return {
+    url,
+    headers: { ...mcpHeaders(), 'mcp-protocol-version': '2025-06-18' },
+    body: (n) => rpc(n, 'tools/call', { name: 'search_notes', arguments: { query: 'milk' } }),
+    perRequestHeaders: sessions ? (_n, _b, ctx) => ({ 'mcp-session-id': (ctx.sid ??= sessions[next++ % sessions.length]) }) : undefined,
+    check: (b) => isResult(b) && b.includes('total'),
   };
 }
 
@@ -181,9 +199,12 @@ interface Scenario {
   label: string;
   target: () => Promise<Target>;
   runs: Record<number, Measured[]>;
+  /** The second load generator's points at the top concurrency (node:http), for the scenarios it re-measures. */
+  httpRuns?: HttpMeasured[];
 }
 /** A load point and where its CPU went. */
 type Measured = Point & { cpu?: CpuUse };
+type HttpMeasured = HttpPoint & { cpu?: CpuUse };
 const scenarios: Scenario[] = [];
 
 function summarise(runs: Measured[]) {
@@ -202,6 +223,33 @@ function summarise(runs: Measured[]) {
   };
 }
 
+function summariseHttp(runs: HttpMeasured[]) {
+  const byRps = [...runs].sort((a, b) => a.rps - b.rps);
+  return {
+    // What the generator itself cost per call, beside autocannon's: on 2 cores it is taken from the server.
+    loadGeneratorUs: byRps[Math.floor((byRps.length - 1) / 2)]!.cpu?.perCallUs['load generator'],
+    rps: Math.round(median(runs.map((r) => r.rps))),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    requests: runs.reduce((a, r) => a + r.requests, 0),
+    runs: runs.map((r) => ({ rps: Math.round(r.rps), p50: r.p50, p99: r.p99, errors: r.errors })),
+  };
+}
+
+/** Toolport embedded over the SDK and over each peer at the top concurrency, as each load generator measured it. */
+function secondGenerator(r: any) {
+  const top = String(Math.max(...CONCURRENCY));
+  const tp = r.load['toolport-embedded'];
+  const rows: Array<{ c: number; ratio: string; autocannon: number; http: number }> = [];
+  for (const other of ['sdk-stateless', ...PEERS.map((p) => p.name)]) {
+    const o = r.load[other];
+    if (!tp?.secondGenerator || !o?.secondGenerator) continue;
+    rows.push({ c: Number(top), ratio: `toolport-embedded / ${other}`, autocannon: r2(tp.points[top].rps / o.points[top].rps), http: r2(tp.secondGenerator.rps / o.secondGenerator.rps) });
+  }
+  return rows;
+}
+
 /**
  * The bare SDK servers run on their own pins (bench/baseline: the SDK and zod as a developer installs
  * them today), never through the product's lock: installed on first use, or when a pin changed.
@@ -216,6 +264,46 @@ function installBaselines() {
   if (Object.entries(pins).every(([name, version]) => installed(name) === version)) return;
   log('installing the baselines\' own pins (bench/baseline)...');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: dir, stdio: 'inherit' });
+}
+
+/**
+ * The fastmcp peer's Python venv (bench/baseline/.venv) from its pinned requirements.txt, on first use
+ * or when the pins changed: the venv keeps a copy of the requirements it was built from.
+ */
+function installPythonPeer() {
+  const dir = path.join(BENCH_DIR, 'baseline');
+  const venv = path.join(dir, '.venv');
+  const pins = readFileSync(path.join(dir, 'requirements.txt'), 'utf8');
+  const built = path.join(venv, 'bench-requirements.txt');
+  if (existsSync(built) && readFileSync(built, 'utf8') === pins) return;
+  log('installing the fastmcp peer\'s pins (bench/baseline/.venv)...');
+  rmSync(venv, { recursive: true, force: true });
+  execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+  execFileSync(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '-r', path.join(dir, 'requirements.txt')], { stdio: 'inherit' });
+  writeFileSync(built, pins);
+}
+
+/**
+ * Peer gateways (issue #48), each in front of a tool that calls the same Notes webhook for the same
+ * call (bench/baseline/peer.ts starts them; bench/README.md says what each does and does not do).
+ */
+const PEERS = [
+  { name: 'peer-supergateway', kind: 'supergateway', short: 'supergateway', label: 'supergateway (stateful) → stdio server → webhook', sessions: true },
+  { name: 'peer-mcp-proxy', kind: 'mcp-proxy', short: 'mcp-proxy', label: 'mcp-proxy (stateless) → stdio server → webhook', sessions: false },
+  { name: 'peer-fastmcp', kind: 'fastmcp', short: 'FastMCP', label: 'FastMCP, Python (stateless, JSON) → webhook', sessions: false },
+] as const;
+/** What the second load generator (node:http) re-measures at the top concurrency: Toolport, the SDK, the peers. */
+const SECOND_GENERATOR = new Set<string>(['sdk-stateless', 'toolport-embedded', ...PEERS.map((p) => p.name)]);
+
+/** The versions the peers ran on, for the results: from what is installed, not what is asked for. */
+function peerVersions() {
+  const dir = path.join(BENCH_DIR, 'baseline');
+  const npmVersion = (name: string) => {
+    const file = path.join(dir, 'node_modules', name, 'package.json');
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version : undefined;
+  };
+  const fastmcp = /^fastmcp-slim(?:\[[^\]]*\])?==(\S+)$/m.exec(readFileSync(path.join(dir, 'requirements.txt'), 'utf8'))?.[1];
+  return { supergateway: npmVersion('supergateway'), 'mcp-proxy': npmVersion('mcp-proxy'), 'fastmcp-slim': fastmcp, 'stdio server SDK': npmVersion('@modelcontextprotocol/sdk') };
 }
 
 async function main() {
@@ -306,6 +394,38 @@ async function main() {
     { name: 'sdk-sessions', group: 'call', label: 'bare SDK, sessions', target: async () => sdkTarget(sdkSession.ready.url, await sdkSessions(sdkSession.ready.url, 64)), runs: {} },
     { name: 'bullmq-relay', group: 'call', label: 'BullMQ relay, one job per call (no MCP, no checks)', target: async () => webhookTarget(relay.ready.url, notesSecret), runs: {} },
   );
+  // The peers start only now: their tool signs with the secret the `webhook` scenario uses.
+  const wantedPeers = PEERS.filter((p) => want(p.name, 'load'));
+  if (wantedPeers.length) results.peers = { versions: peerVersions(), skipped: {} };
+  // A peer that cannot run here is left out, with why, and the rest is measured.
+  const leaveOut = (name: string, err: unknown) => {
+    log(`${name} not measured: ${(err as Error).message}`);
+    results.peers.skipped[name] = (err as Error).message;
+  };
+  let python = true;
+  if (wantedPeers.some((p) => p.kind === 'fastmcp')) {
+    try {
+      installPythonPeer();
+    } catch (err) {
+      python = false;
+      leaveOut('peer-fastmcp', err);
+    }
+  }
+  const peerChildren = await Promise.all(
+    wantedPeers.map((p) =>
+      p.kind === 'fastmcp' && !python
+        ? undefined
+        : child(p.name, 'baseline/peer.ts', { args: [p.kind], env: { NOTES_WEBHOOK: webhookUrl, NOTES_SECRET: notesSecret } }).catch((err) => void leaveOut(p.name, err)),
+    ),
+  );
+  wantedPeers.forEach((p, i) => {
+    const c = peerChildren[i];
+    if (!c) return;
+    const url = c.ready.url as string;
+    // Sessions are opened once (a supergateway session owns a stdio server process), not per run.
+    let sessions: Promise<string[]> | undefined;
+    scenarios.push({ name: p.name, group: 'call', label: p.label, target: async () => peerTarget(url, p.sessions ? await (sessions ??= sdkSessions(url, Math.max(...CONCURRENCY), 8)) : undefined), runs: {} });
+  });
   for (const d of deployments) {
     scenarios.push({ name: `toolport-${d.name}`, group: 'call', label: `Toolport tools/call, ${DEPLOYMENT_LABEL[d.name]}`, target: async () => toolportCall(await fresh(d.token)), runs: {} });
   }
@@ -349,11 +469,24 @@ async function main() {
         (s.runs[c] ??= []).push(p);
         log(`run ${run}/${RUNS} ${s.name.padEnd(18)} c=${String(c).padEnd(2)} ${String(Math.round(p.rps)).padStart(6)}/s p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms${p.errors + p.non2xx + p.wrong ? ` ERRORS ${p.errors}/${p.non2xx}/${p.wrong}` : ''}`);
       }
+      // The second load generator, right after autocannon's top point of the same scenario, so that
+      // both see the same machine: the ratios of the two should agree within noise.
+      if (SECOND_GENERATOR.has(s.name)) {
+        const top = Math.max(...CONCURRENCY);
+        const before = cpu.take();
+        const h: HttpMeasured = await runPointHttp(target, top, SECONDS);
+        h.cpu = cpu.between(before, cpu.take(), h.requests);
+        (s.httpRuns ??= []).push(h);
+        log(`run ${run}/${RUNS} ${s.name.padEnd(18)} c=${top} ${String(Math.round(h.rps)).padStart(6)}/s p50 ${h.p50.toFixed(3)} ms p99 ${h.p99.toFixed(3)} ms (node:http)${h.errors ? ` ERRORS ${h.errors}` : ''}`);
+      }
     }
   }
   for (const s of active) {
     results.load[s.name] = { label: s.label, group: s.group, points: Object.fromEntries(Object.entries(s.runs).map(([c, runs]) => [c, summarise(runs)])) };
+    if (s.httpRuns) results.load[s.name].secondGenerator = summariseHttp(s.httpRuns);
   }
+  results.secondGenerator = secondGenerator(results);
+  for (const x of results.secondGenerator) log(`second load generator, c=${x.c}: ${x.ratio} ${x.http} (autocannon ${x.autocannon})`);
 
   // ---- approval round trips -------------------------------------------------------------------
   const byName = Object.fromEntries(deployments.map((d) => [d.name, d]));
@@ -828,6 +961,13 @@ function goals(r: any) {
     const sdk = L['sdk-stateless']?.points;
     add(`throughput c=64, ${DEPLOYMENT_LABEL[d]} / bare stateless SDK`, tp && sdk ? tp[64].rps / sdk[64].rps : undefined, 1, '>=', '×');
   }
+  // Toolport ahead of every peer at c=64 while doing more per call (bench/README.md: what each peer
+  // does and does not do that Toolport does).
+  for (const p of PEERS) {
+    const tp = L['toolport-embedded']?.points;
+    const peer = L[p.name]?.points;
+    add(`throughput c=64, embedded / peer ${p.short} (Toolport doing more per call)`, tp && peer ? tp[64].rps / peer[64].rps : undefined, 1, '>=', '×');
+  }
   const hook = L.webhook?.points?.[1];
   for (const [d, limit] of calls) {
     const tp = L[`toolport-${d}`]?.points?.[1];
@@ -912,6 +1052,30 @@ function bullmqCost(r: any, lines: string[]) {
   lines.push('', '## BullMQ\'s own cost (context for the BullMQ goals, throughput at c=64)', '', '| ratio | c=64 |', '| --- | --- |', ...rows);
 }
 
+/** The second load generator's points beside autocannon's, and the ratios each gives. */
+function secondGeneratorTable(r: any, lines: string[]) {
+  const top = String(Math.max(...CONCURRENCY));
+  const rows = Object.values<any>(r.load).filter((s) => s.secondGenerator && s.points[top]);
+  if (!rows.length) return;
+  lines.push(
+    '',
+    `## Second load generator (node:http keep-alive closed loop, c=${top})`,
+    '',
+    `Measured right after autocannon's c=${top} point of the same scenario: ${top} loops on one keep-alive agent of ${top} sockets, each sending its next request once the last answer is read whole. The ratios of the two generators should agree within noise.`,
+    '',
+    '| scenario | autocannon calls/s | node:http calls/s | node:http p50 ms | node:http p99 ms | node:http errors | generator µs/call, autocannon / node:http |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const s of rows) {
+    const g = s.secondGenerator;
+    lines.push(`| ${s.label} | ${s.points[top].rps} | ${g.rps} | ${g.p50.toFixed(3)} | ${g.p99.toFixed(3)} | ${g.errors} | ${s.points[top].cpu?.perCallUs['load generator'] ?? ''} / ${g.loadGeneratorUs ?? ''} |`);
+  }
+  if (r.secondGenerator?.length) {
+    lines.push('', '| ratio | autocannon | node:http |', '| --- | --- | --- |');
+    for (const x of r.secondGenerator) lines.push(`| ${x.ratio} | ${x.autocannon.toFixed(2)}× | ${x.http.toFixed(2)}× |`);
+  }
+}
+
 function markdown(r: any): string {
   const lines: string[] = [];
   lines.push(`# Benchmark results (${r.mode})`, '');
@@ -929,8 +1093,14 @@ function markdown(r: any): string {
       lines.push(`| ${s.label} | ${c} | ${p.rps} | ${ratio} | ${p.p50.toFixed(3)} | ${p.p90.toFixed(3)} | ${p.p99.toFixed(3)} | ${p.errors} |`);
     }
   }
+  if (r.peers) {
+    const v = r.peers.versions;
+    lines.push('', `Peers: supergateway ${v.supergateway}, mcp-proxy ${v['mcp-proxy']}, fastmcp-slim ${v['fastmcp-slim']}; the gateways' stdio server on SDK ${v['stdio server SDK']} (bench/README.md, "Peers").`);
+    for (const [name, why] of Object.entries<string>(r.peers.skipped)) lines.push(`- ${name} not measured: ${why}`);
+  }
   cpuTable(r, lines);
   bullmqCost(r, lines);
+  secondGeneratorTable(r, lines);
   const hook = r.load.webhook?.points?.[1];
   if (hook) {
     lines.push('', '## Added latency at c=1 over the direct webhook call', '', '| scenario | p50 ms | added p50 | p99 ms | added p99 |', '| --- | --- | --- | --- | --- |');

@@ -1,6 +1,7 @@
 import { Resvg } from '@resvg/resvg-js';
 
-const COLORS = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e', '#e6ab02', '#a6761d', '#666666'];
+// As many as the call panels have series (the peers included), so no two share a colour.
+const COLORS = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e', '#e6ab02', '#a6761d', '#666666', '#1f78b4', '#b15928', '#000000', '#fb9a99'];
 const W = 520;
 const H = 340;
 const M = { l: 60, r: 12, t: 34, b: 44 };

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Where a load point's CPU went, process by process, read from /proc: every server child, the
@@ -21,6 +21,23 @@ function processCpuUs(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The processes a process started, from every thread's /proc children list. */
+function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU time of a process and every live process under it: a peer's child is a wrapper, and the work
+ * is done by the gateway it spawned and the stdio servers that gateway spawned in turn.
+ */
+function treeCpuUs(pid: number): number {
+  return childPids(pid).reduce((sum, child) => sum + treeCpuUs(child), processCpuUs(pid));
 }
 
 function pidsNamed(name: string): number[] {
@@ -59,7 +76,7 @@ export interface CpuUse {
 export function cpuSampler(children: () => Array<{ name: string; pid: number | undefined }>) {
   const take = (): Sample => {
     const groups: Record<string, number> = {};
-    for (const c of children()) if (c.pid) groups[c.name] = processCpuUs(c.pid);
+    for (const c of children()) if (c.pid) groups[c.name] = treeCpuUs(c.pid);
     for (const [group, name] of [['redis', 'redis-server'], ['postgres', 'postgres']] as const) {
       groups[group] = pidsNamed(name).reduce((sum, pid) => sum + processCpuUs(pid), 0);
     }

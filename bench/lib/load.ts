@@ -43,6 +43,8 @@ export interface Target {
 }
 
 let counter = 0;
+/** The next request number, shared by both load generators: no JSON-RPC id or webhook-id twice in a run. */
+export const nextRequestNumber = () => ++counter;
 
 /** One closed-loop point: `connections` clients, each sending its next request when the last is answered. */
 export async function runPoint(target: Target, connections: number, seconds: number): Promise<Point> {
@@ -50,7 +52,7 @@ export async function runPoint(target: Target, connections: number, seconds: num
   const request: any = {
     method: target.method ?? 'POST',
     setupRequest(req: any, context: Record<string, any>) {
-      const n = ++counter;
+      const n = nextRequestNumber();
       const body = target.body ? target.body(n, context) : undefined;
       if (body !== undefined) req.body = body;
       const extra = target.perRequestHeaders ? target.perRequestHeaders(n, body ?? '', context) : undefined;
