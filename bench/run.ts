@@ -279,7 +279,9 @@ function installPythonPeer() {
   log('installing the fastmcp peer\'s pins (bench/baseline/.venv)...');
   rmSync(venv, { recursive: true, force: true });
   execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-m', 'venv', venv], { stdio: 'inherit' });
-  execFileSync(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '-r', path.join(dir, 'requirements.txt')], { stdio: 'inherit' });
+  // An index that does not answer is given up at once (pip otherwise retries it five times a
+  // package: 9.5 minutes where only a local index is reachable), not waited for.
+  execFileSync(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--retries', '0', '--timeout', '5', '-r', path.join(dir, 'requirements.txt')], { stdio: 'inherit' });
   writeFileSync(built, pins);
 }
 
