@@ -98,6 +98,8 @@ function endElicited(outgoing: ServerResponse, id: string | number, result: stri
   outgoing.end(sseMessage(jsonRpcResult(id, result)));
 }
 
+const HEADERS_ALONE_MS = 100;
+
 /** One object per call rather than closures: it lives as long as the call, up to 30 s. */
 class ProgressStream implements CallWatcher {
   readonly progress = true;
@@ -143,7 +145,11 @@ export function answerStreamed(
 ): Response {
   const { log } = c.get('svc');
   outgoing.writeHead(200, SSE_HEADERS);
-  outgoing.flushHeaders();
+  // The headers leave with the first event or the answer (one write for a quick call, not two), or
+  // alone once the call has taken HEADERS_ALONE_MS, so the app knows its stream is open.
+  setTimeout(() => {
+    if (!outgoing.headersSent && answerable(outgoing)) outgoing.flushHeaders();
+  }, HEADERS_ALONE_MS);
   const stream = new ProgressStream(outgoing, progressToken, id, encode, options.elicitation ? 'grant' : undefined);
   run(stream)
     .then((result) => stream.end(result))
