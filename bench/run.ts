@@ -26,7 +26,7 @@ const QUICK = argv.includes('--quick');
 const SECONDS = QUICK ? 1.5 : 5;
 const RUNS = QUICK ? 1 : 3;
 const WARMUP_S = QUICK ? 0.5 : 1;
-const CONCURRENCY = [1, 16, 64];
+const CONCURRENCY = [1, 16, 32, 64];
 const ROUND_TRIPS = QUICK ? 40 : 200;
 const PENDING = Number(process.env.BENCH_PENDING ?? 10_000);
 const PENDING_WINDOW = 256;
@@ -958,10 +958,21 @@ function goals(r: any) {
   };
   // BullMQ twice: in one process (ROLE=all), and as deployed, API and worker apart.
   const calls = [['embedded', 2], ['bullmq', 3], ['bullmq-split', 3]] as const;
-  for (const [d] of calls) {
-    const tp = L[`toolport-${d}`]?.points;
-    const sdk = L['sdk-stateless']?.points;
-    add(`throughput c=64, ${DEPLOYMENT_LABEL[d]} / bare stateless SDK`, tp && sdk ? tp[64].rps / sdk[64].rps : undefined, 1, '>=', '×');
+  const rps = (name: string, c: number): number | undefined => L[name]?.points?.[c]?.rps;
+  const ratio = (a: number | undefined, b: number | undefined) => (a && b ? a / b : undefined);
+  // Issue #48: embedded at twice the like-for-like stateless SDK and at least the SDK with sessions.
+  for (const c of [32, 64]) {
+    add(`throughput c=${c}, embedded / bare stateless SDK`, ratio(rps('toolport-embedded', c), rps('sdk-stateless', c)), 2, '>=', '×');
+    add(`throughput c=${c}, embedded / bare SDK with sessions`, ratio(rps('toolport-embedded', c), rps('sdk-sessions', c)), 1, '>=', '×');
+  }
+  for (const [d] of calls.slice(1)) {
+    add(`throughput c=64, ${DEPLOYMENT_LABEL[d]} / bare stateless SDK`, ratio(rps(`toolport-${d}`, 64), rps('sdk-stateless', 64)), 1, '>=', '×');
+  }
+  add(`throughput c=64, ${DEPLOYMENT_LABEL['bullmq-split']} / BullMQ relay`, ratio(rps('toolport-bullmq-split', 64), rps('bullmq-relay', 64)), 1, '>=', '×');
+  add('throughput c=64, calls with a progress token (streamed) / plain calls, embedded', ratio(rps('toolport-embedded-progress', 64), rps('toolport-embedded', 64)), 0.9, '>=', '×');
+  // Server CPU per call at c=64, every process of the deployment (bench/lib/cpu.ts, 10 ms ticks).
+  for (const [d, limit] of [['embedded', 300], ['bullmq-split', 400]] as const) {
+    add(`server CPU per call at c=64, ${DEPLOYMENT_LABEL[d]}`, serverCpuUs(r, `toolport-${d}`), limit, '<=', ' µs');
   }
   // Toolport ahead of every peer at c=64 while doing more per call (bench/README.md: what each peer
   // does and does not do that Toolport does).
@@ -997,6 +1008,12 @@ function goals(r: any) {
   add('pattern check p50 at 4,096 characters, worst allowed pattern / trivial pattern', r.patterns?.worst.ratioP50, 1000, '<=', '×');
   add('one call at its pattern budget, worst allowed pattern, p99', r.patterns?.fullCall.p99, 250, '<=', ' ms');
   return g;
+}
+
+/** µs of CPU per call of the processes serving `scenario` at the top concurrency. */
+function serverCpuUs(r: any, scenario: string): number | undefined {
+  const use = r.load[scenario]?.points?.[String(Math.max(...CONCURRENCY))]?.cpu?.perCallUs as Record<string, number> | undefined;
+  return use ? servedBy(scenario).reduce((sum, g) => sum + (use[g] ?? 0), 0) : undefined;
 }
 
 /** The children that serve a scenario (the rest of its CPU is the add-on's, Redis's, Postgres's...). */
