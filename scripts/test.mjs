@@ -56,6 +56,8 @@ const TIERS = {
   'audit-chain': 'unit',
   'audit-export': 'browser-embedded', // audit: the same chain and CLI on both backings
   audit: 'both', // the writer's one statement on each database, and two processes on one chain on services
+  'audit-otlp': 'both', // the exporter's cursors and lease on each database; two processes on services
+  'audit-retention': 'both', // removal and its checkpoint while calls go on, on each database
   'bus-reconnect': 'hosted',
   bus: 'both',
   caches: 'unit',

@@ -387,6 +387,14 @@ const cases: Record<string, Check> = {
     clean(res.text, 'the deployment\'s audit trail');
   },
   'GET /api/calls': ownOnly('GET', '/api/calls'),
+  'DELETE /api/calls': async () => {
+    // Nothing names whose history: a parameter naming A clears B's own (and notes it in B's chain).
+    const r = await B.client.delete(`/api/calls?userId=${A.user.id}&user=${A.user.id}`);
+    assert.equal(r.status, 200, r.text);
+    const still = JSON.stringify((await A.client.get('/api/calls')).body);
+    for (const id of A.callIds) assert.ok(still.includes(id), 'A’s calls stay');
+    assert.ok(!(await A.client.get('/api/audit/export')).text.includes('"calls.cleared"'), 'nothing of it in A’s audit trail');
+  },
   'GET /api/calls/activity': async () => {
     await ownOnly('GET', '/api/calls/activity?period=30d')();
     // B's sums count B's calls only, even filtered by A's add-on.

@@ -8,6 +8,7 @@ import { configPath, DEFAULT_URL, readConfig, removeConfig, resolveCredentials, 
 import { outcomeWord, runDev } from './dev';
 import { ownInstallLines } from './own-install';
 import type { OwnInstall } from '@toolport/core/api';
+import type { Jwks } from '@toolport/core/audit-chain';
 import { CliError, EXIT, usage, type ExitCode, type FieldProblem } from './errors';
 
 export { CliError, EXIT } from './errors';
@@ -39,8 +40,11 @@ Usage:
   toolport dev <addon.json> [--webhook URL]      push the add-on when it changed, push again on each save,
                                                  move your own install along with each release, and stream
                                                  its deliveries and your refused calls live; Ctrl-C stops
-  toolport audit verify <file.ndjson>            check a downloaded audit trail: every event's hash and each
-                                                 chain's order; says where it breaks (no login needed)
+  toolport audit verify <file.ndjson> [--jwks FILE|URL]
+                                                 check a downloaded audit trail: every event's hash and each
+                                                 chain's order; says where it breaks (no login needed). With
+                                                 --jwks (the deployment's /oauth/jwks), also the signature of
+                                                 each checkpoint retention left
 
 Options:
   --json     machine-readable output on stdout (also for errors)
@@ -382,10 +386,11 @@ const rotateSecret: Command = async (args, out) => {
  * each chain's last event, not the file.
  */
 const auditVerify: Command = async (args, out) => {
-  const { positionals } = parse(args, {}, ['file.ndjson']);
+  const { positionals, values } = parse(args, { jwks: { type: 'string' } }, ['file.ndjson']);
   const full = fullPath(positionals[0]!, out.io);
+  const jwks = values.jwks === undefined ? undefined : await readJwks(values.jwks, out.io);
   const { AuditVerifier } = await import('@toolport/core/audit-chain');
-  const verifier = new AuditVerifier();
+  const verifier = new AuditVerifier({ jwks });
   let file;
   try {
     file = await open(full);
@@ -410,7 +415,34 @@ const auditVerify: Command = async (args, out) => {
     throw new CliError(`${full} does not verify: ${plural(v.problems.length, 'problem')} among ${counts}.`, EXIT.refused, { printed: true });
   }
   out.say(`verified ${counts}`);
+  const starts = Object.entries(v.checkpoints);
+  if (!starts.length) return;
+  const [chain, first] = starts[0]!;
+  const which = starts.length === 1 ? `chain ${chain} starts at a checkpoint (its events up to seq ${first.seq} were removed by retention)` : `${starts.length} chains start at a checkpoint (their earlier events were removed by retention)`;
+  const its = starts.length === 1 ? 'its signature' : 'their signatures';
+  out.say(v.signaturesChecked ? `${which}; ${its} verified with the JWKS given` : `${which}; ${its} not checked: give --jwks with the deployment's JWKS (its /oauth/jwks) to check ${starts.length === 1 ? 'it' : 'them'}`);
 };
+
+/** `--jwks`: a file, or an http(s) URL (the authorization server's jwks_uri). */
+async function readJwks(where: string, io: CliIo): Promise<Jwks> {
+  let body: unknown;
+  if (/^https?:\/\//i.test(where)) {
+    let res: Response;
+    try {
+      res = await (io.fetch ?? fetch)(where, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      throw new CliError(`Could not read the JWKS at ${where}: ${e.name === 'TimeoutError' ? 'it did not answer in time' : e.cause?.code ?? e.message}.`, EXIT.network);
+    }
+    if (!res.ok) throw new CliError(`Could not read the JWKS at ${where}: HTTP ${res.status}.`, EXIT.network);
+    body = parseJsonText(await res.text(), where);
+  } else {
+    body = readJsonFile(where, io, 'the JWKS');
+  }
+  const keys = (body as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys) || !keys.every((k) => k && typeof k === 'object')) throw usage(`${where} is not a JWKS: a JSON object with a "keys" list, as the deployment's /oauth/jwks serves.`);
+  return { keys } as Jwks;
+}
 
 const commands: Record<string, Command> = {
   login,

@@ -61,6 +61,8 @@ export interface Config {
   operators: string[];
   /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT); unset: spans are no-ops. */
   tracing?: TracingConfig;
+  /** Audit events as OpenTelemetry logs (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT or _ENDPOINT); unset: none sent (audit/otlp.ts). */
+  auditLogs?: AuditLogsConfig;
   /** How long a destructive call waits for the person (APPROVAL_TIMEOUT_SECONDS): 30 by contract, shorter for tests. */
   approvalTimeoutSeconds: number;
   /** How long a whole tool call may take before the app is answered (CALL_BUDGET_SECONDS): 55 by contract, shorter for tests. */
@@ -99,6 +101,17 @@ export interface TracingConfig {
   /** Where spans are POSTed: the base URL + `/v1/traces`. */
   tracesUrl: string;
   /** `service.name` of every span (OTEL_SERVICE_NAME, default `toolport`). */
+  serviceName: string;
+}
+
+export interface AuditLogsConfig {
+  /** Where log records are POSTed: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as set, or OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/logs`. */
+  url: string;
+  /** `url` without credentials, for log lines. */
+  shownUrl: string;
+  /** Sent with each request (OTEL_EXPORTER_OTLP_LOGS_HEADERS or OTEL_EXPORTER_OTLP_HEADERS), e.g. a collector's API key. */
+  headers: Record<string, string>;
+  /** `service.name` of the resource, as the traces have (OTEL_SERVICE_NAME, default `toolport`). */
   serviceName: string;
 }
 
@@ -320,6 +333,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     }
   }
 
+  const auditLogs = parseAuditLogs(env, problems);
+
   const mail = parseMail(env, dataDir, publicUrl, problems);
 
   const allowedHosts: string[] = [];
@@ -363,6 +378,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     trustedProxies,
     operators,
     tracing,
+    auditLogs,
     approvalTimeoutSeconds,
     callBudgetSeconds,
     retention,
@@ -373,6 +389,57 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
 }
 
 const MAIL_ADDRESS = /^[^\s@<>"]{1,64}@[^\s@<>"]{1,190}\.[^\s@<>"]{1,63}$/;
+
+/**
+ * Where audit events go as OpenTelemetry logs, read as the OpenTelemetry SDKs read these settings:
+ * the logs endpoint is used as it is, the general one gets `/v1/logs`; OTEL_LOGS_EXPORTER=none
+ * keeps them home while traces still go out.
+ */
+function parseAuditLogs(env: Record<string, string | undefined>, problems: string[]): AuditLogsConfig | undefined {
+  if (env.OTEL_LOGS_EXPORTER?.trim() === 'none') return undefined;
+  const own = env.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const name = own ? 'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const raw = own || base;
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Never echoed: the URL may carry credentials. The general one's problem is tracing's to tell.
+    if (own) problems.push(`${name} must be an absolute http(s) URL, e.g. http://otel-collector:4318/v1/logs.`);
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    if (own) problems.push(`${name} must be http or https, not "${url.protocol}".`);
+    return undefined;
+  }
+  const full = own ? url.toString() : `${url.toString().replace(/\/+$/, '')}/v1/logs`;
+  const shown = new URL(full);
+  shown.username = '';
+  shown.password = '';
+  const headers: Record<string, string> = {};
+  let badHeaders = false;
+  const headerSetting = env.OTEL_EXPORTER_OTLP_LOGS_HEADERS !== undefined ? 'OTEL_EXPORTER_OTLP_LOGS_HEADERS' : 'OTEL_EXPORTER_OTLP_HEADERS';
+  for (const pair of (env[headerSetting] ?? '').split(',')) {
+    if (!pair.trim()) continue;
+    const eq = pair.indexOf('=');
+    let key = '';
+    let value = '';
+    try {
+      key = decodeURIComponent(pair.slice(0, eq)).trim();
+      value = decodeURIComponent(pair.slice(eq + 1)).trim();
+    } catch {
+      key = '';
+    }
+    // Values never echoed: they are API keys.
+    if (eq < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key)) badHeaders = true;
+    else headers[key.toLowerCase()] = value;
+  }
+  if (badHeaders) problems.push(`${headerSetting} must be name=value pairs separated by commas (values URL-encoded).`);
+  const serviceName = env.OTEL_SERVICE_NAME?.trim();
+  return { url: full, shownUrl: shown.toString(), headers, serviceName: serviceName && serviceName.length <= 100 ? serviceName : 'toolport' };
+}
 
 function parseMail(env: Record<string, string | undefined>, dataDir: string, publicUrl: string, problems: string[]): MailConfig {
   let smtpUrl: string | undefined;

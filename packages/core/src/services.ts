@@ -23,6 +23,7 @@ import { createMailer, type Mailer } from './outbound/mail';
 import type { Secrets } from './secrets';
 import { loadSecrets } from './secrets';
 import { LogWriter } from './db/log-writer';
+import { AuditOtlpExporter } from './audit/otlp';
 import { AuditLog } from './audit/writer';
 import { countPendingApprovals, createMetrics, dispatcherDepth, type Metrics } from './metrics';
 
@@ -125,6 +126,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     svc.closers.push(() => approvals.close());
   }
   svc.closers.push(async () => svc.metrics.close());
+  if (config.auditLogs) {
+    // Closed first: it reads the audit events until then.
+    const exporter = new AuditOtlpExporter(svc, config.auditLogs);
+    svc.closers.push(() => exporter.close());
+  }
   return svc;
 }
 

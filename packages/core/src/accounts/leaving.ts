@@ -4,7 +4,7 @@ import { listRules } from '../approvals/rules';
 import { listCalls } from '../calls/call-log';
 import type { Ctx } from '../context';
 import { personId } from '../context';
-import { addons, auditEvents, auditHeads, toolSwitches, users } from '../db/schema/index';
+import { addons, auditEvents, auditExportCursors, auditHeads, toolSwitches, users } from '../db/schema/index';
 import { conflict, unauthorized } from '../errors';
 import { inputObject, parseInput } from '../input';
 import { listInstalls } from '../installs/installs';
@@ -77,6 +77,7 @@ export async function deleteAccount({ ctx, input }: { ctx: Ctx; input: unknown }
     // The person's audit chain is theirs too (the operators' chain keeps its own record).
     await tx.delete(auditEvents).where(eq(auditEvents.chain, userId));
     await tx.delete(auditHeads).where(eq(auditHeads.chain, userId));
+    await tx.delete(auditExportCursors).where(eq(auditExportCursors.chain, userId));
     await tx.execute(sql`delete from login_throttle where key = ${`unknown:${row.email}`} or key like ${pairKeysOf(row.email)}`);
     await tx.delete(users).where(eq(users.id, userId));
   });

@@ -15,7 +15,8 @@ export type AuditKind =
   | 'rule.removed'
   | 'app.let_in'
   | 'app.revoked'
-  | 'listing.decided';
+  | 'listing.decided'
+  | 'calls.cleared';
 
 /** Strings, safe integers, booleans and null only (no fractions): the canonical form stays simple to recompute (docs/audit.md). */
 export type AuditData = Record<string, string | number | boolean | null | undefined | string[]>;

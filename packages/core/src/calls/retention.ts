@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { forgetOldAuditEvents } from '../audit/retention';
 import { executedRows } from '../db/client';
 import type { Services } from '../services';
 import { personId, type Ctx } from '../context';
@@ -14,6 +15,8 @@ const MAX_PER_SWEEP = 100_000;
 export interface Forgotten {
   calls: number;
   deliveries: number;
+  /** Audit events, each chain's removed stretch now one checkpoint (audit/retention.ts). */
+  audit: number;
 }
 
 /** One bounded delete, `with gone as (delete … returning …) select count(*)::int as n from gone`: how many it removed. */
@@ -39,19 +42,25 @@ async function deleteOlder(svc: Services, table: 'calls' | 'deliveries', days: n
 }
 
 /**
- * Removes calls and deliveries older than the operator keeps them (config.retention), a batch at a
- * time so calls go on meanwhile. Every process may run it: two at once delete disjoint or no rows.
+ * Removes calls, deliveries and audit events older than the operator keeps them (config.retention),
+ * a batch at a time so calls go on meanwhile. Every process may run it: two at once delete disjoint
+ * or no rows, and the audit's removals take turns.
  */
 export async function forgetOldLogs(svc: Services): Promise<Forgotten> {
-  const { callsDays, deliveriesDays } = svc.config.retention;
-  const forgotten = { calls: await deleteOlder(svc, 'calls', callsDays), deliveries: await deleteOlder(svc, 'deliveries', deliveriesDays) };
-  if (forgotten.calls || forgotten.deliveries) svc.log.info('old log rows removed', { ...forgotten, callsDays, deliveriesDays });
+  const { callsDays, deliveriesDays, auditDays } = svc.config.retention;
+  const forgotten = {
+    calls: await deleteOlder(svc, 'calls', callsDays),
+    deliveries: await deleteOlder(svc, 'deliveries', deliveriesDays),
+    audit: await forgetOldAuditEvents(svc),
+  };
+  if (forgotten.calls || forgotten.deliveries || forgotten.audit) svc.log.info('old log rows removed', { ...forgotten, callsDays, deliveriesDays, auditDays });
   return forgotten;
 }
 
 /**
  * The person clears their call history: every call that ended, and its deliveries (the attempts
- * carry the add-on's pseudonym for them). Calls still running keep their rows until they end.
+ * carry the add-on's pseudonym for them). Calls still running keep their rows until they end. Their
+ * audit chain keeps its events and notes that they cleared it (`calls.cleared`).
  */
 export async function clearCallHistory({ ctx }: { ctx: Ctx }): Promise<{ removed: number }> {
   const userId = personId(ctx);
@@ -69,5 +78,6 @@ export async function clearCallHistory({ ctx }: { ctx: Ctx }): Promise<{ removed
     removed += n;
     if (n < BATCH) break;
   }
+  svc.audit.record(userId, 'calls.cleared', { removed });
   return { removed };
 }
