@@ -12,6 +12,7 @@ import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser } from './helpers/browser';
 import { dashboardAs } from './helpers/dashboard';
 import { connectApp } from './helpers/mcp';
+import { captureLog } from './helpers/log';
 import { startToolport, type Toolport } from './helpers/target';
 
 let tp: Toolport;
@@ -19,9 +20,18 @@ let hook: Awaited<ReturnType<typeof startAddonServer>>;
 let browser: Browser | undefined;
 let closeBrowser: (() => Promise<void>) | undefined;
 
+const captured = captureLog();
+
 before(async () => {
-  tp = await startToolport({ env: { RETAIN_CALLS_DAYS: '2', RETAIN_DELIVERIES_DAYS: '1', LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_PER_APP: '100000' } });
+  tp = await startToolport({ env: { RETAIN_CALLS_DAYS: '2', RETAIN_DELIVERIES_DAYS: '1', LIMIT_CALLS_PER_PERSON: '100000', LIMIT_CALLS_PER_APP: '100000' }, log: captured.log });
   hook = await startAddonServer({ search_notes: () => ({ text: 'none' }) });
+  // The process's own sweep removes what aged out seconds after its start, then every ten minutes:
+  // one old delivery shows it ran, so the removals below are the tests' own.
+  await tp.svc.db.execute(sql`insert into deliveries (id, addon_id, call_id, type, attempt, latency_ms, created_at)
+    values ('dlv_first_sweep', 'notes', 'call_first_sweep', 'tool.call', 1, 1, now() - interval '3 days')`);
+  const swept = () => captured.logged.some((l) => JSON.parse(l).m === 'old log rows removed');
+  for (let i = 0; i < 300 && !swept(); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(swept(), 'the first sweep ran');
 });
 after(async () => {
   await closeBrowser?.();
