@@ -81,7 +81,7 @@ export class LogWriter {
 
   /**
    * A running row waits up to RUNNING_GRACE_MS for its call's ending, which then goes alone: most
-   * calls end sooner, and a running row and its replacement cost a third more than one row. A reader
+   * calls end sooner, and a running row and its replacement cost half again as much as one row. A reader
    * (`flushed()`) gets every row pushed so far, the waiting ones too.
    */
   private readonly waiting = new Map<string, { row: CallRow; at: number }>();
