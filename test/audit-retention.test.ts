@@ -18,7 +18,7 @@ import { auditEvents } from '../packages/core/src/db/schema/index';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { runToolportCli } from './helpers/cli';
 import { captureLog } from './helpers/log';
-import { connectApp } from './helpers/mcp';
+import { callsMeanwhile, connectApp } from './helpers/mcp';
 import { newSigningKey, startToolport, TARGET, UNLIMITED_CALLS, type Toolport } from './helpers/target';
 
 let tp: Toolport;
@@ -89,20 +89,10 @@ describe('audit retention', () => {
     await ageChain(chain, old, 402);
 
     const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
-    let calling = true;
-    let made = 0;
-    const calls = (async () => {
-      while (calling) {
-        const r = (await client.callTool({ name: `${person.addonId}__add_note`, arguments: { text: `n${made}` } })) as { isError?: boolean };
-        assert.ok(!r.isError, 'every call during the removal is answered');
-        made++;
-      }
-    })();
+    const calls = callsMeanwhile(client, `${person.addonId}__add_note`, (n) => ({ text: `n${n}` }));
     // Two sweeps at once, as two processes run them (on Postgres over two connections of the pool).
     const swept = await Promise.all([forgetOldLogs(tp.svc), forgetOldLogs(tp.svc)]);
-    while (made < 3) await new Promise((r) => setTimeout(r, 20));
-    calling = false;
-    await calls;
+    const made = await calls.stop(3);
     await client.close();
     await tp.svc.audit.flushed();
 

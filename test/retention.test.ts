@@ -11,7 +11,7 @@ import { ensureDashboardBuilt } from '../apps/dashboard/src/build';
 import { personWithNotes, startAddonServer } from './helpers/addon-server';
 import { launchBrowser } from './helpers/browser';
 import { dashboardAs } from './helpers/dashboard';
-import { connectApp } from './helpers/mcp';
+import { callsMeanwhile, connectApp } from './helpers/mcp';
 import { captureLog } from './helpers/log';
 import { startToolport, type Toolport } from './helpers/target';
 
@@ -80,18 +80,9 @@ describe('retention the operator sets', () => {
       from generate_series(1, 1500) g`);
 
     const { client } = await connectApp(person.user.mcpUrl, person.client, { name: 'Claude' });
-    let calling = true;
-    let made = 0;
-    const calls = (async () => {
-      while (calling) {
-        const r = (await client.callTool({ name: `${person.addonId}__search_notes`, arguments: { query: `q${made}` } })) as { isError?: boolean };
-        assert.ok(!r.isError, 'every call during the removal is answered');
-        made++;
-      }
-    })();
+    const calls = callsMeanwhile(client, `${person.addonId}__search_notes`, (n) => ({ query: `q${n}` }));
     const forgotten = await forgetOldLogs(tp.svc);
-    calling = false;
-    await calls;
+    const made = await calls.stop();
     await client.close();
     await tp.svc.logs.flushed();
 

@@ -133,3 +133,28 @@ export async function connectApp(mcpUrl: string, person: Client, opts: ConnectOp
   await connected.connect(transport);
   return { client: connected, provider, transport, redirect: back };
 }
+
+/**
+ * Calls `tool` one after another until stopped, each answered without `isError`: what a test runs
+ * beside a background job to show calls go on meanwhile. `stop()` lets at least `atLeast` be made
+ * first, then answers how many were.
+ */
+export function callsMeanwhile(client: McpClient, tool: string, args: (n: number) => Record<string, unknown>) {
+  let calling = true;
+  let made = 0;
+  const running = (async () => {
+    while (calling) {
+      const r = (await client.callTool({ name: tool, arguments: args(made) })) as { isError?: boolean };
+      assert.ok(!r.isError, 'every call made meanwhile is answered');
+      made++;
+    }
+  })();
+  return {
+    async stop(atLeast = 1): Promise<number> {
+      while (made < atLeast) await new Promise((r) => setTimeout(r, 20));
+      calling = false;
+      await running;
+      return made;
+    },
+  };
+}
