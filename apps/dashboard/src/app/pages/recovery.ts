@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { get, post, type Me, type ResetInput, type ResetRequest, type VerifyEmailInput } from '../api';
 import { navigate } from '../router';
 import { me } from '../store';
@@ -12,7 +12,8 @@ function useLinkToken(): { token: string } {
   const read = () => new URLSearchParams(location.hash.slice(1)).get('token') ?? '';
   // A new object each time the link is opened, the same token again included.
   const [opened, setOpened] = useState(() => ({ token: read() }));
-  useEffect(() => {
+  // A layout effect: the token is gone from the address bar before the page is first shown.
+  useLayoutEffect(() => {
     const onHash = () => {
       const token = read();
       if (token) setOpened({ token });
